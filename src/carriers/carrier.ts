@@ -1,0 +1,58 @@
+/**
+ * What Pigeon needs from a carrier connection. The simulator and the SMPP connector implement it;
+ * nothing above src/carriers/ knows which one is in use, nor any protocol's status numbers.
+ */
+import type { Encoding } from '../domain/segmentation.ts';
+
+export interface OutboundMessage {
+  id: string;
+  recipient: string;
+  sender: string;
+  body: string;
+  encoding: Encoding;
+  segments: number;
+}
+
+/** A final report about a message from the carrier network. */
+export interface DeliveryReport {
+  /** The carrier's id for the message (as returned at submit), or Pigeon's when `byMessageId`. */
+  carrierMessageId: string;
+  /** Set when the carrier reports with Pigeon's own message id. */
+  byMessageId?: boolean;
+  status: 'delivered' | 'failed';
+  errorCode?: string;
+  errorMessage?: string;
+  /** When the carrier says it happened (ms since the epoch). */
+  at: number;
+}
+
+export type SubmitOutcome =
+  /** Handed to the network: the message becomes `sent`. */
+  | {
+      kind: 'accepted';
+      carrierMessageId: string;
+      /**
+       * A receipt the carrier already knows it will send, and when (the simulator's). It is stored
+       * as a delayed job at once, so a crash between now and then loses nothing.
+       */
+      scheduledReport?: DeliveryReport & { dueAt: number };
+    }
+  /** Refused for good before it left: the message fails and its credits are refunded. */
+  | { kind: 'rejected'; errorCode: string; errorMessage: string }
+  /** Not taken now (throttled, link down): try again after the delay; the message stays `pending`. */
+  | { kind: 'retry'; delayMs: number; reason: string };
+
+export interface CarrierStatus {
+  ready: boolean;
+  detail: string;
+}
+
+export interface Carrier {
+  readonly name: string;
+  /** Submits messages; the outcomes are in the same order. Never throws for one message's failure. */
+  submit(messages: OutboundMessage[]): Promise<SubmitOutcome[]>;
+  /** Registers the handler for receipts that arrive on their own (e.g. SMPP deliver_sm). */
+  onDeliveryReport(handler: (report: DeliveryReport) => Promise<void>): void;
+  status(): CarrierStatus;
+  close(): Promise<void>;
+}

@@ -1,0 +1,71 @@
+import { createAccount, getAccount, listAccounts, setAccountStatus, addCredits, rotateWebhookSecret } from '../../services/accounts.ts';
+import type { AccountsTable } from '../../store/database.ts';
+import { arg, required, UsageError, type Command } from '../command.ts';
+import { table } from '../output.ts';
+
+function summary(a: AccountsTable) {
+  return { id: a.id, name: a.name, email: a.email, status: a.status, credits_remaining: Number(a.credits) };
+}
+
+export const accountCommands: Record<string, Command> = {
+  'account create': {
+    usage: 'account create --name N --email E [--credits C]',
+    options: { name: 'string', email: 'string', credits: 'string' },
+    async run(ctx, { values }, out) {
+      const credits = values.credits === undefined ? 0 : Number(values.credits);
+      const account = await createAccount(ctx, { name: required(values.name, '--name'), email: required(values.email, '--email'), credits });
+      out.print(summary(account), `Created account ${account.id} (${account.name}) with ${credits} credits.`);
+    },
+  },
+  'account show': {
+    usage: 'account show ID',
+    async run(ctx, { positionals }, out) {
+      const a = await getAccount(ctx, arg(positionals, 0, 'ID'));
+      const result = { id: a.id, name: a.name, email: a.email, status: a.status, credits_remaining: Number(a.credits), webhook_secret: a.webhook_secret };
+      out.print(result, Object.entries(result).map(([k, v]) => `${k}: ${v}`).join('\n'));
+    },
+  },
+  'account list': {
+    usage: 'account list [--email E]',
+    options: { email: 'string' },
+    async run(ctx, { values }, out) {
+      const rows = (await listAccounts(ctx, { email: values.email as string | undefined })).map(summary);
+      out.print({ data: rows }, table(rows, ['id', 'name', 'email', 'status', 'credits_remaining']));
+    },
+  },
+  'account suspend': {
+    usage: 'account suspend ID',
+    async run(ctx, { positionals }, out) {
+      const a = await setAccountStatus(ctx, arg(positionals, 0, 'ID'), 'suspended');
+      out.print(summary(a), `Account ${a.id} is suspended.`);
+    },
+  },
+  'account resume': {
+    usage: 'account resume ID',
+    async run(ctx, { positionals }, out) {
+      const a = await setAccountStatus(ctx, arg(positionals, 0, 'ID'), 'active');
+      out.print(summary(a), `Account ${a.id} is active.`);
+    },
+  },
+  'account rotate-webhook-secret': {
+    usage: 'account rotate-webhook-secret ID',
+    async run(ctx, { positionals }, out) {
+      const a = await rotateWebhookSecret(ctx, arg(positionals, 0, 'ID'));
+      out.print(
+        { id: a.id, webhook_secret: a.webhook_secret },
+        `New webhook secret for ${a.id}: ${a.webhook_secret}\nThe previous secret keeps signing beside it for 24 hours.`,
+      );
+    },
+  },
+  'credits add': {
+    usage: 'credits add ACCOUNT_ID AMOUNT [--note TEXT]',
+    options: { note: 'string' },
+    async run(ctx, { positionals, values }, out) {
+      const accountId = arg(positionals, 0, 'ACCOUNT_ID');
+      const raw = arg(positionals, 1, 'AMOUNT');
+      if (!/^\d+$/.test(raw)) throw new UsageError('AMOUNT must be a whole number above 0.');
+      const balance = await addCredits(ctx, accountId, Number(raw), (values.note as string | undefined) ?? null);
+      out.print({ account_id: accountId, added: Number(raw), credits_remaining: balance }, `Added ${raw} credits to ${accountId}; balance ${balance}.`);
+    },
+  },
+};

@@ -1,0 +1,104 @@
+/**
+ * Typed configuration read once from the environment (DECISIONS.md §7). Every value is validated
+ * at start so that a typo fails loudly with the variable's name instead of misbehaving later.
+ */
+export interface Config {
+  port: number;
+  host: string;
+  publicUrl: string;
+  databaseUrl: string;
+  carrier: 'simulator' | 'smpp';
+  rateLimit: { max: number; windowMs: number };
+  redisUrl: string | null;
+  bulkMaxMessages: number;
+  bodyLimitBytes: number;
+  webhook: { timeoutMs: number; retryDelaysMs: number[]; allowPrivate: boolean };
+  simulator: { deliveryDelayMs: number };
+  smtpUrl: string | null;
+  logLevel: string;
+  /** Extra reserved Sender ID names, added to the built-in list. */
+  reservedSenderNames: string[];
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function int(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got ${JSON.stringify(raw)}`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const v = raw.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(v)) return true;
+  if (['false', '0', 'no', 'off'].includes(v)) return false;
+  throw new ConfigError(`${name} must be true or false, got ${JSON.stringify(raw)}`);
+}
+
+function url(env: Env, name: string, fallback: string | null, protocols: string[]): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a URL, got ${JSON.stringify(raw)}`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got ${JSON.stringify(raw)}`);
+  }
+  return raw;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const carrier = env.CARRIER?.trim() || 'simulator';
+  if (carrier !== 'simulator' && carrier !== 'smpp') {
+    throw new ConfigError(`CARRIER must be simulator or smpp, got ${JSON.stringify(env.CARRIER)}`);
+  }
+  const databaseUrl = env.DATABASE_URL?.trim() || 'sqlite:./data/pigeon.db';
+  if (!/^(sqlite:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
+    throw new ConfigError(`DATABASE_URL must start with sqlite: or postgres://, got ${JSON.stringify(databaseUrl)}`);
+  }
+  const delaysRaw = env.WEBHOOK_RETRY_DELAYS_MS?.trim() || '0,30000,300000';
+  const retryDelaysMs = delaysRaw.split(',').map((part) => {
+    const s = part.trim();
+    if (!/^\d+$/.test(s)) throw new ConfigError(`WEBHOOK_RETRY_DELAYS_MS must be comma-separated milliseconds, got ${JSON.stringify(delaysRaw)}`);
+    return Number(s);
+  });
+  const publicUrl = (url(env, 'PUBLIC_URL', 'http://localhost:3000', ['http:', 'https:']) as string).replace(/\/+$/, '');
+  return {
+    port: int(env, 'PORT', 3000, 0, 65535),
+    host: env.HOST?.trim() || '127.0.0.1',
+    publicUrl,
+    databaseUrl,
+    carrier,
+    rateLimit: { max: int(env, 'RATE_LIMIT_MAX', 100, 1), windowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 1000, 1) },
+    redisUrl: url(env, 'REDIS_URL', null, ['redis:', 'rediss:']),
+    bulkMaxMessages: int(env, 'BULK_MAX_MESSAGES', 10_000, 1, 1_000_000),
+    bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1024),
+    webhook: {
+      timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 5000, 1),
+      retryDelaysMs,
+      allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+    },
+    simulator: { deliveryDelayMs: int(env, 'SIM_DELIVERY_DELAY_MS', 1000, 0) },
+    smtpUrl: url(env, 'SMTP_URL', null, ['smtp:', 'smtps:']),
+    logLevel: env.LOG_LEVEL?.trim() || 'info',
+    reservedSenderNames: (env.RESERVED_SENDER_NAMES ?? '')
+      .split(',')
+      .map((s) => s.trim().toUpperCase())
+      .filter(Boolean),
+  };
+}

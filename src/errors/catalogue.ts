@@ -1,0 +1,217 @@
+/**
+ * Every error Pigeon returns, in one place. The HTTP layer reads `status` and `message` from here,
+ * and the `/docs/errors` page renders the same object, so the two cannot drift apart
+ * (test/api/errors-catalogue.test.ts holds them together).
+ */
+export interface ErrorSpec {
+  /** HTTP status the code is returned with. */
+  readonly status: number;
+  /** Default human-readable message; a thrown error may replace it with a more specific one. */
+  readonly message: string;
+  /** When the code is returned, for the docs page. */
+  readonly description: string;
+  /** Whether repeating the same request later can succeed without changing it. */
+  readonly retryable: boolean;
+}
+
+export const catalogue = {
+  // Request shape
+  invalid_request: {
+    status: 400,
+    message: 'The request is malformed.',
+    description:
+      'Malformed JSON, a missing or wrongly typed field, an unknown field value, or a bad query parameter (for example `limit` above 200 or below 1, `page` below 1, an unknown `status`). `details` names each offending field.',
+    retryable: false,
+  },
+  invalid_recipient: {
+    status: 400,
+    message: '`to` is not a valid E.164 number.',
+    description:
+      '`to` must be `+` followed by 8 to 15 digits (visual separators such as spaces, `-`, `.`, `(` and `)` are allowed) and a possible number for its country code.',
+    retryable: false,
+  },
+  invalid_sender_id: {
+    status: 400,
+    message: '`from` is not a registered and approved Sender ID of this account.',
+    description: 'The Sender ID in `from` is not registered on the account, or is still `pending`, or was `rejected`.',
+    retryable: false,
+  },
+  invalid_message: {
+    status: 400,
+    message: '`message` must be between 1 and 1,600 characters.',
+    description: 'The message body is empty or longer than 1,600 characters.',
+    retryable: false,
+  },
+  invalid_callback_url: {
+    status: 400,
+    message: '`callback_url` must be an absolute https:// URL.',
+    description: '`callback_url` is not an absolute `https://` URL. Webhooks are only delivered over HTTPS.',
+    retryable: false,
+  },
+  invalid_sender_id_name: {
+    status: 400,
+    message: 'A Sender ID name is 1 to 11 letters (A-Z, a-z) and digits (0-9).',
+    description:
+      'The name to register is empty, longer than 11 characters, or contains something other than letters A-Z, a-z and digits 0-9 (no spaces, hyphens, underscores or punctuation).',
+    retryable: false,
+  },
+  sender_id_not_allowed: {
+    status: 400,
+    message: 'This Sender ID name is reserved or protected.',
+    description:
+      'The name is on the reserved list (government agencies, emergency services, banks and well-known brands). Names that impersonate others are rejected.',
+    retryable: false,
+  },
+  sender_id_exists: {
+    status: 409,
+    message: 'The account already has a Sender ID with this name.',
+    description: 'Sender ID names are unique per account, compared case-insensitively.',
+    retryable: false,
+  },
+  too_many_messages: {
+    status: 400,
+    message: 'Too many messages in one bulk request.',
+    description: 'A bulk request carries at most `BULK_MAX_MESSAGES` entries (10,000 by default). Split larger campaigns into several calls.',
+    retryable: false,
+  },
+  // Authentication and authorisation
+  invalid_api_key: {
+    status: 401,
+    message: 'The API key is missing, malformed or unknown.',
+    description:
+      'Send `Authorization: Bearer <API_KEY>`. The key is compared exactly: leading or trailing whitespace, or a second space after `Bearer`, makes it invalid.',
+    retryable: false,
+  },
+  api_key_revoked: {
+    status: 401,
+    message: 'The API key has been revoked.',
+    description: 'The key was revoked. Create a new key and use it instead; revoked keys cannot be restored.',
+    retryable: false,
+  },
+  unauthorized: {
+    status: 401,
+    message: 'Authentication failed.',
+    description:
+      'Listed by the send endpoint reference for any authentication failure. Pigeon returns the more precise `invalid_api_key` or `api_key_revoked`; clients should treat every 401 as an authentication failure.',
+    retryable: false,
+  },
+  insufficient_permissions: {
+    status: 403,
+    message: 'The API key lacks the permission for this action.',
+    description:
+      'The key is valid but its scopes do not include the one this endpoint needs (`sms:send`, `sender_ids:read`, `sender_ids:write`, `reports:read`, `account:read`).',
+    retryable: false,
+  },
+  account_suspended: {
+    status: 403,
+    message: 'The account is suspended.',
+    description: 'The operator has suspended the account. Every endpoint refuses its keys until it is resumed.',
+    retryable: false,
+  },
+  // Credits
+  insufficient_credits: {
+    status: 422,
+    message: 'Not enough credits to send.',
+    description:
+      'The balance does not cover the segments to send. Nothing was queued or debited; for bulk requests this applies to the whole batch.',
+    retryable: false,
+  },
+  // Idempotency
+  idempotency_in_progress: {
+    status: 409,
+    message: 'A request with this Idempotency-Key is still being processed.',
+    description: 'Another request with the same `Idempotency-Key` has not finished yet. Retry after a short wait to receive its result.',
+    retryable: true,
+  },
+  idempotency_key_reused: {
+    status: 422,
+    message: 'This Idempotency-Key was used with a different request body.',
+    description: 'An `Idempotency-Key` identifies one request for 24 hours; reusing it with another body or endpoint is refused.',
+    retryable: false,
+  },
+  // Protocol
+  not_found: {
+    status: 404,
+    message: 'No such resource.',
+    description: 'Unknown route, or unknown version prefix (only `/v1` exists).',
+    retryable: false,
+  },
+  method_not_allowed: {
+    status: 405,
+    message: 'This method is not allowed on this path.',
+    description: 'The path exists but does not accept this HTTP method. The `Allow` header lists the methods it accepts.',
+    retryable: false,
+  },
+  payload_too_large: {
+    status: 413,
+    message: 'The request body is too large.',
+    description: 'The body exceeds the size limit (5 MiB by default).',
+    retryable: false,
+  },
+  unsupported_media_type: {
+    status: 415,
+    message: 'The request body must be JSON (Content-Type: application/json).',
+    description: 'A body was sent with a `Content-Type` other than `application/json`.',
+    retryable: false,
+  },
+  rate_limit_exceeded: {
+    status: 429,
+    message: 'Too many requests.',
+    description:
+      'The account exceeded its request rate. Wait for the number of seconds in `Retry-After` (the `RateLimit-Reset` header says the same) and retry with exponential backoff.',
+    retryable: true,
+  },
+  internal_error: {
+    status: 500,
+    message: 'Something went wrong on our side.',
+    description: 'An unexpected error. The request may be retried; with an `Idempotency-Key` a retry never sends twice.',
+    retryable: true,
+  },
+  service_unavailable: {
+    status: 503,
+    message: 'The service is temporarily unable to accept this request.',
+    description: 'The service is overloaded or starting up. Retry after the number of seconds in `Retry-After`.',
+    retryable: true,
+  },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof catalogue;
+
+/** One offending field of a request, for the optional `details` array of an error body. */
+export interface ErrorDetail {
+  field: string;
+  code: string;
+  message: string;
+}
+
+/**
+ * The only error type domain and service code throws for an expected failure. It carries a
+ * catalogue code, never an HTTP status: the HTTP layer maps the code.
+ */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly details?: ErrorDetail[];
+  /** Extra response headers (e.g. Retry-After) the HTTP layer should send with this error. */
+  readonly headers?: Record<string, string>;
+
+  constructor(code: ErrorCode, message?: string, opts: { details?: ErrorDetail[]; headers?: Record<string, string> } = {}) {
+    super(message ?? catalogue[code].message);
+    this.name = 'AppError';
+    this.code = code;
+    if (opts.details) this.details = opts.details;
+    if (opts.headers) this.headers = opts.headers;
+  }
+
+  get status(): number {
+    return catalogue[this.code].status;
+  }
+}
+
+export function isErrorCode(value: string): value is ErrorCode {
+  return Object.hasOwn(catalogue, value);
+}
+
+/** Where a code is explained: an anchor of the served `/docs/errors` page. */
+export function docsUrl(publicUrl: string, code: string): string {
+  return `${publicUrl}/docs/errors#${code}`;
+}

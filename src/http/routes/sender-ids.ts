@@ -1,0 +1,45 @@
+/** `GET` and `POST /v1/sms/sender-ids`. */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { SenderIdsTable } from '../../store/database.ts';
+import { listSenderIds, registerSenderId } from '../../services/sender-ids.ts';
+import type { Context } from '../../services/context.ts';
+import { iso } from '../../util/ids.ts';
+import { principalOf } from '../auth.ts';
+import { SenderIdBody, SenderIdCreated, SenderIdList } from '../schemas.ts';
+
+function record(row: SenderIdsTable) {
+  return { id: row.id, name: row.name, status: row.status, created_at: iso(Number(row.created_at)) };
+}
+
+export function senderIdRoutes(ctx: Context): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.get(
+      '/sms/sender-ids',
+      {
+        config: { scope: 'sender_ids:read' },
+        schema: { summary: 'List the Sender IDs of the account', tags: ['Sender IDs'], response: { 200: SenderIdList } },
+      },
+      async (request) => {
+        const rows = await listSenderIds(ctx, { accountId: principalOf(request).account.id });
+        return { status: 'success' as const, data: rows.map(record) };
+      },
+    );
+
+    app.post(
+      '/sms/sender-ids',
+      {
+        config: { scope: 'sender_ids:write' },
+        schema: {
+          summary: 'Register a Sender ID for review',
+          tags: ['Sender IDs'],
+          body: SenderIdBody,
+          response: { 201: SenderIdCreated },
+        },
+      },
+      async (request, reply) => {
+        const row = await registerSenderId(ctx, principalOf(request).account.id, request.body.name);
+        return reply.code(201).send({ status: 'success' as const, data: record(row) });
+      },
+    );
+  };
+}

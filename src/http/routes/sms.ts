@@ -1,0 +1,68 @@
+/** `POST /v1/sms/send` and `POST /v1/sms/bulk`. */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { requestHash, withIdempotency, type StoredResponse } from '../../services/idempotency.ts';
+import { sendBulk, sendMessage } from '../../services/submit-messages.ts';
+import type { Context } from '../../services/context.ts';
+import { principalOf } from '../auth.ts';
+import { BulkBody, BulkResult, SendBody, SendResult } from '../schemas.ts';
+
+const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.Optional(Type.String({ description: 'Up to 255 characters; the same request with the same key is answered once, for 24 hours.' })),
+});
+
+export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.post(
+      '/sms/send',
+      {
+        config: { scope: 'sms:send' },
+        schema: {
+          summary: 'Send one SMS',
+          tags: ['SMS'],
+          headers: IdempotencyHeaders,
+          body: SendBody,
+          response: { 200: SendResult },
+        },
+      },
+      async (request, reply) => {
+        const { account } = principalOf(request);
+        const result = await withIdempotency(
+          ctx,
+          account.id,
+          request.headers['idempotency-key'],
+          requestHash('POST', '/v1/sms/send', request.body),
+          async (finish): Promise<StoredResponse> => ({ status: 200, body: await sendMessage(ctx, account.id, request.body, finish) }),
+        );
+        if (result.replayed) reply.header('Idempotent-Replayed', 'true');
+        return reply.code(result.status as 200).send(result.body as never);
+      },
+    );
+
+    app.post(
+      '/sms/bulk',
+      {
+        config: { scope: 'sms:send' },
+        schema: {
+          summary: 'Send a campaign of individually worded messages',
+          tags: ['SMS'],
+          headers: IdempotencyHeaders,
+          body: BulkBody,
+          response: { 200: BulkResult },
+        },
+      },
+      async (request, reply) => {
+        const { account } = principalOf(request);
+        const result = await withIdempotency(
+          ctx,
+          account.id,
+          request.headers['idempotency-key'],
+          requestHash('POST', '/v1/sms/bulk', request.body),
+          async (finish): Promise<StoredResponse> => ({ status: 200, body: await sendBulk(ctx, account.id, request.body, finish) }),
+        );
+        if (result.replayed) reply.header('Idempotent-Replayed', 'true');
+        return reply.code(result.status as 200).send(result.body as never);
+      },
+    );
+  };
+}

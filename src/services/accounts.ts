@@ -1,0 +1,117 @@
+/**
+ * Accounts and their credits, as the operator manages them (command line, operator dashboard).
+ */
+import { randomBytes } from 'node:crypto';
+import { AppError } from '../errors/catalogue.ts';
+import type { AccountsTable, AccountStatus } from '../store/database.ts';
+import { creditCredits, ledgerSum } from '../store/repositories/ledger.repository.ts';
+import { newId } from '../util/ids.ts';
+import type { Context } from './context.ts';
+
+/** How long the secret before a rotation keeps signing beside the new one. */
+export const WEBHOOK_SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
+
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(24).toString('base64url')}`;
+}
+
+export async function createAccount(
+  ctx: Context,
+  input: { name: string; email: string; credits?: number },
+): Promise<AccountsTable> {
+  const name = input.name.trim();
+  const email = input.email.trim();
+  if (!name) throw new AppError('invalid_request', 'An account needs a name.');
+  if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw new AppError('invalid_request', `Not an e-mail address: ${email}`);
+  const credits = input.credits ?? 0;
+  if (!Number.isSafeInteger(credits) || credits < 0) throw new AppError('invalid_request', 'Credits must be a whole number, 0 or more.');
+  const now = ctx.clock();
+  const account: AccountsTable = {
+    id: newId('acc', now),
+    name,
+    email,
+    status: 'active',
+    credits: 0,
+    webhook_secret: newWebhookSecret(),
+    webhook_secret_previous: null,
+    webhook_secret_rotated_at: null,
+    created_at: now,
+  };
+  await ctx.store.db.transaction().execute(async (trx) => {
+    await trx.insertInto('accounts').values(account).execute();
+    if (credits > 0) await creditCredits(trx, account.id, credits, 'topup', null, 'initial credits', now);
+  });
+  return { ...account, credits };
+}
+
+export async function getAccount(ctx: Context, id: string): Promise<AccountsTable> {
+  const account = await ctx.store.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!account) throw new AppError('not_found', `No account ${id}.`);
+  return account;
+}
+
+export async function listAccounts(ctx: Context, filter: { email?: string; search?: string } = {}): Promise<AccountsTable[]> {
+  let q = ctx.store.db.selectFrom('accounts').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc');
+  if (filter.email) q = q.where((eb) => eb(eb.fn('lower', ['email']), '=', filter.email!.toLowerCase()));
+  if (filter.search) {
+    const like = `%${filter.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    q = q.where((eb) =>
+      eb.or([eb(eb.fn('lower', ['email']), 'like', like), eb(eb.fn('lower', ['name']), 'like', like), eb('id', '=', filter.search!)]),
+    );
+  }
+  return q.execute();
+}
+
+export async function setAccountStatus(ctx: Context, id: string, status: AccountStatus): Promise<AccountsTable> {
+  const result = await ctx.store.db.updateTable('accounts').set({ status }).where('id', '=', id).executeTakeFirst();
+  if (result.numUpdatedRows === 0n) throw new AppError('not_found', `No account ${id}.`);
+  return getAccount(ctx, id);
+}
+
+/** Tops up an account; returns the new balance. */
+export async function addCredits(ctx: Context, accountId: string, amount: number, note: string | null = null): Promise<number> {
+  if (!Number.isSafeInteger(amount) || amount <= 0) throw new AppError('invalid_request', 'The amount must be a whole number above 0.');
+  const now = ctx.clock();
+  const balance = await ctx.store.db
+    .transaction()
+    .execute((trx) => creditCredits(trx, accountId, amount, 'topup', null, note, now));
+  if (balance === null) throw new AppError('not_found', `No account ${accountId}.`);
+  return balance;
+}
+
+/** Whether the cached balance equals the ledger's sum (an invariant the tests and operators check). */
+export async function ledgerMatchesBalance(ctx: Context, accountId: string): Promise<{ balance: number; ledger: number }> {
+  const account = await getAccount(ctx, accountId);
+  return { balance: Number(account.credits), ledger: await ledgerSum(ctx.store.db, accountId) };
+}
+
+/**
+ * Replaces the webhook signing secret. The previous one keeps signing beside the new one for
+ * 24 hours, so receivers can switch without dropping events.
+ */
+export async function rotateWebhookSecret(ctx: Context, accountId: string): Promise<AccountsTable> {
+  const account = await getAccount(ctx, accountId);
+  await ctx.store.db
+    .updateTable('accounts')
+    .set({
+      webhook_secret: newWebhookSecret(),
+      webhook_secret_previous: account.webhook_secret,
+      webhook_secret_rotated_at: ctx.clock(),
+    })
+    .where('id', '=', accountId)
+    .execute();
+  return getAccount(ctx, accountId);
+}
+
+/** The secrets that sign an event now: the current one, and the previous one during the overlap. */
+export function signingSecrets(account: AccountsTable, now: number): string[] {
+  const secrets = [account.webhook_secret];
+  if (
+    account.webhook_secret_previous &&
+    account.webhook_secret_rotated_at !== null &&
+    now - Number(account.webhook_secret_rotated_at) < WEBHOOK_SECRET_OVERLAP_MS
+  ) {
+    secrets.push(account.webhook_secret_previous);
+  }
+  return secrets;
+}

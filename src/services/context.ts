@@ -1,0 +1,17 @@
+/**
+ * What every use-case needs, built once by the composition root (src/main.ts) or by a test.
+ * Passing the clock in lets tests move time instead of sleeping.
+ */
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.ts';
+import type { Store } from '../store/connect.ts';
+import type { Clock } from '../util/ids.ts';
+
+export interface Context {
+  store: Store;
+  config: Config;
+  clock: Clock;
+  log: Logger;
+  /** Wakes the in-process workers of a queue after a commit that enqueued work for it. */
+  wake: (queue: 'dispatch' | 'receipt' | 'webhook' | 'mail') => void;
+}

@@ -1,0 +1,71 @@
+/**
+ * Hands claimed dispatch jobs to the carrier and records each outcome. A message is submitted
+ * only while it is `pending`; if the process dies after the carrier took it but before the
+ * outcome was committed, the job's lease runs out and it is submitted again (at-least-once,
+ * with Pigeon's message id passed to the carrier so it can drop the repeat).
+ */
+import type { Carrier, OutboundMessage } from '../carriers/carrier.ts';
+import type { JobsTable, MessagesTable } from '../store/database.ts';
+import { deleteJobs, rescheduleJob, type NewJob } from '../store/repositories/jobs.repository.ts';
+import { messagesByIds } from '../store/repositories/messages.repository.ts';
+import { applyStatusChange, enqueueFollowUps } from './message-status-changes.ts';
+import type { Context } from './context.ts';
+
+export interface DispatchSummary {
+  sent: number;
+  failed: number;
+  retried: number;
+  skipped: number;
+}
+
+function outbound(m: MessagesTable): OutboundMessage {
+  return { id: m.id, recipient: m.recipient, sender: m.sender, body: m.body, encoding: m.encoding, segments: m.segments };
+}
+
+export async function dispatchJobs(ctx: Context, carrier: Carrier, jobs: JobsTable[]): Promise<DispatchSummary> {
+  const summary: DispatchSummary = { sent: 0, failed: 0, retried: 0, skipped: 0 };
+  const messages = new Map((await messagesByIds(ctx.store.db, jobs.map((j) => j.ref))).map((m) => [m.id, m]));
+  const work = jobs.flatMap((job) => {
+    const message = messages.get(job.ref);
+    return message && message.status === 'pending' ? [{ job, message }] : [];
+  });
+  summary.skipped = jobs.length - work.length;
+  const outcomes = work.length > 0 ? await carrier.submit(work.map((w) => outbound(w.message))) : [];
+  const now = ctx.clock();
+  const followUps: NewJob[] = [];
+  const inWork = new Set(work.map((w) => w.job.id));
+  const done: string[] = jobs.filter((j) => !inWork.has(j.id)).map((j) => j.id);
+  await ctx.store.db.transaction().execute(async (trx) => {
+    for (let i = 0; i < work.length; i++) {
+      const { job, message } = work[i]!;
+      const outcome = outcomes[i]!;
+      if (outcome.kind === 'retry') {
+        await rescheduleJob(trx, job.id, now + outcome.delayMs);
+        summary.retried++;
+        continue;
+      }
+      done.push(job.id);
+      if (outcome.kind === 'accepted') {
+        const applied = await applyStatusChange(trx, message, { to: 'sent', at: now, carrierMessageId: outcome.carrierMessageId }, now, followUps);
+        if (applied) summary.sent++;
+        if (applied && outcome.scheduledReport) {
+          const { dueAt, ...report } = outcome.scheduledReport;
+          followUps.push({ queue: 'receipt', ref: message.id, payload: report, runAt: dueAt });
+        }
+      } else {
+        const applied = await applyStatusChange(
+          trx,
+          message,
+          { to: 'failed', at: now, errorCode: outcome.errorCode, errorMessage: outcome.errorMessage },
+          now,
+          followUps,
+        );
+        if (applied) summary.failed++;
+      }
+    }
+    await deleteJobs(trx, done);
+    await enqueueFollowUps(trx, followUps, now);
+  });
+  if (followUps.some((j) => j.queue === 'webhook')) ctx.wake('webhook');
+  return summary;
+}

@@ -1,0 +1,19 @@
+/** Operator logins for the operator area of the dashboard. */
+import { AppError } from '../errors/catalogue.ts';
+import { newId } from '../util/ids.ts';
+import { hashPassword } from './passwords.ts';
+import type { Context } from './context.ts';
+
+export const MIN_PASSWORD_LENGTH = 12;
+
+export async function createOperator(ctx: Context, email: string, password: string): Promise<{ id: string; email: string }> {
+  const normalised = email.trim().toLowerCase();
+  if (!/^[^\s@]+@[^\s@]+$/.test(normalised)) throw new AppError('invalid_request', `Not an e-mail address: ${email}`);
+  if (password.length < MIN_PASSWORD_LENGTH) throw new AppError('invalid_request', `A password has at least ${MIN_PASSWORD_LENGTH} characters.`);
+  const now = ctx.clock();
+  const id = newId('op', now);
+  const existing = await ctx.store.db.selectFrom('operators').select('id').where('email', '=', normalised).executeTakeFirst();
+  if (existing) throw new AppError('invalid_request', `An operator ${normalised} already exists.`);
+  await ctx.store.db.insertInto('operators').values({ id, email: normalised, password_hash: await hashPassword(password), created_at: now }).execute();
+  return { id, email: normalised };
+}

@@ -1,0 +1,112 @@
+/**
+ * Sender IDs: registered by an account as `pending`, reviewed by the operator. Only an `approved`
+ * name can be used as `from`.
+ */
+import { AppError } from '../errors/catalogue.ts';
+import { checkSenderIdName, DEFAULT_RESERVED_SENDER_NAMES, senderNameKey } from '../domain/sender-id-name.ts';
+import type { SenderIdsTable, SenderIdStatus } from '../store/database.ts';
+import { newId } from '../util/ids.ts';
+import type { Context } from './context.ts';
+
+/** Called after a review decision; the dashboard issue plugs e-mail in here. */
+export type SenderIdReviewListener = (ctx: Context, record: SenderIdsTable, decision: 'approved' | 'rejected' | 'info_requested') => Promise<void>;
+const reviewListeners: SenderIdReviewListener[] = [];
+export function onSenderIdReview(listener: SenderIdReviewListener): void {
+  reviewListeners.push(listener);
+}
+
+function reservedNames(ctx: Context): readonly string[] {
+  return ctx.config.reservedSenderNames.length === 0
+    ? DEFAULT_RESERVED_SENDER_NAMES
+    : [...DEFAULT_RESERVED_SENDER_NAMES, ...ctx.config.reservedSenderNames];
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+export async function registerSenderId(ctx: Context, accountId: string, name: string): Promise<SenderIdsTable> {
+  const check = checkSenderIdName(name, reservedNames(ctx));
+  if (!check.ok) throw new AppError(check.code, check.reason);
+  const now = ctx.clock();
+  const record: SenderIdsTable = {
+    id: newId('sid', now),
+    account_id: accountId,
+    name,
+    name_key: senderNameKey(name),
+    status: 'pending',
+    review_note: null,
+    created_at: now,
+    updated_at: now,
+  };
+  try {
+    await ctx.store.db.insertInto('sender_ids').values(record).execute();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new AppError('sender_id_exists', `The account already has the Sender ID ${name} (names are compared case-insensitively).`);
+    throw err;
+  }
+  return record;
+}
+
+export async function listSenderIds(
+  ctx: Context,
+  filter: { accountId?: string; status?: SenderIdStatus } = {},
+): Promise<SenderIdsTable[]> {
+  let q = ctx.store.db.selectFrom('sender_ids').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc');
+  if (filter.accountId) q = q.where('account_id', '=', filter.accountId);
+  if (filter.status) q = q.where('status', '=', filter.status);
+  return q.execute();
+}
+
+/** The approved Sender ID an account may send from, matched case-insensitively, or an error. */
+export async function approvedSenderName(ctx: Context, accountId: string, from: string): Promise<string> {
+  const row = await ctx.store.db
+    .selectFrom('sender_ids')
+    .select(['name', 'status'])
+    .where('account_id', '=', accountId)
+    .where('name_key', '=', senderNameKey(from))
+    .executeTakeFirst();
+  if (!row) throw new AppError('invalid_sender_id', `The Sender ID ${JSON.stringify(from)} is not registered on this account.`);
+  if (row.status !== 'approved') {
+    throw new AppError('invalid_sender_id', `The Sender ID ${row.name} is ${row.status}; only approved Sender IDs can send.`);
+  }
+  return row.name;
+}
+
+async function review(
+  ctx: Context,
+  id: string,
+  status: SenderIdStatus,
+  note: string | null,
+  decision: 'approved' | 'rejected' | 'info_requested',
+): Promise<SenderIdsTable> {
+  const now = ctx.clock();
+  const result = await ctx.store.db
+    .updateTable('sender_ids')
+    .set({ status, review_note: note, updated_at: now })
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (result.numUpdatedRows === 0n) throw new AppError('not_found', `No Sender ID ${id}.`);
+  const record = await ctx.store.db.selectFrom('sender_ids').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  for (const listener of reviewListeners) {
+    // A notification problem must never undo or block the decision itself.
+    await listener(ctx, record, decision).catch((err: unknown) => ctx.log.error({ err, senderId: id }, 'review listener failed'));
+  }
+  return record;
+}
+
+export function approveSenderId(ctx: Context, id: string): Promise<SenderIdsTable> {
+  return review(ctx, id, 'approved', null, 'approved');
+}
+
+export function rejectSenderId(ctx: Context, id: string, reason: string): Promise<SenderIdsTable> {
+  if (!reason.trim()) throw new AppError('invalid_request', 'A rejection needs a reason.');
+  return review(ctx, id, 'rejected', reason.trim(), 'rejected');
+}
+
+/** Asks the owner for more information; the record stays `pending` with the note attached. */
+export function requestSenderIdInfo(ctx: Context, id: string, note: string): Promise<SenderIdsTable> {
+  if (!note.trim()) throw new AppError('invalid_request', 'A request for information needs a note.');
+  return review(ctx, id, 'pending', note.trim(), 'info_requested');
+}

@@ -1,0 +1,238 @@
+/**
+ * The one submit use-case behind `POST /sms/send` and `POST /sms/bulk` (and any later entry
+ * point): validate, count segments, then debit the credits, store the messages and enqueue their
+ * dispatch in one transaction, so a message is never charged without being stored nor stored
+ * without being charged.
+ */
+import { AppError, type ErrorCode } from '../errors/catalogue.ts';
+import { parseRecipient } from '../domain/phone-number.ts';
+import { segmentMessage, type Encoding } from '../domain/segmentation.ts';
+import type { MessagesTable } from '../store/database.ts';
+import { debitCredits } from '../store/repositories/ledger.repository.ts';
+import { insertMessages } from '../store/repositories/messages.repository.ts';
+import { enqueueJobs } from '../store/repositories/jobs.repository.ts';
+import { newId } from '../util/ids.ts';
+import { approvedSenderName } from './sender-ids.ts';
+import type { Context } from './context.ts';
+import type { Finish } from './idempotency.ts';
+
+export const MAX_MESSAGE_CHARACTERS = 1600;
+
+interface ValidEntry {
+  to: string;
+  e164: string;
+  body: string;
+  encoding: Encoding;
+  segments: number;
+}
+
+type EntryCheck = { ok: true; entry: ValidEntry } | { ok: false; code: ErrorCode; message: string };
+
+function countCharacters(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
+function checkEntry(to: string, body: string): EntryCheck {
+  const recipient = parseRecipient(to);
+  if (!recipient.ok) return { ok: false, code: 'invalid_recipient', message: `\`to\` is not a valid E.164 number: ${recipient.reason}` };
+  const length = countCharacters(body);
+  if (length === 0 || length > MAX_MESSAGE_CHARACTERS) {
+    return {
+      ok: false,
+      code: 'invalid_message',
+      message: length === 0 ? '`message` is empty.' : `\`message\` has ${length} characters; the maximum is ${MAX_MESSAGE_CHARACTERS}.`,
+    };
+  }
+  const { encoding, segments } = segmentMessage(body);
+  return { ok: true, entry: { to, e164: recipient.e164, body, encoding, segments } };
+}
+
+/** Returns the URL when it is an absolute https:// URL. */
+function checkCallbackUrl(url: string | undefined): string | null {
+  if (url === undefined) return null;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new AppError('invalid_callback_url', '`callback_url` is not an absolute URL.');
+  }
+  if (parsed.protocol !== 'https:') throw new AppError('invalid_callback_url', '`callback_url` must use https://.');
+  if (parsed.username || parsed.password) throw new AppError('invalid_callback_url', '`callback_url` must not carry credentials.');
+  if (url.length > 2048) throw new AppError('invalid_callback_url', '`callback_url` is longer than 2,048 characters.');
+  return url;
+}
+
+function messageRow(accountId: string, batchId: string | null, sender: string, entry: ValidEntry, callbackUrl: string | null, now: number): MessagesTable {
+  return {
+    id: newId('msg', now),
+    account_id: accountId,
+    batch_id: batchId,
+    recipient: entry.e164,
+    sender,
+    body: entry.body,
+    encoding: entry.encoding,
+    segments: entry.segments,
+    status: 'pending',
+    callback_url: callbackUrl,
+    carrier_message_id: null,
+    error_code: null,
+    error_message: null,
+    created_at: now,
+    sent_at: null,
+    delivered_at: null,
+    updated_at: now,
+  };
+}
+
+/**
+ * Debits, stores and enqueues in one transaction, and builds the response from the new balance
+ * inside it, so that `finish` (the idempotency record) commits with the send. Throws
+ * `insufficient_credits` with nothing written.
+ */
+async function accept<R>(
+  ctx: Context,
+  accountId: string,
+  rows: MessagesTable[],
+  reference: string,
+  credits: number,
+  batch: { total: number } | null,
+  respond: (remaining: number) => R,
+  finish: Finish | undefined,
+): Promise<R> {
+  const now = rows[0]?.created_at ?? ctx.clock();
+  const result = await ctx.store.db.transaction().execute(async (trx) => {
+    const balance = await debitCredits(trx, accountId, credits, reference, now);
+    if (balance === null) throw new AppError('insufficient_credits', `Sending needs ${credits} credit${credits === 1 ? '' : 's'}; the balance is lower.`);
+    if (batch) {
+      await trx
+        .insertInto('batches')
+        .values({ id: reference, account_id: accountId, total: batch.total, queued: rows.length, credits_used: credits, created_at: now })
+        .execute();
+    }
+    await insertMessages(trx, rows);
+    await enqueueJobs(trx, rows.map((r) => ({ queue: 'dispatch' as const, ref: r.id, runAt: now })), now);
+    const response = respond(balance);
+    if (finish) await finish(trx, { status: 200, body: response });
+    return response;
+  });
+  ctx.wake('dispatch');
+  return result;
+}
+
+async function balanceOf(ctx: Context, accountId: string): Promise<number> {
+  const row = await ctx.store.db.selectFrom('accounts').select('credits').where('id', '=', accountId).executeTakeFirstOrThrow();
+  return Number(row.credits);
+}
+
+export interface SendInput {
+  to: string;
+  from: string;
+  message: string;
+  callback_url?: string;
+}
+
+export interface SendResult {
+  status: 'success';
+  message_id: string;
+  to: string;
+  from: string;
+  segments: number;
+  encoding: Encoding;
+  credits_used: number;
+  credits_remaining: number;
+}
+
+export async function sendMessage(ctx: Context, accountId: string, input: SendInput, finish?: Finish): Promise<SendResult> {
+  const recipient = parseRecipient(input.to);
+  if (!recipient.ok) throw new AppError('invalid_recipient', `\`to\` is not a valid E.164 number: ${recipient.reason}`);
+  const sender = await approvedSenderName(ctx, accountId, input.from);
+  const check = checkEntry(input.to, input.message);
+  if (!check.ok) throw new AppError(check.code, check.message);
+  const callbackUrl = checkCallbackUrl(input.callback_url);
+  const now = ctx.clock();
+  const row = messageRow(accountId, null, sender, check.entry, callbackUrl, now);
+  return accept(
+    ctx,
+    accountId,
+    [row],
+    row.id,
+    row.segments,
+    null,
+    (remaining): SendResult => ({
+      status: 'success',
+      message_id: row.id,
+      to: input.to,
+      from: sender,
+      segments: row.segments,
+      encoding: row.encoding,
+      credits_used: row.segments,
+      credits_remaining: remaining,
+    }),
+    finish,
+  );
+}
+
+export interface BulkInput {
+  from: string;
+  messages: { to: string; message: string }[];
+  callback_url?: string;
+}
+
+export interface BulkResult {
+  status: 'success';
+  batch_id: string;
+  total: number;
+  queued: number;
+  credits_used: number;
+  credits_remaining: number;
+  messages: { index: number; message_id: string; to: string; segments: number; encoding: Encoding }[];
+  errors: { index: number; to: string; code: string; message: string }[];
+}
+
+export async function sendBulk(ctx: Context, accountId: string, input: BulkInput, finish?: Finish): Promise<BulkResult> {
+  const max = ctx.config.bulkMaxMessages;
+  if (input.messages.length > max) {
+    throw new AppError('too_many_messages', `A bulk request carries at most ${max} messages; this one has ${input.messages.length}.`);
+  }
+  if (input.messages.length === 0) {
+    throw new AppError('invalid_request', '`messages` must contain at least one message.', {
+      details: [{ field: 'messages', code: 'invalid_request', message: 'must contain at least one message' }],
+    });
+  }
+  const sender = await approvedSenderName(ctx, accountId, input.from);
+  const callbackUrl = checkCallbackUrl(input.callback_url);
+  const now = ctx.clock();
+  const batchId = newId('bat', now);
+  const rows: MessagesTable[] = [];
+  const accepted: BulkResult['messages'] = [];
+  const errors: BulkResult['errors'] = [];
+  let credits = 0;
+  input.messages.forEach((m, index) => {
+    const check = checkEntry(m.to, m.message);
+    if (!check.ok) {
+      errors.push({ index, to: m.to, code: check.code, message: check.message });
+      return;
+    }
+    const row = messageRow(accountId, batchId, sender, check.entry, callbackUrl, now);
+    rows.push(row);
+    accepted.push({ index, message_id: row.id, to: m.to, segments: row.segments, encoding: row.encoding });
+    credits += row.segments;
+  });
+  const respond = (remaining: number): BulkResult => ({
+    status: 'success',
+    batch_id: batchId,
+    total: input.messages.length,
+    queued: rows.length,
+    credits_used: credits,
+    credits_remaining: remaining,
+    messages: accepted,
+    errors,
+  });
+  if (rows.length > 0) return accept(ctx, accountId, rows, batchId, credits, { total: input.messages.length }, respond, finish);
+  // Nothing valid: nothing to debit or store, but the answer is still remembered for the key.
+  const response = respond(await balanceOf(ctx, accountId));
+  if (finish) await ctx.store.db.transaction().execute((trx) => finish(trx, { status: 200, body: response }));
+  return response;
+}

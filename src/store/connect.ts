@@ -1,0 +1,96 @@
+/**
+ * Opens the database named by DATABASE_URL: embedded SQLite (better-sqlite3, WAL) or PostgreSQL.
+ * Everything above this file sees one Kysely instance and the dialect name; the few places where
+ * the SQL differs ask `store.dialect`.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver } from 'kysely';
+import pg from 'pg';
+import type { Database } from './database.ts';
+
+export type DialectName = 'sqlite' | 'postgres';
+export type Db = Kysely<Database>;
+
+export interface Store {
+  db: Db;
+  dialect: DialectName;
+  close(): Promise<void>;
+}
+
+// int8 (bigint) columns hold millisecond timestamps and balances, all far below 2^53.
+pg.types.setTypeParser(20, (v: string) => Number(v));
+
+/**
+ * A write transaction on SQLite starts with BEGIN IMMEDIATE: it takes the write lock up front,
+ * so a second process (the CLI beside the server) waits on busy_timeout instead of failing with
+ * SQLITE_BUSY when a deferred transaction tries to upgrade from read to write.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #config: ConstructorParameters<typeof SqliteDialect>[0];
+  constructor(config: ConstructorParameters<typeof SqliteDialect>[0]) {
+    super(config);
+    this.#config = config;
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.#config);
+  }
+}
+
+/**
+ * Kysely prepares every statement anew; better-sqlite3 statements are reusable, and preparing is
+ * a large part of a small query's cost. The set of distinct SQL texts is small and fixed by the
+ * code (values are always parameters), so a bounded map suffices.
+ */
+function withStatementCache(db: SqliteDatabase.Database, max = 500): SqliteDatabase.Database {
+  const cache = new Map<string, SqliteDatabase.Statement>();
+  const prepare = db.prepare.bind(db);
+  return new Proxy(db, {
+    get(target, prop, receiver) {
+      if (prop === 'prepare') {
+        return (sql: string) => {
+          let stmt = cache.get(sql);
+          if (!stmt) {
+            stmt = prepare(sql);
+            if (cache.size >= max) cache.delete(cache.keys().next().value as string);
+            cache.set(sql, stmt);
+          }
+          return stmt;
+        };
+      }
+      const value = Reflect.get(target, prop, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+export function sqlitePath(databaseUrl: string): string {
+  const path = databaseUrl.slice('sqlite:'.length);
+  return path === ':memory:' ? path : resolve(path);
+}
+
+export function openStore(databaseUrl: string): Store {
+  if (databaseUrl.startsWith('sqlite:')) {
+    const path = sqlitePath(databaseUrl);
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    const raw = new SqliteDatabase(path);
+    raw.pragma('journal_mode = WAL');
+    // NORMAL in WAL mode: a commit survives a process crash; only an OS crash or power loss can
+    // lose the last transactions. The durability trade-off is documented in docs/operations.md.
+    raw.pragma('synchronous = NORMAL');
+    raw.pragma('busy_timeout = 5000');
+    raw.pragma('foreign_keys = ON');
+    const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(raw) }) });
+    return { db, dialect: 'sqlite', close: () => db.destroy() };
+  }
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, dialect: 'postgres', close: () => db.destroy() };
+}

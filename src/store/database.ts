@@ -1,0 +1,176 @@
+/**
+ * Table types for Kysely. Timestamps are integers of milliseconds since the epoch on both
+ * dialects: sortable, exact to the millisecond, and free of time-zone conversions between
+ * SQLite and PostgreSQL. They become ISO 8601 strings only at the edge (HTTP, CLI, webhooks).
+ */
+import type { MessageStatus } from '../domain/message-status.ts';
+
+export type AccountStatus = 'active' | 'suspended';
+export type SenderIdStatus = 'pending' | 'approved' | 'rejected';
+export type LedgerKind = 'topup' | 'debit' | 'refund' | 'adjustment';
+export type JobQueue = 'dispatch' | 'receipt' | 'webhook' | 'mail';
+export type WebhookEventStatus = 'pending' | 'delivered' | 'undelivered';
+
+export interface AccountsTable {
+  id: string;
+  name: string;
+  email: string;
+  status: AccountStatus;
+  /** Cached balance; always equal to the sum of the account's ledger rows (same transaction). */
+  credits: number;
+  webhook_secret: string;
+  /** The secret before the last rotation; it keeps signing beside the new one for 24 hours. */
+  webhook_secret_previous: string | null;
+  webhook_secret_rotated_at: number | null;
+  created_at: number;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  label: string;
+  /** The first characters of the key, shown so that a person can recognise it. */
+  prefix: string;
+  /** SHA-256 of the whole key, hex. The key itself is never stored. */
+  digest: string;
+  /** Comma-separated scopes. */
+  scopes: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface SenderIdsTable {
+  id: string;
+  account_id: string;
+  name: string;
+  /** Upper-cased name: uniqueness per account is case-insensitive. */
+  name_key: string;
+  status: SenderIdStatus;
+  /** The reviewer's reason for a rejection, or note when more information is requested. */
+  review_note: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface CreditLedgerTable {
+  id: string;
+  account_id: string;
+  /** Signed: positive for top-ups and refunds, negative for debits. */
+  amount: number;
+  kind: LedgerKind;
+  /** The message or batch the row is about, if any. */
+  reference: string | null;
+  note: string | null;
+  created_at: number;
+}
+
+export interface BatchesTable {
+  id: string;
+  account_id: string;
+  total: number;
+  queued: number;
+  credits_used: number;
+  created_at: number;
+}
+
+export interface MessagesTable {
+  id: string;
+  account_id: string;
+  batch_id: string | null;
+  /** Recipient, normalised E.164. */
+  recipient: string;
+  /** Sender ID as registered (its spelling, not the caller's). */
+  sender: string;
+  body: string;
+  encoding: 'GSM-7' | 'UCS-2';
+  segments: number;
+  status: MessageStatus;
+  callback_url: string | null;
+  carrier_message_id: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: number;
+  sent_at: number | null;
+  delivered_at: number | null;
+  updated_at: number;
+}
+
+export interface JobsTable {
+  id: string;
+  queue: JobQueue;
+  /** What the job is about: a message id for dispatch and receipts, an event id for webhooks. */
+  ref: string;
+  /** Queue-specific JSON, or null. */
+  payload: string | null;
+  /**
+   * When the job may next be claimed. Claiming moves it forward by the lease, so a job whose
+   * worker died becomes claimable again once the lease has run out.
+   */
+  run_at: number;
+  attempts: number;
+  created_at: number;
+}
+
+export interface WebhookEventsTable {
+  id: string;
+  account_id: string;
+  message_id: string;
+  batch_id: string | null;
+  event: string;
+  url: string;
+  /** The exact JSON body, byte-identical on every attempt. */
+  payload: string;
+  status: WebhookEventStatus;
+  attempts: number;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookAttemptsTable {
+  id: string;
+  event_id: string;
+  attempt: number;
+  attempted_at: number;
+  http_status: number | null;
+  error: string | null;
+  latency_ms: number;
+}
+
+export interface IdempotencyKeysTable {
+  account_id: string;
+  key: string;
+  /** SHA-256 of method, path and body: the same key with another request is refused. */
+  request_hash: string;
+  state: 'in_progress' | 'done';
+  response_status: number | null;
+  response_body: string | null;
+  /** While in progress: when another request may take the key over (its holder died). */
+  locked_until: number;
+  expires_at: number;
+  created_at: number;
+}
+
+export interface OperatorsTable {
+  id: string;
+  /** Lower-cased. */
+  email: string;
+  /** scrypt, in the self-describing form of src/services/passwords.ts. */
+  password_hash: string;
+  created_at: number;
+}
+
+export interface Database {
+  operators: OperatorsTable;
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  sender_ids: SenderIdsTable;
+  credit_ledger: CreditLedgerTable;
+  batches: BatchesTable;
+  messages: MessagesTable;
+  jobs: JobsTable;
+  webhook_events: WebhookEventsTable;
+  webhook_attempts: WebhookAttemptsTable;
+  idempotency_keys: IdempotencyKeysTable;
+}

@@ -1,0 +1,58 @@
+import { randomBytes } from 'node:crypto';
+
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'; // Crockford base32, lower case
+
+let lastMs = -1;
+let sequence = 0;
+
+function base32(value: number, length: number): string {
+  let out = '';
+  let v = value;
+  for (let i = 0; i < length; i++) {
+    out = ALPHABET[v % 32] + out;
+    v = Math.floor(v / 32);
+  }
+  return out;
+}
+
+/**
+ * A new identifier such as `msg_01jd3k...`: 10 characters of millisecond time, 4 of a sequence
+ * that counts up within the millisecond, then 12 random ones (60 bits). Ids made later in a
+ * process sort after earlier ones, which keeps primary-key inserts at the end of the index and
+ * makes "newest first, ties by id" follow the order of creation.
+ */
+export function newId(prefix: string, now: number = Date.now()): string {
+  if (now === lastMs && sequence < 32 ** 4 - 1) {
+    sequence++;
+  } else {
+    lastMs = now;
+    // A random start in the lower half leaves room to count up, and keeps two processes apart.
+    sequence = randomBytes(2).readUInt16BE(0) * 8;
+  }
+  const time = base32(now, 10) + base32(sequence, 4);
+  const bytes = randomBytes(8);
+  let rand = '';
+  // 60 of the 64 random bits, as 12 base32 characters.
+  let acc = 0;
+  let bits = 0;
+  for (const b of bytes) {
+    acc = (acc << 8) | b;
+    bits += 8;
+    while (bits >= 5 && rand.length < 12) {
+      bits -= 5;
+      rand += ALPHABET[(acc >> bits) & 31];
+    }
+    acc &= (1 << bits) - 1;
+  }
+  return `${prefix}_${time}${rand}`;
+}
+
+/** Milliseconds since the epoch; injected so that tests can move time. */
+export type Clock = () => number;
+export const systemClock: Clock = () => Date.now();
+
+export function iso(ms: number): string;
+export function iso(ms: number | null): string | null;
+export function iso(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}

@@ -1,0 +1,98 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { harness, type Harness } from '../helpers/harness.ts';
+import { revokeApiKey } from '../../src/services/api-keys.ts';
+import { setAccountStatus } from '../../src/services/accounts.ts';
+
+const endpoints: ['GET' | 'POST', string, unknown][] = [
+  ['POST', '/v1/sms/send', { to: '+447911123456', from: 'Acme', message: 'hi' }],
+  ['POST', '/v1/sms/bulk', { from: 'Acme', messages: [{ to: '+447911123456', message: 'hi' }] }],
+  ['GET', '/v1/sms/sender-ids', undefined],
+  ['POST', '/v1/sms/sender-ids', { name: 'Other' }],
+  ['GET', '/v1/sms/delivery-reports', undefined],
+  ['GET', '/v1/account', undefined],
+];
+
+describe('authentication', () => {
+  let h: Harness;
+  before(async () => {
+    h = await harness();
+  });
+  after(() => h.close());
+
+  async function code(method: 'GET' | 'POST', url: string, body: unknown, authorization?: string) {
+    const res = await h.app.inject({ method, url, headers: authorization === undefined ? {} : { authorization }, ...(body ? { payload: body as object } : {}) });
+    return { status: res.statusCode, code: res.json().code as string };
+  }
+
+  test('every /v1 endpoint needs a key: missing, malformed or unknown is 401 invalid_api_key', async () => {
+    const { key } = await h.customer();
+    const wrong = `${key.slice(0, -1)}${key.endsWith('a') ? 'b' : 'a'}`;
+    for (const [method, url, body] of endpoints) {
+      for (const header of [undefined, '', 'Bearer', 'Bearer ', `Basic ${key}`, key, `Bearer ${wrong}`, 'Bearer pk_live_short', `Token ${key}`]) {
+        assert.deepEqual(await code(method, url, body, header), { status: 401, code: 'invalid_api_key' }, `${method} ${url} with ${JSON.stringify(header)}`);
+      }
+    }
+  });
+
+  test('the key is never trimmed: extra whitespace or a stray character is invalid_api_key', async () => {
+    const { key } = await h.customer();
+    for (const header of [`Bearer  ${key}`, `Bearer ${key} `, `Bearer \t${key}`, `Bearer ${key}x`, `Bearer x${key}`, `Bearer ${key}\u200b`]) {
+      assert.deepEqual(await code('GET', '/v1/account', undefined, header), { status: 401, code: 'invalid_api_key' }, JSON.stringify(header));
+    }
+    assert.equal((await code('GET', '/v1/account', undefined, `bearer ${key}`)).status, 200, 'the scheme is case-insensitive');
+    assert.equal((await code('GET', '/v1/account', undefined, `BEARER ${key}`)).status, 200);
+  });
+
+  test('a revoked key is refused at once with api_key_revoked, on every endpoint', async () => {
+    const { key, keyId } = await h.customer();
+    assert.equal((await code('GET', '/v1/account', undefined, `Bearer ${key}`)).status, 200);
+    await revokeApiKey(h.ctx, keyId);
+    for (const [method, url, body] of endpoints) {
+      assert.deepEqual(await code(method, url, body, `Bearer ${key}`), { status: 401, code: 'api_key_revoked' }, url);
+    }
+  });
+
+  test('a suspended account gets 403 account_suspended everywhere, and works again when resumed', async () => {
+    const { key, accountId } = await h.customer();
+    await setAccountStatus(h.ctx, accountId, 'suspended');
+    for (const [method, url, body] of endpoints) {
+      assert.deepEqual(await code(method, url, body, `Bearer ${key}`), { status: 403, code: 'account_suspended' }, url);
+    }
+    await setAccountStatus(h.ctx, accountId, 'active');
+    assert.equal((await code('GET', '/v1/account', undefined, `Bearer ${key}`)).status, 200);
+  });
+
+  test('a key without the scope gets 403 insufficient_permissions; with it, the call works', async () => {
+    const needs: Record<string, string> = {
+      'POST /v1/sms/send': 'sms:send',
+      'POST /v1/sms/bulk': 'sms:send',
+      'GET /v1/sms/sender-ids': 'sender_ids:read',
+      'POST /v1/sms/sender-ids': 'sender_ids:write',
+      'GET /v1/sms/delivery-reports': 'reports:read',
+      'GET /v1/account': 'account:read',
+    };
+    for (const [method, url, body] of endpoints) {
+      const scope = needs[`${method} ${url}`]!;
+      const others = ['sms:send', 'sender_ids:read', 'sender_ids:write', 'reports:read', 'account:read'].filter((s) => s !== scope).join(',');
+      const without = await h.customer({ scopes: others });
+      assert.deepEqual(await code(method, url, body, `Bearer ${without.key}`), { status: 403, code: 'insufficient_permissions' }, url);
+      const only = await h.customer({ scopes: scope });
+      const res = await code(method, url, body, `Bearer ${only.key}`);
+      assert.ok(res.status < 300, `${url} with only ${scope}: ${res.status} ${res.code}`);
+    }
+  });
+
+  test('authentication is checked before the body is read', async () => {
+    const res = await h.app.inject({ method: 'POST', url: '/v1/sms/send', headers: { 'content-type': 'application/json' }, payload: '{not json' });
+    assert.equal(res.statusCode, 401);
+    assert.equal(res.json().code, 'invalid_api_key');
+  });
+
+  test('keys are stored only as a digest', async () => {
+    const { key, keyId } = await h.customer();
+    const row = await h.ctx.store.db.selectFrom('api_keys').selectAll().where('id', '=', keyId).executeTakeFirstOrThrow();
+    assert.ok(!Object.values(row).some((v) => typeof v === 'string' && v.includes(key.slice(12))), 'no column holds the key');
+    assert.equal(row.prefix, key.slice(0, 12));
+  });
+});

@@ -1,0 +1,120 @@
+/**
+ * The operator command line through a real child process, against a SQLite file, as an operator
+ * runs it; then the server reads what the CLI wrote.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const dir = mkdtempSync(join(tmpdir(), 'pigeon-cli-'));
+const env = { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'cli.db')}`, LOG_LEVEL: 'warn' };
+
+async function pigeon(...args: string[]): Promise<{ code: number; json: any; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run('./bin/pigeon', args, { env });
+    return { code: 0, json: args.includes('--json') ? JSON.parse(stdout) : null, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, json: null, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe('pigeon command line', () => {
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  let accountId: string;
+
+  before(async () => {
+    const created = await pigeon('account', 'create', '--name', 'Acme Ltd', '--email', 'ops@acme.test', '--credits', '50', '--json');
+    assert.equal(created.code, 0, created.stderr);
+    accountId = created.json.id;
+  });
+
+  test('migrate', async () => {
+    const res = await pigeon('migrate', '--json');
+    assert.equal(res.code, 0, res.stderr);
+    assert.deepEqual(res.json, { applied: [] });
+  });
+
+  test('account create, show, list, suspend, resume; credits add', async () => {
+    assert.match(accountId, /^acc_/);
+    const show = await pigeon('account', 'show', accountId, '--json');
+    assert.deepEqual(Object.keys(show.json).sort(), ['credits_remaining', 'email', 'id', 'name', 'status', 'webhook_secret']);
+    assert.equal(show.json.credits_remaining, 50);
+    assert.match(show.json.webhook_secret, /^whsec_/);
+    const added = await pigeon('credits', 'add', accountId, '25', '--note', 'invoice 7', '--json');
+    assert.equal(added.json.credits_remaining, 75);
+    const list = await pigeon('account', 'list', '--email', 'OPS@acme.test', '--json');
+    assert.equal(list.json.data.length, 1);
+    assert.deepEqual(list.json.data[0], { id: accountId, name: 'Acme Ltd', email: 'ops@acme.test', status: 'active', credits_remaining: 75 });
+    assert.equal((await pigeon('account', 'suspend', accountId, '--json')).json.status, 'suspended');
+    assert.equal((await pigeon('account', 'resume', accountId, '--json')).json.status, 'active');
+    const text = await pigeon('account', 'list');
+    assert.match(text.stdout, /Acme Ltd/);
+  });
+
+  test('key create shows the key once; key revoke', async () => {
+    const key = await pigeon('key', 'create', accountId, '--label', 'prod', '--scopes', 'sms:send,reports:read', '--json');
+    assert.equal(key.code, 0, key.stderr);
+    assert.match(key.json.key, /^pk_live_[0-9A-Za-z]{32}$/);
+    assert.equal(key.json.prefix, key.json.key.slice(0, 12));
+    assert.deepEqual(key.json.scopes, ['sms:send', 'reports:read']);
+    const all = await pigeon('key', 'create', accountId, '--label', 'all', '--json');
+    assert.equal(all.json.scopes.length, 5, 'no --scopes means every scope');
+    const revoked = await pigeon('key', 'revoke', key.json.id, '--json');
+    assert.equal(revoked.json.id, key.json.id);
+    assert.ok(revoked.json.revoked_at);
+  });
+
+  test('sender-id list, approve, reject, request-info', async () => {
+    const { openStore } = await import('../../src/store/connect.ts');
+    const { registerSenderId } = await import('../../src/services/sender-ids.ts');
+    const pino = (await import('pino')).default;
+    const { loadConfig } = await import('../../src/config/config.ts');
+    const store = openStore(env.DATABASE_URL);
+    const ctx = { store, config: loadConfig({}), clock: Date.now, log: pino({ level: 'silent' }), wake: () => {} };
+    const a = await registerSenderId(ctx, accountId, 'AcmeOne');
+    const b = await registerSenderId(ctx, accountId, 'AcmeTwo');
+    const c = await registerSenderId(ctx, accountId, 'AcmeThree');
+    await store.close();
+    const pending = await pigeon('sender-id', 'list', '--status', 'pending', '--json');
+    assert.deepEqual(pending.json.data.map((s: { name: string }) => s.name).sort(), ['AcmeOne', 'AcmeThree', 'AcmeTwo']);
+    assert.deepEqual(Object.keys(pending.json.data[0]).sort(), ['account_id', 'created_at', 'id', 'name', 'review_note', 'status']);
+    assert.equal((await pigeon('sender-id', 'approve', a.id, '--json')).json.status, 'approved');
+    const rejected = await pigeon('sender-id', 'reject', b.id, '--reason', 'Not your brand', '--json');
+    assert.equal(rejected.json.status, 'rejected');
+    assert.equal(rejected.json.review_note, 'Not your brand');
+    const info = await pigeon('sender-id', 'request-info', c.id, '--note', 'Send the trademark certificate', '--json');
+    assert.equal(info.json.status, 'pending');
+    const approved = await pigeon('sender-id', 'list', '--status', 'approved', '--account', accountId, '--json');
+    assert.deepEqual(approved.json.data.map((s: { name: string }) => s.name), ['AcmeOne']);
+  });
+
+  test('operator create', async () => {
+    const res = await pigeon('operator', 'create', '--email', 'root@pigeon.test', '--password', 'correct horse battery', '--json');
+    assert.equal(res.code, 0, res.stderr);
+    assert.equal(res.json.email, 'root@pigeon.test');
+    const short = await pigeon('operator', 'create', '--email', 'x@pigeon.test', '--password', 'short', '--json');
+    assert.equal(short.code, 1);
+    assert.equal(JSON.parse(short.stderr).code, 'invalid_request');
+  });
+
+  test('mistakes: unknown command, missing flag, unknown id, bad amount', async () => {
+    const unknown = await pigeon('frobnicate', '--json');
+    assert.equal(unknown.code, 2);
+    const missing = await pigeon('account', 'create', '--name', 'X', '--json');
+    assert.equal(missing.code, 2);
+    assert.match(JSON.parse(missing.stderr).message, /--email/);
+    const noAccount = await pigeon('account', 'show', 'acc_missing', '--json');
+    assert.equal(noAccount.code, 1);
+    assert.equal(JSON.parse(noAccount.stderr).code, 'not_found');
+    const bad = await pigeon('credits', 'add', accountId, '-5', '--json');
+    assert.equal(bad.code, 2);
+    const badFlag = await pigeon('account', 'list', '--colour', 'red', '--json');
+    assert.equal(badFlag.code, 2);
+  });
+});
