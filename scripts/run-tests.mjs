@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Runs every *.test.ts under src/ and test/ with node's test runner through tsx.
 // Node 20's runner does not expand globs itself, so the files are listed here.
-// Usage: node scripts/run-tests.mjs [dir-or-file ...]   (default: src test/api test/cli test/store)
+// Usage: node scripts/run-tests.mjs [--pg] [dir-or-file ...]
+// --pg runs the same tests against PostgreSQL: TEST_DATABASE_URL, by default the local `test` database.
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -18,11 +19,17 @@ function find(path, out) {
   return out;
 }
 
-const roots = process.argv.slice(2);
+const args = process.argv.slice(2);
+const env = { ...process.env };
+if (args[0] === '--pg') {
+  args.shift();
+  env.TEST_DATABASE_URL ||= 'postgres://postgres@127.0.0.1:5432/test';
+}
+const roots = args;
 const files = (roots.length ? roots : ['src', 'test/api', 'test/cli', 'test/store']).flatMap((r) => find(r, [])).sort();
 if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);
 }
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], { stdio: 'inherit' });
+const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], { stdio: 'inherit', env });
 process.exit(result.status ?? 1);

@@ -2,12 +2,16 @@
  * Migrations live in code (src/store/migrations) and run on both dialects. They are applied on
  * start by `pigeon serve`/`pigeon worker` and by `pigeon migrate`.
  */
-import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, PostgresAdapter, sql, type Migration, type MigrationProvider } from 'kysely';
 import type { Db } from './connect.ts';
 import * as m001 from './migrations/001-initial.ts';
+import * as m003 from './migrations/003-dashboard.ts';
+import * as m004 from './migrations/004-carrier-parts.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': m001,
+  '003-dashboard': m003,
+  '004-carrier-parts': m004,
 };
 
 class InCodeMigrationProvider implements MigrationProvider {
@@ -18,23 +22,34 @@ class InCodeMigrationProvider implements MigrationProvider {
 
 export const LATEST_MIGRATION = Object.keys(migrations).sort().at(-1) as string;
 
-function migrator(db: Db): Migrator {
+/**
+ * On PostgreSQL the bookkeeping tables live in the connection's current schema, named explicitly:
+ * otherwise Kysely finds a table of the same name in another schema of the database and takes it
+ * for its own.
+ */
+async function migrator(db: Db): Promise<Migrator> {
+  let migrationTableSchema: string | undefined;
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+    migrationTableSchema = rows[0]?.schema;
+  }
   return new Migrator({
     db,
     provider: new InCodeMigrationProvider(),
     migrationTableName: 'pigeon_migrations',
     migrationLockTableName: 'pigeon_migrations_lock',
+    ...(migrationTableSchema ? { migrationTableSchema } : {}),
   });
 }
 
 export async function migrateToLatest(db: Db): Promise<string[]> {
-  const { error, results } = await migrator(db).migrateToLatest();
+  const { error, results } = await (await migrator(db)).migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
 /** Whether every known migration has been applied (for the readiness probe). */
 export async function migrationsCurrent(db: Db): Promise<boolean> {
-  const list = await migrator(db).getMigrations();
+  const list = await (await migrator(db)).getMigrations();
   return list.every((m) => m.executedAt !== undefined);
 }

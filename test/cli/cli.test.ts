@@ -9,10 +9,24 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import pg from 'pg';
+import { TEST_DATABASE_URL } from '../helpers/test-store.ts';
 
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'pigeon-cli-'));
-const env = { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'cli.db')}`, LOG_LEVEL: 'warn' };
+// On PostgreSQL (npm run test:pg) the CLI works in a schema of its own, dropped at the end.
+const pgSchema = TEST_DATABASE_URL.startsWith('postgres') ? `cli_${process.pid}` : null;
+const databaseUrl = pgSchema
+  ? `${TEST_DATABASE_URL}${TEST_DATABASE_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${pgSchema}`)}`
+  : `sqlite:${join(dir, 'cli.db')}`;
+const env = { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' };
+
+async function adminQuery(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  await client.query(text);
+  await client.end();
+}
 
 async function pigeon(...args: string[]): Promise<{ code: number; json: any; stdout: string; stderr: string }> {
   try {
@@ -25,10 +39,14 @@ async function pigeon(...args: string[]): Promise<{ code: number; json: any; std
 }
 
 describe('pigeon command line', () => {
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  after(async () => {
+    rmSync(dir, { recursive: true, force: true });
+    if (pgSchema) await adminQuery(`drop schema if exists ${pgSchema} cascade`);
+  });
   let accountId: string;
 
   before(async () => {
+    if (pgSchema) await adminQuery(`create schema if not exists ${pgSchema}`);
     const created = await pigeon('account', 'create', '--name', 'Acme Ltd', '--email', 'ops@acme.test', '--credits', '50', '--json');
     assert.equal(created.code, 0, created.stderr);
     accountId = created.json.id;
