@@ -1,0 +1,82 @@
+/**
+ * Prometheus metrics of this process, served at `/metrics`. Counters count what this process did
+ * (Prometheus sums them across processes); queue gauges are read from the database at scrape
+ * time, so every process reports the same shared queues.
+ */
+import client from 'prom-client';
+import type { Store } from './store/connect.ts';
+import type { JobQueue } from './store/database.ts';
+import { queueDepth } from './store/repositories/jobs.repository.ts';
+
+export const registry = new client.Registry();
+client.collectDefaultMetrics({ register: registry, prefix: 'pigeon_process_' });
+
+export const httpRequests = new client.Counter({
+  name: 'pigeon_http_requests_total',
+  help: 'HTTP requests answered, by method, route pattern and status code.',
+  labelNames: ['method', 'route', 'status'] as const,
+  registers: [registry],
+});
+
+export const httpDuration = new client.Histogram({
+  name: 'pigeon_http_request_duration_seconds',
+  help: 'Time from request received to response sent, by method and route pattern.',
+  labelNames: ['method', 'route'] as const,
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  registers: [registry],
+});
+
+export const messageTransitions = new client.Counter({
+  name: 'pigeon_messages_total',
+  help: 'Messages that reached a status: pending when accepted, then sent, delivered or failed.',
+  labelNames: ['status'] as const,
+  registers: [registry],
+});
+
+export const creditsDebited = new client.Counter({
+  name: 'pigeon_credits_debited_total',
+  help: 'Credits debited for accepted messages (refunds are not subtracted).',
+  registers: [registry],
+});
+
+export const carrierSubmits = new client.Counter({
+  name: 'pigeon_carrier_submits_total',
+  help: 'Messages handed to the carrier, by outcome: accepted, rejected, or retry (throttled or link down).',
+  labelNames: ['carrier', 'outcome'] as const,
+  registers: [registry],
+});
+
+export const webhookAttempts = new client.Counter({
+  name: 'pigeon_webhook_attempts_total',
+  help: 'Webhook delivery attempts, by outcome (delivered, failed, refused).',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+const QUEUES: JobQueue[] = ['dispatch', 'receipt', 'webhook', 'mail'];
+
+/** Adds the queue gauges, read from `store` at each scrape. */
+export function registerQueueGauges(store: Store, clock: () => number): void {
+  if (registry.getSingleMetric('pigeon_queue_depth')) registry.removeSingleMetric('pigeon_queue_depth');
+  if (registry.getSingleMetric('pigeon_queue_oldest_age_seconds')) registry.removeSingleMetric('pigeon_queue_oldest_age_seconds');
+  const age = new client.Gauge({
+    name: 'pigeon_queue_oldest_age_seconds',
+    help: 'Age of the oldest job waiting in each queue (0 when empty).',
+    labelNames: ['queue'] as const,
+    registers: [registry],
+  });
+  new client.Gauge({
+    name: 'pigeon_queue_depth',
+    help: 'Jobs waiting or in progress, by queue (dispatch, receipt, webhook, mail).',
+    labelNames: ['queue'] as const,
+    registers: [registry],
+    async collect() {
+      const now = clock();
+      for (const queue of QUEUES) {
+        const { depth, oldestCreatedAt } = await queueDepth(store.db, queue);
+        this.set({ queue }, depth);
+        age.set({ queue }, oldestCreatedAt === null ? 0 : Math.max(0, (now - oldestCreatedAt) / 1000));
+      }
+    },
+  });
+}
