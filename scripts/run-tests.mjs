@@ -3,9 +3,12 @@
 // Node 20's runner does not expand globs itself, so the files are listed here.
 // Usage: node scripts/run-tests.mjs [--pg] [dir-or-file ...]
 // --pg runs the same tests against PostgreSQL: TEST_DATABASE_URL, by default the local `test` database.
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
+
+// Default test roots; `npm test` runs these.
+const DEFAULT_ROOTS = ['src', 'test/api', 'test/cli', 'packages/client/test'];
 
 function find(path, out) {
   if (statSync(path).isFile()) {
@@ -21,12 +24,14 @@ function find(path, out) {
 
 const args = process.argv.slice(2);
 const env = { ...process.env };
-if (args[0] === '--pg') {
+const pg = args[0] === '--pg';
+if (pg) {
   args.shift();
   env.TEST_DATABASE_URL ||= 'postgres://postgres@127.0.0.1:5432/test';
 }
-const roots = args;
-const files = (roots.length ? roots : ['src', 'test/api', 'test/cli', 'test/store']).flatMap((r) => find(r, [])).sort();
+// The multi-process scale-out test needs PostgreSQL, so only the --pg run includes it.
+const roots = args.length ? args : [...DEFAULT_ROOTS, ...(pg ? ['test/multiprocess'] : [])];
+const files = roots.filter((r) => existsSync(r)).flatMap((r) => find(r, [])).sort();
 if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);

@@ -4,6 +4,7 @@
  * `2222` is refused at submit (`carrier_rejected`), anything else is delivered. The receipt is due
  * `SIM_DELIVERY_DELAY_MS` after dispatch.
  */
+import { appendFileSync } from 'node:fs';
 import type { Carrier, CarrierStatus, DeliveryReport, OutboundMessage, SubmitOutcome } from '../carrier.ts';
 import type { Clock } from '../../util/ids.ts';
 
@@ -31,10 +32,14 @@ export class SimulatorCarrier implements Carrier {
     private readonly deliveryDelayMs: number,
     private readonly clock: Clock,
     private readonly recordSubmissions = false,
+    private readonly logFile: string | null = null,
   ) {}
 
   async submit(messages: OutboundMessage[]): Promise<SubmitOutcome[]> {
     const now = this.clock();
+    // Written synchronously before answering, so a process killed right after still left its
+    // record: the multi-process test counts each message's submissions across workers from it.
+    if (this.logFile && messages.length > 0) appendFileSync(this.logFile, messages.map((m) => `${m.id}\n`).join(''));
     return messages.map((m): SubmitOutcome => {
       if (this.recordSubmissions) this.submitted.set(m.id, (this.submitted.get(m.id) ?? 0) + 1);
       // The simulator uses Pigeon's id as its own, which makes resubmission after a lost

@@ -1,0 +1,15 @@
+# Pigeon: one image for API and worker processes (the command picks the role).
+FROM node:20-bookworm-slim
+WORKDIR /app
+# better-sqlite3 compiles from source where no prebuilt binary fits.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+COPY . .
+USER node
+ENV HOST=0.0.0.0 PORT=3000
+EXPOSE 3000
+ENTRYPOINT ["./bin/pigeon"]
+CMD ["serve"]
