@@ -1,0 +1,96 @@
+/**
+ * Shared pieces of the benchmarks: start Pigeon as a real process, generate load from another
+ * process (autocannon's command line), sample a process's memory, and report figures as the last
+ * line of stdout for bench/run.ts to collect.
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export interface Figure {
+  name: string;
+  value: number;
+  unit: string;
+  /** The issue's target, as text ("≥ 10000"), if there is one. */
+  target?: string;
+  /** Whether the target is met (absent when there is no target). */
+  met?: boolean;
+}
+
+export function figure(name: string, value: number, unit: string, target?: { min?: number; max?: number }): Figure {
+  const f: Figure = { name, value: Math.round(value * 100) / 100, unit };
+  if (target?.min !== undefined) {
+    f.target = `>= ${target.min}`;
+    f.met = value >= target.min;
+  }
+  if (target?.max !== undefined) {
+    f.target = `< ${target.max}`;
+    f.met = value < target.max;
+  }
+  return f;
+}
+
+export function report(figures: Figure[]): void {
+  process.stdout.write(`${JSON.stringify({ figures })}\n`);
+}
+
+export interface LoadResult {
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+  total: number;
+}
+
+/** Runs autocannon in its own process against `url`. */
+export async function load(
+  url: string,
+  opts: { connections: number; seconds: number; method?: string; headers?: Record<string, string>; body?: string },
+): Promise<LoadResult> {
+  const args = ['-c', String(opts.connections), '-d', String(opts.seconds), '-j'];
+  if (opts.method) args.push('-m', opts.method);
+  for (const [k, v] of Object.entries(opts.headers ?? {})) args.push('-H', `${k}=${v}`);
+  if (opts.body) args.push('-b', opts.body);
+  args.push(url);
+  const { stdout } = await run(process.execPath, ['node_modules/autocannon/autocannon.js', ...args], { maxBuffer: 64 * 1024 * 1024 });
+  const r = JSON.parse(stdout);
+  return {
+    requestsPerSecond: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    total: r.requests.total,
+  };
+}
+
+/** Samples a process's resident memory every 100 ms; `stop()` returns the peak in MiB. */
+export function sampleRss(pid: number): { stop(): number } {
+  let peak = 0;
+  const read = () => {
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      peak = Math.max(peak, kb / 1024);
+    } catch {
+      // the process is gone
+    }
+  };
+  read();
+  const timer = setInterval(read, 100);
+  return {
+    stop() {
+      clearInterval(timer);
+      read();
+      return peak;
+    },
+  };
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}

@@ -1,0 +1,32 @@
+/** A SQLite or PostgreSQL store with one customer ready to send, for the benchmarks. */
+import pino from 'pino';
+import { loadConfig } from '../src/config/config.ts';
+import { createAccount } from '../src/services/accounts.ts';
+import { createApiKey } from '../src/services/api-keys.ts';
+import type { Context } from '../src/services/context.ts';
+import { approveSenderId, registerSenderId } from '../src/services/sender-ids.ts';
+import { openStore } from '../src/store/connect.ts';
+import { migrateToLatest } from '../src/store/migrate.ts';
+
+export async function prepareCustomer(databaseUrl: string, credits = 100_000_000): Promise<{ accountId: string; key: string }> {
+  const store = openStore(databaseUrl);
+  await migrateToLatest(store.db);
+  const ctx: Context = { store, config: loadConfig({ DATABASE_URL: databaseUrl }), clock: Date.now, log: pino({ level: 'silent' }), wake: () => {} };
+  const account = await createAccount(ctx, { name: 'Bench', email: 'bench@example.com', credits });
+  const key = await createApiKey(ctx, account.id, { label: 'bench' });
+  await approveSenderId(ctx, (await registerSenderId(ctx, account.id, 'Bench')).id);
+  await store.close();
+  return { accountId: account.id, key: key.key };
+}
+
+/** A new empty database: a SQLite file in `dir`, or a fresh schema of the local PostgreSQL test database. */
+export async function freshDatabase(kind: string, dir: string, name = 'bench'): Promise<string> {
+  if (kind !== 'postgres') return `sqlite:${dir}/${name}.db`;
+  const pg = (await import('pg')).default;
+  const base = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const client = new pg.Client({ connectionString: base });
+  await client.connect();
+  await client.query(`drop schema if exists ${name} cascade; create schema ${name}`);
+  await client.end();
+  return `${base}?options=${encodeURIComponent(`-c search_path=${name}`)}`;
+}

@@ -1,0 +1,83 @@
+/**
+ * Acceptance to `delivered` through the simulator: campaigns go in at a steady offered rate for
+ * the given time while one `pigeon serve` (API and workers, simulator receipts after 1 s) carries
+ * them to `delivered`. Prints the delivered rate over the window and the dispatch and receipt
+ * backlog when it ends (a backlog that grows means the rate is not sustainable).
+ *
+ *   node --import tsx bench/throughput.bench.ts [seconds=60] [offered msg/s=6000] [sqlite|postgres]
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort, startPigeon } from '../test/helpers/processes.ts';
+import { figure, report, sampleRss } from './lib.ts';
+import { freshDatabase, prepareCustomer } from './setup.ts';
+
+const SECONDS = Number(process.argv[2] ?? 60);
+const OFFERED = Number(process.argv[3] ?? 6000);
+const STORE = process.argv[4] ?? 'sqlite';
+const BULK = 500;
+
+const dir = mkdtempSync(join(tmpdir(), 'pigeon-bench-'));
+try {
+  const databaseUrl = await freshDatabase(STORE, dir, 'throughput');
+  const { key } = await prepareCustomer(databaseUrl);
+  const port = await freePort();
+  const server = await startPigeon(['serve'], { DATABASE_URL: databaseUrl, PORT: String(port), RATE_LIMIT_MAX: '1000000' });
+  const rss = sampleRss(server.child.pid!);
+  const base = `http://127.0.0.1:${port}`;
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const delivered = async () => {
+    const res = await fetch(`${base}/v1/sms/delivery-reports?status=delivered&limit=1`, { headers });
+    return ((await res.json()) as { pagination: { total: number } }).pagination.total;
+  };
+  const depth = async (queue: string) => {
+    const text = await (await fetch(`${base}/metrics`)).text();
+    return Number(new RegExp(`^pigeon_queue_depth\\{queue="${queue}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? NaN);
+  };
+
+  let sent = 0;
+  let seq = 0;
+  const started = performance.now();
+  const tick = 1000 / (OFFERED / BULK);
+  const inflight = new Set<Promise<void>>();
+  let startDelivered = -1;
+  let startAt = 0;
+  while (performance.now() - started < SECONDS * 1000) {
+    // The first 10 s warm up; the window starts after them.
+    if (startDelivered < 0 && performance.now() - started > Math.min(10_000, SECONDS * 200)) {
+      startDelivered = await delivered();
+      startAt = performance.now();
+    }
+    const messages = Array.from({ length: BULK }, () => {
+      const n = seq++;
+      return { to: `+1415${String(n % 1000).padStart(3, '0')}${String(3000 + (n % 6000)).padStart(4, '0')}`, message: `Order ${n} is on its way.` };
+    });
+    const p = fetch(`${base}/v1/sms/bulk`, { method: 'POST', headers, body: JSON.stringify({ from: 'Bench', messages }) })
+      .then(async (res) => {
+        if (res.status === 200) sent += BULK;
+        else console.error(`# bulk answered ${res.status}: ${(await res.text()).slice(0, 200)}`);
+      })
+      .finally(() => inflight.delete(p));
+    inflight.add(p);
+    const next = started + (seq / BULK) * tick;
+    await sleep(Math.max(0, next - performance.now()));
+  }
+  await Promise.all(inflight);
+  const endDelivered = await delivered();
+  const window = (performance.now() - startAt) / 1000;
+  const dispatchBacklog = await depth('dispatch');
+  const receiptBacklog = await depth('receipt');
+  const peak = rss.stop();
+  await server.stop();
+  report([
+    figure(`to delivered (${STORE}), offered ${OFFERED}/s`, (endDelivered - startDelivered) / window, 'msg/s', { min: 5000 }),
+    figure(`accepted during the run (${STORE})`, sent, 'messages'),
+    figure(`dispatch backlog at the end (${STORE})`, dispatchBacklog, 'jobs'),
+    figure(`receipt backlog at the end (${STORE})`, receiptBacklog, 'jobs'),
+    figure(`pipeline (${STORE}) peak RSS`, peak, 'MiB', { max: 300 }),
+  ]);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
