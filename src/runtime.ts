@@ -8,7 +8,9 @@ import type { Carrier } from './carriers/carrier.ts';
 import { createCarrier } from './carriers/create-carrier.ts';
 import { loadConfig, type Config } from './config/config.ts';
 import { buildApp } from './http/app.ts';
+import { RedisRateLimitStore } from './http/redis-rate-limit-store.ts';
 import type { Context } from './services/context.ts';
+import { installReviewMail } from './services/mail.ts';
 import { openStore } from './store/connect.ts';
 import { migrateToLatest } from './store/migrate.ts';
 import { systemClock } from './util/ids.ts';
@@ -24,6 +26,8 @@ export function createLogger(config: Config, destination: number = 1): Logger {
 export async function openContext(config: Config, log: Logger): Promise<Context & { setWake(fn: Context['wake']): void }> {
   const store = openStore(config.databaseUrl);
   await migrateToLatest(store.db);
+  // Sender ID decisions mail the owner from whichever process makes them (server or CLI).
+  installReviewMail();
   let wake: Context['wake'] = () => {};
   return {
     store,
@@ -50,21 +54,26 @@ export async function start(opts: { api: boolean; workers: boolean; env?: NodeJS
   const config = loadConfig(opts.env);
   const log = createLogger(config);
   const ctx = await openContext(config, log);
-  const carrier = createCarrier(config, ctx.clock);
+  const carrier = createCarrier(config, ctx.clock, log);
   const workers = opts.workers ? createWorkers(ctx, carrier) : null;
   if (workers) ctx.setWake((queue) => workers.wake(queue));
   let app: FastifyInstance | null = null;
+  // Without Redis, each API process keeps its own counters (docs/deployment.md).
+  const rateLimits = opts.api && config.redisUrl ? new RedisRateLimitStore(config.redisUrl, log) : undefined;
   if (opts.api) {
-    app = await buildApp({ ctx, carrier, logger: log });
+    app = await buildApp({ ctx, carrier, logger: log, ...(rateLimits ? { rateLimits } : {}) });
     await app.listen({ port: config.port, host: config.host });
   }
   workers?.start();
+  // Only a process with workers talks to the carrier: `serve --no-workers` never binds to an SMSC.
+  if (workers) carrier.start?.();
   log.info({ api: opts.api ? `http://${config.host}:${config.port}` : null, workers: opts.workers, carrier: carrier.name, store: ctx.store.dialect }, 'pigeon started');
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
       // Stop taking requests, finish those in flight, let workers finish their batch, then close.
       await app?.close();
+      await rateLimits?.close();
       await workers?.stop();
       await carrier.close();
       await ctx.store.close();

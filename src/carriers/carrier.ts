@@ -32,6 +32,11 @@ export type SubmitOutcome =
       kind: 'accepted';
       carrierMessageId: string;
       /**
+       * The carrier's id of each part, in order, when a message went as several (SMPP): a receipt
+       * may name any of them. Stored in `carrier_parts` when the message becomes `sent`.
+       */
+      carrierPartIds?: string[];
+      /**
        * A receipt the carrier already knows it will send, and when (the simulator's). It is stored
        * as a delayed job at once, so a crash between now and then loses nothing.
        */
@@ -49,6 +54,11 @@ export interface CarrierStatus {
 
 export interface Carrier {
   readonly name: string;
+  /**
+   * Opens the carrier's connections. Called only in processes that run workers, so that an
+   * API-only process (`serve --no-workers`) never binds to the SMSC. Optional: the simulator has none.
+   */
+  start?(): void;
   /** Submits messages; the outcomes are in the same order. Never throws for one message's failure. */
   submit(messages: OutboundMessage[]): Promise<SubmitOutcome[]>;
   /** Registers the handler for receipts that arrive on their own (e.g. SMPP deliver_sm). */

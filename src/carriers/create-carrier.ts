@@ -1,15 +1,19 @@
+import pino, { type Logger } from 'pino';
 import type { Config } from '../config/config.ts';
-import { ConfigError } from '../config/config.ts';
 import type { Clock } from '../util/ids.ts';
 import type { Carrier } from './carrier.ts';
 import { SimulatorCarrier } from './simulator/simulator-carrier.ts';
+import { SmppCarrier } from './smpp/smpp-carrier.ts';
 
-/** The carrier named by CARRIER. */
-export function createCarrier(config: Config, clock: Clock): Carrier {
+/**
+ * The carrier named by CARRIER. Nothing connects until `start()`, which only processes that run
+ * workers call.
+ */
+export function createCarrier(config: Config, clock: Clock, log: Logger = pino({ level: 'silent' })): Carrier {
   switch (config.carrier) {
     case 'simulator':
-      return new SimulatorCarrier(config.simulator.deliveryDelayMs, clock);
+      return new SimulatorCarrier(config.simulator.deliveryDelayMs, clock, false, config.simulator.logFile);
     case 'smpp':
-      throw new ConfigError('CARRIER=smpp: the SMPP connector is not part of this build yet; use CARRIER=simulator.');
+      return new SmppCarrier(config.smpp, log.child({ component: 'smpp' }), clock);
   }
 }

@@ -2,6 +2,8 @@
  * Typed configuration read once from the environment (DECISIONS.md §7). Every value is validated
  * at start so that a typo fails loudly with the variable's name instead of misbehaving later.
  */
+import { loadSmppConfig, type SmppConfig } from './smpp-config.ts';
+
 export interface Config {
   port: number;
   host: string;
@@ -9,13 +11,29 @@ export interface Config {
   databaseUrl: string;
   carrier: 'simulator' | 'smpp';
   rateLimit: { max: number; windowMs: number };
+  /** Failed `/v1` authentications allowed per client IP per window before that IP gets 429s. */
+  authFailureLimit: { max: number; windowMs: number };
+  /** Slow-loris guard: a request (headers and body) must arrive whole within this time. */
+  requestTimeoutMs: number;
   redisUrl: string | null;
   bulkMaxMessages: number;
   bodyLimitBytes: number;
   webhook: { timeoutMs: number; retryDelaysMs: number[]; allowPrivate: boolean };
-  simulator: { deliveryDelayMs: number };
+  simulator: {
+    deliveryDelayMs: number;
+    /** Test aid: a file the simulator appends every submitted message id to (one per line). */
+    logFile: string | null;
+  };
+  /** CARRIER=smpp: SMSC routes, validity period, link timings (src/config/smpp-config.ts). */
+  smpp: SmppConfig;
   smtpUrl: string | null;
+  /** Sender of the dashboard's e-mail (MAIL_FROM); defaults to no-reply at PUBLIC_URL's host. */
+  mailFrom: string;
   logLevel: string;
+  /** When set, `/metrics` needs `Authorization: Bearer <token>`. */
+  metricsToken: string | null;
+  /** How long a claimed job is held before another worker may take it over. */
+  jobLeaseMs: number;
   /** Extra reserved Sender ID names, added to the built-in list. */
   reservedSenderNames: string[];
 }
@@ -85,6 +103,8 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     carrier,
     rateLimit: { max: int(env, 'RATE_LIMIT_MAX', 100, 1), windowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 1000, 1) },
+    authFailureLimit: { max: int(env, 'AUTH_FAILURE_LIMIT', 20, 1), windowMs: int(env, 'AUTH_FAILURE_WINDOW_MS', 60_000, 1000) },
+    requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30_000, 100),
     redisUrl: url(env, 'REDIS_URL', null, ['redis:', 'rediss:']),
     bulkMaxMessages: int(env, 'BULK_MAX_MESSAGES', 10_000, 1, 1_000_000),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1024),
@@ -93,9 +113,13 @@ export function loadConfig(env: Env = process.env): Config {
       retryDelaysMs,
       allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
     },
-    simulator: { deliveryDelayMs: int(env, 'SIM_DELIVERY_DELAY_MS', 1000, 0) },
+    simulator: { deliveryDelayMs: int(env, 'SIM_DELIVERY_DELAY_MS', 1000, 0), logFile: env.SIM_LOG_FILE?.trim() || null },
+    smpp: loadSmppConfig(env, carrier),
     smtpUrl: url(env, 'SMTP_URL', null, ['smtp:', 'smtps:']),
+    mailFrom: env.MAIL_FROM?.trim() || `Pigeon <no-reply@${new URL(publicUrl).hostname}>`,
     logLevel: env.LOG_LEVEL?.trim() || 'info',
+    metricsToken: env.METRICS_TOKEN?.trim() || null,
+    jobLeaseMs: int(env, 'JOB_LEASE_MS', 60_000, 1000),
     reservedSenderNames: (env.RESERVED_SENDER_NAMES ?? '')
       .split(',')
       .map((s) => s.trim().toUpperCase())

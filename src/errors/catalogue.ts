@@ -129,6 +129,19 @@ export const catalogue = {
     description: 'An `Idempotency-Key` identifies one request for 24 hours; reusing it with another body or endpoint is refused.',
     retryable: false,
   },
+  // Webhooks
+  webhook_event_not_found: {
+    status: 404,
+    message: 'No webhook event with this id.',
+    description: 'The webhook event id is unknown, or belongs to another account.',
+    retryable: false,
+  },
+  webhook_event_not_undelivered: {
+    status: 409,
+    message: 'Only an undelivered webhook event can be retried.',
+    description: 'The event is still `pending` (its scheduled attempts are not over) or already `delivered`; a manual retry applies only to an `undelivered` event.',
+    retryable: false,
+  },
   // Protocol
   not_found: {
     status: 404,
@@ -154,12 +167,55 @@ export const catalogue = {
     description: 'A body was sent with a `Content-Type` other than `application/json`.',
     retryable: false,
   },
+  request_timeout: {
+    status: 408,
+    message: 'The request did not arrive in time.',
+    description: 'The request (headers and body) was not received whole within the server\'s request timeout (`REQUEST_TIMEOUT_MS`, 30 s by default); the connection is closed.',
+    retryable: true,
+  },
+  headers_too_large: {
+    status: 431,
+    message: 'The request headers are too large.',
+    description: 'The request line and headers together exceed 16 KiB; the connection is closed.',
+    retryable: false,
+  },
   rate_limit_exceeded: {
     status: 429,
     message: 'Too many requests.',
     description:
-      'The account exceeded its request rate. Wait for the number of seconds in `Retry-After` (the `RateLimit-Reset` header says the same) and retry with exponential backoff.',
+      'The account exceeded its request rate, or its client address sent too many requests with a missing, unknown or revoked API key (`AUTH_FAILURE_LIMIT`). Wait for the number of seconds in `Retry-After` (the `RateLimit-Reset` header says the same) and retry with exponential backoff.',
     retryable: true,
+  },
+  // Dashboard
+  invalid_credentials: {
+    status: 401,
+    message: 'The e-mail address or password is wrong.',
+    description: 'A dashboard login (owner or operator) with an unknown e-mail address or a wrong password, or a password change with a wrong current password.',
+    retryable: false,
+  },
+  login_locked: {
+    status: 429,
+    message: 'Too many failed logins; try again later.',
+    description: 'Five failed dashboard logins for one e-mail address from one client address within 15 minutes lock that pair out for 15 minutes. `Retry-After` gives the seconds left.',
+    retryable: true,
+  },
+  email_taken: {
+    status: 409,
+    message: 'An owner with this e-mail address already exists.',
+    description: 'A dashboard sign-up with an e-mail address that already has an owner login.',
+    retryable: false,
+  },
+  invalid_csrf_token: {
+    status: 403,
+    message: 'The form has expired or did not come from this site; reload the page and try again.',
+    description: 'A dashboard form was posted without the hidden CSRF token of the session (or of the login page), or with a wrong one.',
+    retryable: false,
+  },
+  invalid_document: {
+    status: 400,
+    message: 'A verification document must be a PDF, PNG or JPEG file of at most 10 MiB.',
+    description: 'A Sender ID verification document uploaded in the dashboard is empty, larger than 10 MiB, or not a PDF, PNG or JPEG (checked on the file\'s content, not its name).',
+    retryable: false,
   },
   internal_error: {
     status: 500,

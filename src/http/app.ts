@@ -2,21 +2,28 @@
  * buildApp: the Fastify instance with every route, used by `pigeon serve` and injected into by
  * the API tests (no open port needed).
  */
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
 import type { Logger } from 'pino';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { catalogue, type ErrorCode } from '../errors/catalogue.ts';
 import type { Carrier } from '../carriers/carrier.ts';
 import type { Context } from '../services/context.ts';
+import { httpDuration, httpRequests } from '../metrics.ts';
 import { installAuth } from './auth.ts';
+import { dashboardRoutes } from './dashboard/dashboard-routes.ts';
 import { errorBody, makeErrorHandler } from './error-handler.ts';
 import { MemoryRateLimitStore, type RateLimitStore } from './rate-limit.ts';
 import { accountRoutes } from './routes/account.ts';
 import { deliveryReportRoutes } from './routes/delivery-reports.ts';
 import { docsRoutes } from './routes/docs.ts';
+import { openApiRoute, registerOpenApi } from './openapi.ts';
 import { healthRoutes } from './routes/health.ts';
 import { senderIdRoutes } from './routes/sender-ids.ts';
 import { smsRoutes } from './routes/sms.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 
 export interface AppOptions {
   ctx: Context;
@@ -36,6 +43,26 @@ function validatorCompiler() {
   const coercing = new Ajv({ ...common, coerceTypes: 'array' });
   return ({ schema, httpPart }: { schema: object; httpPart?: string }) =>
     (httpPart === 'querystring' || httpPart === 'params' || httpPart === 'headers' ? coercing : strict).compile(schema);
+}
+
+/**
+ * What Node's HTTP parser refuses before Fastify sees a request (a request that did not arrive in
+ * time, oversized headers, bytes that are not HTTP) gets the same catalogued JSON body as the rest.
+ */
+function clientErrorHandler(publicUrl: string) {
+  return (err: Error & { code?: string }, socket: Duplex): void => {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    const code: ErrorCode =
+      err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'request_timeout' : err.code === 'HPE_HEADER_OVERFLOW' ? 'headers_too_large' : 'invalid_request';
+    const status = catalogue[code].status;
+    const body = JSON.stringify(errorBody(publicUrl, code, code === 'invalid_request' ? 'The request is not valid HTTP.' : undefined));
+    if (socket.writable) {
+      socket.write(
+        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    }
+    socket.destroy(err);
+  };
 }
 
 /** Route paths and their methods, so that a wrong method on a known path is a 405, not a 404. */
@@ -62,10 +89,21 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: ctx.config.bodyLimitBytes,
     // Slow-loris guard: a request must arrive whole within this time.
-    requestTimeout: 30_000,
+    requestTimeout: ctx.config.requestTimeoutMs,
+    // Node only checks that deadline every connectionsCheckingInterval (30 s by default), and the
+    // headers have a deadline of their own; both follow REQUEST_TIMEOUT_MS so it means what it says.
+    http: {
+      headersTimeout: ctx.config.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(ctx.config.requestTimeoutMs / 4))),
+    },
     connectionTimeout: 60_000,
     keepAliveTimeout: 72_000,
     return503OnClosing: true,
+    clientErrorHandler: clientErrorHandler(ctx.config.publicUrl),
+    // A path with broken percent-encoding never reaches a route or the error handler.
+    frameworkErrors: (_error, _request, reply: FastifyReply) => {
+      void reply.code(400).send(errorBody(ctx.config.publicUrl, 'invalid_request', 'The URL is not valid: it has malformed percent-encoding.'));
+    },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -73,6 +111,12 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // Only JSON bodies are accepted; without a text/plain parser, other types are a 415.
   app.removeContentTypeParser(['text/plain']);
   app.setErrorHandler(makeErrorHandler(ctx.config.publicUrl));
+
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    httpRequests.inc({ method: request.method, route, status: reply.statusCode });
+    httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+  });
 
   const methods = methodIndex();
   app.addHook('onRoute', (route) => {
@@ -88,14 +132,19 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     return reply.code(404).send(errorBody(ctx.config.publicUrl, 'not_found', `No route ${request.method} ${path}.`));
   });
 
+  // Before any route: @fastify/swagger learns the routes as they are added.
+  await registerOpenApi(app, ctx.config.publicUrl);
+  openApiRoute(app);
   await app.register(healthRoutes(ctx, opts.carrier ?? null));
   await app.register(docsRoutes);
+  await app.register(dashboardRoutes(ctx));
   await app.register(
     async (v1) => {
       installAuth(v1, ctx, opts.rateLimits ?? new MemoryRateLimitStore());
       await v1.register(smsRoutes(ctx));
       await v1.register(senderIdRoutes(ctx));
       await v1.register(deliveryReportRoutes(ctx));
+      await v1.register(webhookRoutes(ctx));
       await v1.register(accountRoutes(ctx));
     },
     { prefix: '/v1' },

@@ -2,8 +2,13 @@
  * The `/v1` guard, run on every request before its body is read: authenticate the key, refuse a
  * suspended account, check the route's scope, then count the request against the account's rate
  * limit. Doing this in `onRequest` means a rejected caller costs no body parsing.
+ *
+ * Failed authentications are also counted per client IP (AUTH_FAILURE_LIMIT per
+ * AUTH_FAILURE_WINDOW_MS): past the limit, that IP gets `rate_limit_exceeded` before any key
+ * lookup until the window ends, so guessing keys costs the guesser time rather than us queries.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError } from '../errors/catalogue.ts';
 import { authenticate, requireScope, type Principal, type Scope } from '../services/api-keys.ts';
 import type { Context } from '../services/context.ts';
 import { checkRateLimit, type RateLimitStore } from './rate-limit.ts';
@@ -23,10 +28,45 @@ export function principalOf(request: FastifyRequest): Principal {
   return request.principal;
 }
 
+/** Codes that mean "this caller could not prove who it is", the ones a key guesser collects. */
+const AUTH_FAILURES = new Set(['invalid_api_key', 'api_key_revoked']);
+
 export function installAuth(app: FastifyInstance, ctx: Context, rateLimits: RateLimitStore): void {
+  const limit = ctx.config.authFailureLimit;
+  // IP -> end of the window in which it went over the limit. The counts live in `rateLimits` (shared
+  // through Redis when configured); this map only spares a blocked IP's requests a store round trip.
+  const blocked = new Map<string, number>();
+  const refuse = (ip: string, now: number) => {
+    const until = blocked.get(ip);
+    if (until === undefined) return;
+    if (until <= now) {
+      blocked.delete(ip);
+      return;
+    }
+    const seconds = String(Math.max(1, Math.ceil((until - now) / 1000)));
+    throw new AppError('rate_limit_exceeded', `Too many failed authentications from this address. Retry after ${seconds} s.`, {
+      headers: { 'Retry-After': seconds },
+    });
+  };
+
   app.decorateRequest('principal', undefined);
   app.addHook('onRequest', async (request, reply) => {
-    const principal = await authenticate(ctx, request.headers.authorization);
+    const ip = request.ip;
+    refuse(ip, ctx.clock());
+    let principal: Principal;
+    try {
+      principal = await authenticate(ctx, request.headers.authorization);
+    } catch (err) {
+      if (err instanceof AppError && AUTH_FAILURES.has(err.code)) {
+        const now = ctx.clock();
+        const { count, resetAt } = await rateLimits.hit(`authfail:${ip}`, limit.windowMs, now);
+        if (count >= limit.max) {
+          if (blocked.size > 100_000) for (const [k, until] of blocked) if (until <= now) blocked.delete(k);
+          blocked.set(ip, resetAt);
+        }
+      }
+      throw err;
+    }
     const scope = request.routeOptions.config.scope;
     if (scope) requireScope(principal, scope);
     const verdict = await checkRateLimit(rateLimits, principal.account.id, ctx.config.rateLimit, ctx.clock());

@@ -5,11 +5,14 @@
  * with Pigeon's message id passed to the carrier so it can drop the repeat).
  */
 import type { Carrier, OutboundMessage } from '../carriers/carrier.ts';
-import type { JobsTable, MessagesTable } from '../store/database.ts';
+import { carrierIdKeys } from '../carriers/carrier-ids.ts';
+import { chunked } from '../store/chunk.ts';
+import type { CarrierPartsTable, JobsTable, MessagesTable } from '../store/database.ts';
 import { deleteJobs, rescheduleJob, type NewJob } from '../store/repositories/jobs.repository.ts';
 import { messagesByIds } from '../store/repositories/messages.repository.ts';
 import { applyStatusChange, enqueueFollowUps } from './message-status-changes.ts';
 import type { Context } from './context.ts';
+import { carrierSubmits } from '../metrics.ts';
 
 export interface DispatchSummary {
   sent: number;
@@ -35,6 +38,7 @@ export async function dispatchJobs(ctx: Context, carrier: Carrier, jobs: JobsTab
   const followUps: NewJob[] = [];
   const inWork = new Set(work.map((w) => w.job.id));
   const done: string[] = jobs.filter((j) => !inWork.has(j.id)).map((j) => j.id);
+  const parts: CarrierPartsTable[] = [];
   await ctx.store.db.transaction().execute(async (trx) => {
     for (let i = 0; i < work.length; i++) {
       const { job, message } = work[i]!;
@@ -48,6 +52,12 @@ export async function dispatchJobs(ctx: Context, carrier: Carrier, jobs: JobsTab
       if (outcome.kind === 'accepted') {
         const applied = await applyStatusChange(trx, message, { to: 'sent', at: now, carrierMessageId: outcome.carrierMessageId }, now, followUps);
         if (applied) summary.sent++;
+        if (applied && outcome.carrierPartIds) {
+          outcome.carrierPartIds.forEach((carrierId, partIndex) => {
+            const { key, alt } = carrierIdKeys(carrierId);
+            parts.push({ message_id: message.id, part_index: partIndex, carrier_id: carrierId, part_key: key, part_alt: alt, created_at: now });
+          });
+        }
         if (applied && outcome.scheduledReport) {
           const { dueAt, ...report } = outcome.scheduledReport;
           followUps.push({ queue: 'receipt', ref: message.id, payload: report, runAt: dueAt });
@@ -63,9 +73,13 @@ export async function dispatchJobs(ctx: Context, carrier: Carrier, jobs: JobsTab
         if (applied) summary.failed++;
       }
     }
+    for (const rows of chunked(parts, 6)) await trx.insertInto('carrier_parts').values(rows).execute();
     await deleteJobs(trx, done);
     await enqueueFollowUps(trx, followUps, now);
   });
   if (followUps.some((j) => j.queue === 'webhook')) ctx.wake('webhook');
+  carrierSubmits.inc({ carrier: carrier.name, outcome: 'accepted' }, summary.sent);
+  carrierSubmits.inc({ carrier: carrier.name, outcome: 'rejected' }, summary.failed);
+  carrierSubmits.inc({ carrier: carrier.name, outcome: 'retry' }, summary.retried);
   return summary;
 }

@@ -9,6 +9,7 @@ import type { Database, MessagesTable } from '../store/database.ts';
 import { creditCredits } from '../store/repositories/ledger.repository.ts';
 import { enqueueJobs, type NewJob } from '../store/repositories/jobs.repository.ts';
 import { iso, newId } from '../util/ids.ts';
+import { messageTransitions } from '../metrics.ts';
 
 export interface StatusChange {
   to: MessageStatus;
@@ -76,6 +77,7 @@ export async function applyStatusChange(
     .where('status', '=', message.status)
     .executeTakeFirst();
   if (result.numUpdatedRows === 0n) return null;
+  messageTransitions.inc({ status: change.to });
 
   // Refused before it ever left: the customer paid for nothing, so the segments come back.
   if (message.status === 'pending' && change.to === 'failed') {

@@ -8,11 +8,9 @@ import { AppError, type ErrorCode } from '../errors/catalogue.ts';
 import { parseRecipient } from '../domain/phone-number.ts';
 import { segmentMessage, type Encoding } from '../domain/segmentation.ts';
 import type { MessagesTable } from '../store/database.ts';
-import { debitCredits } from '../store/repositories/ledger.repository.ts';
-import { insertMessages } from '../store/repositories/messages.repository.ts';
-import { enqueueJobs } from '../store/repositories/jobs.repository.ts';
 import { newId } from '../util/ids.ts';
 import { approvedSenderName } from './sender-ids.ts';
+import { acceptanceBatcher } from './acceptance-batcher.ts';
 import type { Context } from './context.ts';
 import type { Finish } from './idempotency.ts';
 
@@ -87,11 +85,12 @@ function messageRow(accountId: string, batchId: string | null, sender: string, e
 }
 
 /**
- * Debits, stores and enqueues in one transaction, and builds the response from the new balance
- * inside it, so that `finish` (the idempotency record) commits with the send. Throws
- * `insufficient_credits` with nothing written.
+ * Debits, stores and enqueues in one transaction (shared with concurrent acceptances: see
+ * acceptance-batcher.ts), and builds the response from the new balance inside it, so that
+ * `finish` (the idempotency record) commits with the send. Throws `insufficient_credits` with
+ * nothing written.
  */
-async function accept<R>(
+function accept<R>(
   ctx: Context,
   accountId: string,
   rows: MessagesTable[],
@@ -101,24 +100,15 @@ async function accept<R>(
   respond: (remaining: number) => R,
   finish: Finish | undefined,
 ): Promise<R> {
-  const now = rows[0]?.created_at ?? ctx.clock();
-  const result = await ctx.store.db.transaction().execute(async (trx) => {
-    const balance = await debitCredits(trx, accountId, credits, reference, now);
-    if (balance === null) throw new AppError('insufficient_credits', `Sending needs ${credits} credit${credits === 1 ? '' : 's'}; the balance is lower.`);
-    if (batch) {
-      await trx
-        .insertInto('batches')
-        .values({ id: reference, account_id: accountId, total: batch.total, queued: rows.length, credits_used: credits, created_at: now })
-        .execute();
-    }
-    await insertMessages(trx, rows);
-    await enqueueJobs(trx, rows.map((r) => ({ queue: 'dispatch' as const, ref: r.id, runAt: now })), now);
-    const response = respond(balance);
-    if (finish) await finish(trx, { status: 200, body: response });
-    return response;
+  return acceptanceBatcher(ctx).accept({
+    accountId,
+    rows,
+    reference,
+    credits,
+    batch: batch ? { id: reference, total: batch.total } : null,
+    respond,
+    ...(finish ? { finish } : {}),
   });
-  ctx.wake('dispatch');
-  return result;
 }
 
 async function balanceOf(ctx: Context, accountId: string): Promise<number> {

@@ -161,6 +161,79 @@ export interface OperatorsTable {
   created_at: number;
 }
 
+/** A person who signs in to the dashboard for an account. */
+export interface OwnersTable {
+  id: string;
+  account_id: string;
+  /** Lower-cased; one owner login per address. */
+  email: string;
+  /** scrypt, in the self-describing form of src/services/passwords.ts. */
+  password_hash: string;
+  created_at: number;
+}
+
+export type SessionKind = 'owner' | 'operator';
+
+export interface SessionsTable {
+  id: string;
+  /** SHA-256 of the cookie's token, hex; the token itself is never stored. */
+  token_digest: string;
+  kind: SessionKind;
+  /** The owner's or operator's id. */
+  subject_id: string;
+  /** Compared with the hidden field of every form posted in this session. */
+  csrf_token: string;
+  created_at: number;
+  expires_at: number;
+}
+
+/** Failed logins per e-mail and client address, for the lockout. */
+export interface LoginThrottleTable {
+  key: string;
+  failures: number;
+  window_started_at: number;
+  locked_until: number | null;
+}
+
+export interface SenderIdDocumentsTable {
+  id: string;
+  sender_id_id: string;
+  account_id: string;
+  filename: string;
+  content_type: string;
+  size: number;
+  content: Buffer;
+  created_at: number;
+}
+
+/** queued: waiting for the mail worker; sent: accepted by SMTP; held: no SMTP_URL, kept here; failed: retries ran out. */
+export type MailStatus = 'queued' | 'sent' | 'held' | 'failed';
+
+export interface MailOutboxTable {
+  id: string;
+  to_address: string;
+  subject: string;
+  body_text: string;
+  status: MailStatus;
+  attempts: number;
+  last_error: string | null;
+  created_at: number;
+  sent_at: number | null;
+}
+
+/** Each submitted part's SMSC id (keys of src/carriers/smpp/carrier-ids.ts), for receipts. */
+export interface CarrierPartsTable {
+  message_id: string;
+  part_index: number;
+  /** The SMSC's id as it answered the submit. */
+  carrier_id: string;
+  /** Lower-cased, without leading zeros. */
+  part_key: string;
+  /** The decimal value of part_key read as hexadecimal, when different. */
+  part_alt: string | null;
+  created_at: number;
+}
+
 export interface Database {
   operators: OperatorsTable;
   accounts: AccountsTable;
@@ -173,4 +246,10 @@ export interface Database {
   webhook_events: WebhookEventsTable;
   webhook_attempts: WebhookAttemptsTable;
   idempotency_keys: IdempotencyKeysTable;
+  carrier_parts: CarrierPartsTable;
+  owners: OwnersTable;
+  sessions: SessionsTable;
+  login_throttle: LoginThrottleTable;
+  sender_id_documents: SenderIdDocumentsTable;
+  mail_outbox: MailOutboxTable;
 }

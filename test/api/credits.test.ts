@@ -31,6 +31,24 @@ describe('credits', () => {
     assert.equal(stored.json().pagination.total, 25, 'one stored message per credit spent');
   });
 
+  test('sends committed together keep their own outcomes: each sees its own balance, a poor account does not fail a rich one', async () => {
+    const rich = await h.customer({ credits: 100 });
+    const poor = await h.customer({ credits: 1 });
+    const body = { to: '+447911123456', from: 'Acme', message: 'together' };
+    const results = await Promise.all([
+      ...Array.from({ length: 10 }, () => h.request('POST', '/v1/sms/send', { key: rich.key, body })),
+      ...Array.from({ length: 3 }, () => h.request('POST', '/v1/sms/send', { key: poor.key, body })),
+    ]);
+    const richAnswers = results.slice(0, 10).map((r) => r.json());
+    assert.ok(richAnswers.every((b) => b.status === 'success'));
+    assert.deepEqual(richAnswers.map((b) => b.credits_remaining).sort((x, y) => y - x), [99, 98, 97, 96, 95, 94, 93, 92, 91, 90]);
+    assert.deepEqual(results.slice(10).map((r) => r.statusCode).sort(), [200, 422, 422]);
+    for (const c of [rich, poor]) {
+      const { balance, ledger } = await ledgerMatchesBalance(h.ctx, c.accountId);
+      assert.equal(balance, ledger);
+    }
+  });
+
   test('a message the carrier rejects before it is sent is refunded; the ledger shows every change', async () => {
     const { key, accountId } = await h.customer({ credits: 10 });
     const res = await h.request('POST', '/v1/sms/send', { key, body: { to: '+447911112222', from: 'Acme', message: 'x'.repeat(200) } });

@@ -4,10 +4,21 @@ import type { FastifyInstance } from 'fastify';
 import type { Carrier } from '../../carriers/carrier.ts';
 import type { Context } from '../../services/context.ts';
 import { migrationsCurrent } from '../../store/migrate.ts';
+import { registerQueueGauges, registry } from '../../metrics.ts';
+import { errorBody } from '../error-handler.ts';
 
 export function healthRoutes(ctx: Context, carrier: Carrier | null) {
   return async (app: FastifyInstance): Promise<void> => {
+    registerQueueGauges(ctx.store, ctx.clock);
     app.get('/health', async () => ({ status: 'ok' }));
+    app.get('/metrics', async (request, reply) => {
+      // Optional bearer token, for deployments where /metrics is reachable from outside.
+      const token = ctx.config.metricsToken;
+      if (token && request.headers.authorization !== `Bearer ${token}`) {
+        return reply.code(401).send(errorBody(ctx.config.publicUrl, 'invalid_api_key', 'The metrics token is missing or wrong.'));
+      }
+      return reply.type(registry.contentType).send(await registry.metrics());
+    });
     app.get('/ready', async (_request, reply) => {
       const checks: Record<string, string> = {};
       let ready = true;

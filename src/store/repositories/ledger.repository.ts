@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database, LedgerKind } from '../database.ts';
+import type { CreditLedgerTable, Database, LedgerKind } from '../database.ts';
+import { chunked } from '../chunk.ts';
 import { newId } from '../../util/ids.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;
@@ -7,15 +8,9 @@ type Executor = Kysely<Database> | Transaction<Database>;
 /**
  * Debits an account if, and only if, its balance covers the amount; returns the new balance or
  * null. The guard is inside the UPDATE itself, so two concurrent debits can never both pass on
- * the same credits, on either database. The ledger row is written in the same transaction.
+ * the same credits, on either database. The caller writes the ledger row in the same transaction.
  */
-export async function debitCredits(
-  trx: Transaction<Database>,
-  accountId: string,
-  amount: number,
-  reference: string,
-  now: number,
-): Promise<number | null> {
+export async function tryDebit(trx: Transaction<Database>, accountId: string, amount: number): Promise<number | null> {
   const row = await trx
     .updateTable('accounts')
     .set({ credits: sql<number>`credits - ${amount}` })
@@ -23,9 +18,11 @@ export async function debitCredits(
     .where('credits', '>=', amount)
     .returning('credits')
     .executeTakeFirst();
-  if (!row) return null;
-  await insertLedgerRow(trx, accountId, -amount, 'debit', reference, null, now);
-  return Number(row.credits);
+  return row ? Number(row.credits) : null;
+}
+
+export async function insertLedgerRows(db: Executor, rows: CreditLedgerTable[]): Promise<void> {
+  for (const part of chunked(rows, 7)) await db.insertInto('credit_ledger').values(part).execute();
 }
 
 /** Adds credits (top-up or refund) and records the ledger row; returns the new balance. */

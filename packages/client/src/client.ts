@@ -1,0 +1,156 @@
+/**
+ * The client: one typed method per endpoint, grouped by resource
+ * (`pigeon.sms.send`, `pigeon.deliveryReports.iterate`, …).
+ */
+import { PigeonApiError } from './errors.ts';
+import { Transport, type ClientOptions, type RawResponse } from './transport.ts';
+import type {
+  Account,
+  BulkRequest,
+  BulkResult,
+  DeliveryReport,
+  DeliveryReportPage,
+  DeliveryReportQuery,
+  SendRequest,
+  SendResult,
+  SenderId,
+  WebhookEventPage,
+  WebhookEventQuery,
+  WebhookEventRecord,
+} from './types.ts';
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+export interface SendOptions extends CallOptions {
+  /**
+   * Identifies this send for 24 hours so that repeating it never sends twice. Default: a new
+   * random key per call, reused by the client's own retries of that call.
+   */
+  idempotencyKey?: string;
+}
+
+/** The answer's body, or a typed error when it is not the JSON object the API documents. */
+function object(response: RawResponse): Record<string, unknown> {
+  if (typeof response.body !== 'object' || response.body === null) {
+    throw new PigeonApiError({ status: response.status, code: 'invalid_response', message: 'The answer is not a JSON object.', docs_url: '', headers: response.headers });
+  }
+  return response.body as Record<string, unknown>;
+}
+
+/** Accepts both documented shapes of Sender ID answers: `data` (reference) and `sender_ids` / `sender_id` (guide). */
+export function senderIdsFrom(body: Record<string, unknown>): SenderId[] {
+  const list = body.data ?? body.sender_ids;
+  return Array.isArray(list) ? (list as SenderId[]) : [];
+}
+
+export function senderIdFrom(body: Record<string, unknown>): SenderId {
+  return (body.data ?? body.sender_id) as SenderId;
+}
+
+function newIdempotencyKey(): string {
+  return crypto.randomUUID();
+}
+
+export class Pigeon {
+  readonly #http: Transport;
+
+  constructor(options: ClientOptions) {
+    this.#http = new Transport(options);
+  }
+
+  /** Sending. */
+  readonly sms = {
+    /** `POST /v1/sms/send`: one SMS. Retried safely: every call carries an Idempotency-Key. */
+    send: async (request: SendRequest, options: SendOptions = {}): Promise<SendResult> => {
+      const response = await this.#http.request({
+        method: 'POST',
+        path: '/sms/send',
+        body: request,
+        idempotencyKey: options.idempotencyKey ?? newIdempotencyKey(),
+        signal: options.signal,
+      });
+      return object(response) as unknown as SendResult;
+    },
+    /** `POST /v1/sms/bulk`: a campaign of up to 10,000 messages; invalid entries come back in `errors`. */
+    bulk: async (request: BulkRequest, options: SendOptions = {}): Promise<BulkResult> => {
+      const response = await this.#http.request({
+        method: 'POST',
+        path: '/sms/bulk',
+        body: request,
+        idempotencyKey: options.idempotencyKey ?? newIdempotencyKey(),
+        signal: options.signal,
+      });
+      return object(response) as unknown as BulkResult;
+    },
+  };
+
+  /** Sender IDs. */
+  readonly senderIds = {
+    /** `GET /v1/sms/sender-ids`, newest first. */
+    list: async (options: CallOptions = {}): Promise<SenderId[]> => {
+      const response = await this.#http.request({ method: 'GET', path: '/sms/sender-ids', signal: options.signal });
+      return senderIdsFrom(object(response));
+    },
+    /**
+     * `POST /v1/sms/sender-ids`: registers a name for review; it starts `pending`. Not retried
+     * after a network error (the endpoint takes no Idempotency-Key); a repeat would be
+     * `sender_id_exists`.
+     */
+    create: async (name: string, options: CallOptions = {}): Promise<SenderId> => {
+      const response = await this.#http.request({ method: 'POST', path: '/sms/sender-ids', body: { name }, signal: options.signal });
+      return senderIdFrom(object(response));
+    },
+  };
+
+  /** Delivery reports. */
+  readonly deliveryReports = {
+    /** `GET /v1/sms/delivery-reports`: one page. */
+    list: async (query: DeliveryReportQuery = {}, options: CallOptions = {}): Promise<DeliveryReportPage> => {
+      const response = await this.#http.request({ method: 'GET', path: '/sms/delivery-reports', query: { ...query }, signal: options.signal });
+      return object(response) as unknown as DeliveryReportPage;
+    },
+    /**
+     * Every report matching `query`, page after page (from `query.page`, default 1), fetched as
+     * the loop asks for them. Reports are newest first, so messages sent while iterating can
+     * shift later pages; filter by `batch_id` for a stable set.
+     */
+    iterate: (query: DeliveryReportQuery = {}, options: CallOptions = {}): AsyncIterableIterator<DeliveryReport> => {
+      const list = this.deliveryReports.list;
+      return (async function* pages() {
+        let page = query.page ?? 1;
+        for (;;) {
+          const result = await list({ ...query, page }, options);
+          yield* result.data;
+          const { limit, total } = result.pagination;
+          if (result.data.length === 0 || page * limit >= total) return;
+          page++;
+        }
+      })();
+    },
+  };
+
+  /** The webhook events Pigeon sent (or is trying to send) to your `callback_url`s. */
+  readonly webhooks = {
+    /** `GET /v1/webhooks/events`: one page, newest first, each event with its delivery attempts. */
+    listEvents: async (query: WebhookEventQuery = {}, options: CallOptions = {}): Promise<WebhookEventPage> => {
+      const response = await this.#http.request({ method: 'GET', path: '/webhooks/events', query: { ...query }, signal: options.signal });
+      return object(response) as unknown as WebhookEventPage;
+    },
+    /** `POST /v1/webhooks/events/{id}/retry`: sends an `undelivered` event once more; answers at once (202). */
+    retryEvent: async (id: string, options: CallOptions = {}): Promise<WebhookEventRecord> => {
+      const response = await this.#http.request({ method: 'POST', path: `/webhooks/events/${encodeURIComponent(id)}/retry`, signal: options.signal });
+      return object(response).data as WebhookEventRecord;
+    },
+  };
+
+  /** The account. */
+  readonly account = {
+    /** `GET /v1/account`: name, state and credit balance. */
+    get: async (options: CallOptions = {}): Promise<Account> => {
+      const response = await this.#http.request({ method: 'GET', path: '/account', signal: options.signal });
+      return object(response).data as Account;
+    },
+  };
+}

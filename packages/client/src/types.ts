@@ -1,0 +1,175 @@
+/**
+ * The shapes of the Pigeon API, as the server's route schemas define them (src/http/schemas.ts);
+ * test/types-drift.test.ts fails the type check if the two part ways.
+ */
+
+/** `GSM-7` text packs 160 characters in one segment; anything else is `UCS-2` (70). */
+export type Encoding = 'GSM-7' | 'UCS-2';
+export type MessageStatus = 'pending' | 'sent' | 'delivered' | 'failed';
+export type SenderIdStatus = 'pending' | 'approved' | 'rejected';
+
+export interface SendRequest {
+  /** E.164 recipient, e.g. `+14155552671` (spaces, `-`, `.`, `(`, `)` tolerated). */
+  to: string;
+  /** An approved Sender ID of the account. */
+  from: string;
+  /** 1 to 1,600 characters. */
+  message: string;
+  /** HTTPS URL that receives this message's webhook events. */
+  callback_url?: string;
+}
+
+export interface SendResult {
+  status: 'success';
+  message_id: string;
+  /** The recipient exactly as given. */
+  to: string;
+  from: string;
+  segments: number;
+  encoding: Encoding;
+  credits_used: number;
+  credits_remaining: number;
+}
+
+export interface BulkRequest {
+  from: string;
+  messages: { to: string; message: string }[];
+  callback_url?: string;
+}
+
+export interface BulkResult {
+  status: 'success';
+  batch_id: string;
+  total: number;
+  /** Lower than `total` when some entries were invalid; those are in `errors`. */
+  queued: number;
+  credits_used: number;
+  credits_remaining: number;
+  messages: { index: number; message_id: string; to: string; segments: number; encoding: Encoding }[];
+  errors: { index: number; to: string; code: string; message: string }[];
+}
+
+/**
+ * A Sender ID. `id` is optional because some integrations document a variant answer whose
+ * records carry only `name`, `status` and `created_at`; Pigeon itself always sends it.
+ */
+export interface SenderId {
+  id?: string;
+  name: string;
+  status: SenderIdStatus;
+  created_at: string;
+}
+
+export interface DeliveryReport {
+  message_id: string;
+  batch_id: string | null;
+  /** E.164. */
+  to: string;
+  from: string;
+  status: MessageStatus;
+  segments: number;
+  encoding: Encoding;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: string;
+  /** `null` until handed to the carrier. */
+  sent_at: string | null;
+  /** `null` unless delivered. */
+  delivered_at: string | null;
+}
+
+export interface Pagination {
+  page: number;
+  limit: number;
+  total: number;
+}
+
+export interface DeliveryReportQuery {
+  message_id?: string;
+  batch_id?: string;
+  status?: MessageStatus;
+  /** From 1; default 1. */
+  page?: number;
+  /** 1 to 200; default 50. */
+  limit?: number;
+}
+
+export interface DeliveryReportPage {
+  status: 'success';
+  data: DeliveryReport[];
+  pagination: Pagination;
+}
+
+export interface Account {
+  id: string;
+  name: string;
+  status: 'active' | 'suspended';
+  credits_remaining: number;
+}
+
+export type WebhookEventType = 'sms.sent' | 'sms.delivered' | 'sms.failed';
+
+/** The body of a webhook request (spec 6.2). */
+export interface WebhookEvent {
+  event: WebhookEventType;
+  message_id: string;
+  /** `null` for single sends. */
+  batch_id: string | null;
+  to: string;
+  from: string;
+  status: 'sent' | 'delivered' | 'failed';
+  delivered_at: string | null;
+  sent_at: string | null;
+  timestamp: string;
+  /** Only on `sms.failed`. */
+  error_code?: string;
+  /** Only on `sms.failed`. */
+  error_message?: string;
+}
+
+/** One try at delivering a webhook event. */
+export interface WebhookAttempt {
+  /** 1 for the first attempt. */
+  attempt: number;
+  attempted_at: string;
+  /** The receiver's status, or `null` when no response came. */
+  http_status: number | null;
+  /** Why the attempt failed; `null` on success. */
+  error: string | null;
+  latency_ms: number;
+}
+
+export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'undelivered';
+
+/** A webhook event as `GET /v1/webhooks/events` shows it: what was sent, where, and how it went. */
+export interface WebhookEventRecord {
+  /** Also sent as the `X-Pigeon-Event-Id` header. */
+  id: string;
+  event: string;
+  message_id: string;
+  batch_id: string | null;
+  url: string;
+  status: WebhookDeliveryStatus;
+  attempt_count: number;
+  last_error: string | null;
+  next_attempt_at: string | null;
+  created_at: string;
+  updated_at: string;
+  /** The exact body sent. */
+  payload: Record<string, unknown>;
+  attempts: WebhookAttempt[];
+}
+
+export interface WebhookEventQuery {
+  message_id?: string;
+  batch_id?: string;
+  status?: WebhookDeliveryStatus;
+  page?: number;
+  limit?: number;
+}
+
+export interface WebhookEventPage {
+  status: 'success';
+  data: WebhookEventRecord[];
+  pagination: Pagination;
+}

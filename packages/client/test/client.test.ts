@@ -1,0 +1,162 @@
+/** Every method of the client against a real Pigeon server over HTTP. */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  Pigeon,
+  PigeonApiError,
+  PigeonAuthenticationError,
+  PigeonInvalidRequestError,
+  PigeonPermissionError,
+  type DeliveryReport,
+} from '../src/index.ts';
+import { liveServer, type LiveServer } from './server.ts';
+
+describe('client against a live server', () => {
+  let server: LiveServer;
+  before(async () => {
+    // One webhook attempt only, so an event to an unreachable receiver is soon `undelivered`.
+    server = await liveServer({ WEBHOOK_RETRY_DELAYS_MS: '0' });
+  });
+  after(() => server.close());
+
+  const client = (apiKey: string, extra: Partial<ConstructorParameters<typeof Pigeon>[0]> = {}) =>
+    new Pigeon({ apiKey, baseUrl: server.baseUrl, sleep: async () => {}, ...extra });
+
+  test('account.get reads the balance', async () => {
+    const { key, accountId } = await server.h.customer({ credits: 42 });
+    const account = await client(key).account.get();
+    assert.deepEqual(account, { id: accountId, name: account.name, status: 'active', credits_remaining: 42 });
+  });
+
+  test('the base URL may carry /v1', async () => {
+    const { key } = await server.h.customer({ credits: 1 });
+    const account = await new Pigeon({ apiKey: key, baseUrl: `${server.baseUrl}/v1/` }).account.get();
+    assert.equal(account.credits_remaining, 1);
+  });
+
+  test('senderIds.create and senderIds.list', async () => {
+    const { key } = await server.h.customer({ sender: null });
+    const pigeon = client(key);
+    const created = await pigeon.senderIds.create('Brand1');
+    assert.equal(created.name, 'Brand1');
+    assert.equal(created.status, 'pending');
+    assert.match(created.id ?? '', /\S/);
+    const list = await pigeon.senderIds.list();
+    assert.deepEqual(list, [created]);
+  });
+
+  test('sms.send returns the send result and the message shows in the reports', async () => {
+    const { key } = await server.h.customer({ credits: 10 });
+    const pigeon = client(key);
+    const sent = await pigeon.sms.send({ to: '+44 7911 123456', from: 'acme', message: 'Hello from the client' });
+    assert.equal(sent.status, 'success');
+    assert.equal(sent.to, '+44 7911 123456');
+    assert.equal(sent.from, 'Acme');
+    assert.equal(sent.segments, 1);
+    assert.equal(sent.encoding, 'GSM-7');
+    assert.equal(sent.credits_remaining, 9);
+    const page = await pigeon.deliveryReports.list({ message_id: sent.message_id });
+    assert.equal(page.pagination.total, 1);
+    assert.equal(page.data[0]?.to, '+447911123456');
+    assert.equal(page.data[0]?.status, 'pending');
+  });
+
+  test('sms.bulk queues the valid entries and lists the invalid ones', async () => {
+    const { key } = await server.h.customer({ credits: 10 });
+    const result = await client(key).sms.bulk({
+      from: 'Acme',
+      messages: [
+        { to: '+447911123456', message: 'one' },
+        { to: 'not a number', message: 'two' },
+        { to: '+254712345678', message: 'three' },
+      ],
+    });
+    assert.equal(result.total, 3);
+    assert.equal(result.queued, 2);
+    assert.equal(result.credits_used, 2);
+    assert.deepEqual(result.errors.map((e) => [e.index, e.code]), [[1, 'invalid_recipient']]);
+    assert.deepEqual(result.messages.map((m) => m.index), [0, 2]);
+  });
+
+  test('deliveryReports.iterate walks every page', async () => {
+    const { key } = await server.h.customer({ credits: 100 });
+    let requests = 0;
+    const pigeon = client(key, { fetch: (input, init) => (requests++, fetch(input, init)) });
+    const messages = Array.from({ length: 23 }, (_, i) => ({ to: `+4479111${String(10000 + i)}`, message: `m${i}` }));
+    const bulk = await pigeon.sms.bulk({ from: 'Acme', messages });
+    assert.equal(bulk.queued, 23);
+    requests = 0;
+    const seen: DeliveryReport[] = [];
+    for await (const report of pigeon.deliveryReports.iterate({ batch_id: bulk.batch_id, limit: 10 })) seen.push(report);
+    assert.equal(requests, 3, 'pages of 10, 10 and 3');
+    assert.deepEqual(seen.map((r) => r.message_id).sort(), bulk.messages.map((m) => m.message_id).sort());
+    assert.ok(seen.every((r) => r.batch_id === bulk.batch_id));
+  });
+
+  test('deliveryReports.iterate over nothing yields nothing', async () => {
+    const { key } = await server.h.customer();
+    const seen = [];
+    for await (const r of client(key).deliveryReports.iterate({ batch_id: 'bat_unknown' })) seen.push(r);
+    assert.deepEqual(seen, []);
+  });
+
+  test('webhooks.listEvents and webhooks.retryEvent', async () => {
+    const { key } = await server.h.customer({ credits: 10 });
+    const pigeon = client(key);
+    const sent = await pigeon.sms.send({ to: '+447911123456', from: 'Acme', message: 'with events', callback_url: 'https://127.0.0.1:9/hooks' });
+    await server.h.workers.drain();
+    const page = await pigeon.webhooks.listEvents({ message_id: sent.message_id });
+    assert.ok(page.pagination.total >= 1);
+    const sentEvent = page.data.find((e) => e.event === 'sms.sent');
+    assert.ok(sentEvent, 'an sms.sent event was recorded');
+    assert.equal(sentEvent.message_id, sent.message_id);
+    assert.equal(sentEvent.payload.message_id, sent.message_id);
+    const undelivered = page.data.find((e) => e.status === 'undelivered');
+    assert.ok(undelivered, `an undelivered event: ${JSON.stringify(page.data.map((e) => [e.event, e.status, e.last_error]))}`);
+    const retried = await pigeon.webhooks.retryEvent(undelivered.id);
+    assert.equal(retried.id, undelivered.id);
+    await assert.rejects(pigeon.webhooks.retryEvent('evt_unknown'), (err: PigeonApiError) => {
+      assert.ok(err instanceof PigeonInvalidRequestError);
+      assert.equal(err.status, 404);
+      assert.equal(err.code, 'webhook_event_not_found');
+      return true;
+    });
+  });
+
+  describe('errors are typed exceptions', () => {
+    test('a bad key is a PigeonAuthenticationError with code, status and docs_url', async () => {
+      const err = await client('pk_live_00000000000000000000000000000000').account.get().catch((e: unknown) => e);
+      assert.ok(err instanceof PigeonAuthenticationError);
+      assert.equal(err.status, 401);
+      assert.equal(err.code, 'invalid_api_key');
+      assert.equal(err.docs_url, 'https://pigeon.test/docs/errors#invalid_api_key');
+    });
+
+    test('a missing scope is a PigeonPermissionError', async () => {
+      const { key } = await server.h.customer({ scopes: 'account:read' });
+      const err = await client(key).sms.send({ to: '+447911123456', from: 'Acme', message: 'x' }).catch((e: unknown) => e);
+      assert.ok(err instanceof PigeonPermissionError);
+      assert.equal(err.code, 'insufficient_permissions');
+      assert.equal(err.status, 403);
+    });
+
+    test('a bad recipient is a PigeonInvalidRequestError and is not retried', async () => {
+      const { key } = await server.h.customer();
+      let requests = 0;
+      const pigeon = client(key, { fetch: (input, init) => (requests++, fetch(input, init)) });
+      const err = await pigeon.sms.send({ to: '12', from: 'Acme', message: 'x' }).catch((e: unknown) => e);
+      assert.ok(err instanceof PigeonInvalidRequestError);
+      assert.equal(err.code, 'invalid_recipient');
+      assert.equal(err.status, 400);
+      assert.equal(requests, 1);
+    });
+
+    test('insufficient credits is 422 with its code', async () => {
+      const { key } = await server.h.customer({ credits: 0 });
+      const err = await client(key).sms.send({ to: '+447911123456', from: 'Acme', message: 'x' }).catch((e: unknown) => e);
+      assert.ok(err instanceof PigeonApiError);
+      assert.equal(err.status, 422);
+      assert.equal(err.code, 'insufficient_credits');
+    });
+  });
+});

@@ -1,0 +1,35 @@
+/**
+ * Holds the client's hand-written types to the server's route schemas: the type check fails when
+ * a field is added, removed or retyped on one side only. The runtime test holds the client's list
+ * of error codes to the server's catalogue.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Static } from 'typebox';
+import { catalogue } from '../../../src/errors/catalogue.ts';
+import type * as Server from '../../../src/http/schemas.ts';
+import type { WebhookEvent as ServerWebhookEvent } from '../../../src/http/openapi.ts';
+import { KNOWN_ERROR_CODES } from '../src/errors.ts';
+import type * as Client from '../src/types.ts';
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Fits<A, B> = [A] extends [B] ? true : false;
+const same = <T extends true>(_: T) => _;
+
+same<Same<Static<typeof Server.SendBody>, Client.SendRequest>>(true);
+same<Same<Static<typeof Server.SendResult>, Client.SendResult>>(true);
+same<Same<Static<typeof Server.BulkBody>, Client.BulkRequest>>(true);
+same<Same<Static<typeof Server.BulkResult>, Client.BulkResult>>(true);
+// The client also accepts records without `id` (the guide's variant), so only one way round.
+same<Fits<Static<typeof Server.SenderIdRecord>, Client.SenderId>>(true);
+same<Same<Omit<Static<typeof Server.SenderIdRecord>, 'id'>, Omit<Client.SenderId, 'id'>>>(true);
+same<Same<Static<typeof Server.DeliveryReport>, Client.DeliveryReport>>(true);
+same<Same<Static<typeof Server.ReportsQuery>, Client.DeliveryReportQuery>>(true);
+same<Same<Static<typeof Server.ReportsList>, Client.DeliveryReportPage>>(true);
+same<Same<Static<typeof Server.AccountBody>['data'], Client.Account>>(true);
+same<Same<Static<typeof ServerWebhookEvent>, Client.WebhookEvent>>(true);
+
+test('every error code the client knows is in the server catalogue', () => {
+  const missing = KNOWN_ERROR_CODES.filter((code) => !Object.hasOwn(catalogue, code));
+  assert.deepEqual(missing, []);
+});

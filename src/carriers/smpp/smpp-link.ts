@@ -1,0 +1,308 @@
+/**
+ * One SMSC connection: binds as transceiver, keeps the bind alive with enquire_link, rebinds with
+ * exponential backoff after a drop or a refused bind, and sends submits through a window of
+ * outstanding requests and a TPS cap. Throttling answers (ESME_RTHROTTLED, ESME_RMSGQFUL) pause
+ * the whole link and put the submit back at the head of the queue.
+ */
+import * as smpp from 'smpp';
+import type { Logger } from 'pino';
+import type { SmppRouteConfig } from '../../config/smpp-config.ts';
+import { isTransientStatus } from './smpp-status.ts';
+import type { SubmitFields } from './submit-parts.ts';
+import { TokenBucket } from './token-bucket.ts';
+
+export type PartResult =
+  /** The SMSC took the part and gave it this id. */
+  | { kind: 'ok'; messageId: string }
+  /** The SMSC refused the part for good with this command_status. */
+  | { kind: 'error'; status: number }
+  /** Not taken: the link went down, or throttling outlasted the deadline. Safe to send again. */
+  | { kind: 'retry'; reason: string };
+
+export interface LinkTimings {
+  enquireLinkMs: number;
+  reconnectMinMs: number;
+  reconnectMaxMs: number;
+  responseTimeoutMs: number;
+  /** How long a submit may wait in the queue (throttled, window full) before it is handed back. */
+  queueDeadlineMs: number;
+}
+
+export type LinkState = 'idle' | 'connecting' | 'binding' | 'bound' | 'closed';
+
+interface Pending {
+  fields: SubmitFields;
+  deadline: number;
+  resolve: (result: PartResult) => void;
+}
+
+interface Outstanding extends Pending {
+  sentAt: number;
+}
+
+const THROTTLE_MIN_MS = 50;
+const THROTTLE_MAX_MS = 5000;
+/** A deliver_sm handler that fails is answered with this: "temporary application error, retry". */
+const ESME_RX_T_APPN = 0x64;
+
+export class SmppLink {
+  state: LinkState = 'idle';
+  /** Why the link is not bound, for the log and /ready. */
+  lastError: string | null = null;
+  #session: smpp.Session | null = null;
+  #queue: Pending[] = [];
+  #outstanding = new Map<number, Outstanding>();
+  #bucket: TokenBucket | null;
+  #reconnectDelay: number;
+  #reconnectTimer: NodeJS.Timeout | null = null;
+  #nextAttemptAt = 0;
+  #keepAlive: NodeJS.Timeout | null = null;
+  #pumpTimer: NodeJS.Timeout | null = null;
+  #throttledUntil = 0;
+  #throttleDelay = THROTTLE_MIN_MS;
+  #lastHeard = 0;
+  #onBound: (() => void)[] = [];
+
+  constructor(
+    readonly route: SmppRouteConfig,
+    private readonly timings: LinkTimings,
+    private readonly log: Logger,
+    private readonly onDeliverSm: (pdu: smpp.PDU) => Promise<void>,
+  ) {
+    this.#bucket = route.tps > 0 ? new TokenBucket(route.tps) : null;
+    this.#reconnectDelay = timings.reconnectMinMs;
+  }
+
+  start(): void {
+    if (this.state !== 'idle') return;
+    this.#connect();
+  }
+
+  get bound(): boolean {
+    return this.state === 'bound';
+  }
+
+  /** Milliseconds until the next bind attempt (0 when bound or trying now). */
+  get retryInMs(): number {
+    return this.#reconnectTimer ? Math.max(0, this.#nextAttemptAt - Date.now()) : 0;
+  }
+
+  /** Resolves once bound (or at once if already). For tests and the benchmark. */
+  whenBound(): Promise<void> {
+    if (this.bound) return Promise.resolve();
+    return new Promise((resolve) => this.#onBound.push(resolve));
+  }
+
+  /** Queues one submit_sm. Never rejects. */
+  submit(fields: SubmitFields): Promise<PartResult> {
+    if (!this.bound) return Promise.resolve({ kind: 'retry', reason: `link ${this.route.name} is not bound` });
+    return new Promise((resolve) => {
+      this.#queue.push({ fields, deadline: Date.now() + this.timings.queueDeadlineMs, resolve });
+      this.#pump();
+    });
+  }
+
+  async close(): Promise<void> {
+    const previous = this.state;
+    this.state = 'closed';
+    if (this.#reconnectTimer) clearTimeout(this.#reconnectTimer);
+    this.#reconnectTimer = null;
+    this.#failAll('the connector is shutting down');
+    const session = this.#session;
+    if (!session) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => session.destroy(), 1000);
+      session.socket.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      if (previous === 'bound' && session.unbind(() => session.close())) return;
+      session.destroy();
+    });
+  }
+
+  #connect(): void {
+    if (this.state === 'closed') return;
+    this.#reconnectTimer = null;
+    this.state = 'connecting';
+    const session = smpp.connect({ host: this.route.host, port: this.route.port });
+    // Many small PDUs in flight: Nagle's algorithm with the peer's delayed ACK would stall the window.
+    session.socket.setNoDelay(true);
+    this.#session = session;
+    session.on('connect', () => {
+      this.state = 'binding';
+      session.bind_transceiver(
+        { system_id: this.route.systemId, password: this.route.password, system_type: this.route.systemType, interface_version: 0x34 },
+        (pdu) => {
+          if (this.#session !== session) return;
+          if (pdu.command_status !== 0) {
+            this.lastError = `bind refused with status 0x${pdu.command_status.toString(16).padStart(8, '0')}`;
+            session.destroy();
+            return;
+          }
+          this.#bound(session);
+        },
+      );
+    });
+    session.on('error', (err: Error) => {
+      this.lastError = err.message;
+    });
+    session.on('close', () => this.#closed(session));
+    session.on('deliver_sm', (pdu: smpp.PDU) => this.#deliver(session, pdu));
+    session.on('enquire_link', (pdu: smpp.PDU) => {
+      this.#lastHeard = Date.now();
+      session.send(pdu.response());
+    });
+    session.on('enquire_link_resp', () => {
+      this.#lastHeard = Date.now();
+    });
+    session.on('unbind', (pdu: smpp.PDU) => {
+      this.lastError = 'the SMSC unbound';
+      session.send(pdu.response(), () => session.destroy());
+    });
+    session.on('submit_sm_resp', (pdu: smpp.PDU) => this.#submitResponse(pdu));
+    session.on('generic_nack', (pdu: smpp.PDU) => this.#submitResponse(pdu));
+  }
+
+  #bound(session: smpp.Session): void {
+    this.state = 'bound';
+    this.lastError = null;
+    this.#reconnectDelay = this.timings.reconnectMinMs;
+    this.#lastHeard = Date.now();
+    this.log.info({ route: this.route.name, host: this.route.host, port: this.route.port }, 'smpp bound');
+    this.#keepAlive = setInterval(() => this.#tick(session), Math.min(this.timings.enquireLinkMs, 1000));
+    this.#keepAlive.unref();
+    const waiting = this.#onBound;
+    this.#onBound = [];
+    waiting.forEach((fn) => fn());
+    this.#pump();
+  }
+
+  /** Keep-alive and response timeouts: a link that stops answering is dropped and rebound. */
+  #tick(session: smpp.Session): void {
+    const now = Date.now();
+    for (const o of this.#outstanding.values()) {
+      if (now - o.sentAt > this.timings.responseTimeoutMs) {
+        this.lastError = `no submit_sm_resp within ${this.timings.responseTimeoutMs} ms`;
+        session.destroy();
+        return;
+      }
+    }
+    if (now - this.#lastHeard > this.timings.enquireLinkMs * 3) {
+      this.lastError = 'no answer to enquire_link';
+      session.destroy();
+      return;
+    }
+    if (now - this.#lastHeard >= this.timings.enquireLinkMs) session.enquire_link();
+  }
+
+  #closed(session: smpp.Session): void {
+    if (this.#session !== session) return;
+    this.#session = null;
+    if (this.#keepAlive) clearInterval(this.#keepAlive);
+    this.#keepAlive = null;
+    const wasBound = this.state === 'bound';
+    this.#failAll(`link ${this.route.name} went down`);
+    if (this.state === 'closed') return;
+    this.state = 'idle';
+    const delay = this.#reconnectDelay;
+    this.#reconnectDelay = Math.min(this.timings.reconnectMaxMs, this.#reconnectDelay * 2);
+    // A clear line per failure: an operator watching the log sees why and when it retries.
+    this.log.warn(
+      { route: this.route.name, host: this.route.host, port: this.route.port, reason: this.lastError ?? 'connection closed', retryInMs: delay },
+      wasBound ? 'smpp link lost; messages wait as pending until it is back' : 'smpp bind failed; messages wait as pending',
+    );
+    this.#nextAttemptAt = Date.now() + delay;
+    this.#reconnectTimer = setTimeout(() => this.#connect(), delay);
+    this.#reconnectTimer.unref();
+  }
+
+  #failAll(reason: string): void {
+    const all = [...this.#outstanding.values(), ...this.#queue];
+    this.#outstanding.clear();
+    this.#queue = [];
+    if (this.#pumpTimer) clearTimeout(this.#pumpTimer);
+    this.#pumpTimer = null;
+    for (const p of all) p.resolve({ kind: 'retry', reason });
+  }
+
+  #pump(): void {
+    if (this.#pumpTimer || !this.bound || !this.#session) return;
+    const session = this.#session;
+    const now = Date.now();
+    if (now < this.#throttledUntil) {
+      this.#schedulePump(this.#throttledUntil - now);
+      return;
+    }
+    // One write for everything this pass sends, instead of a syscall per PDU.
+    session.socket.cork();
+    try {
+      this.#fill(session, now);
+    } finally {
+      process.nextTick(() => session.socket.uncork());
+    }
+  }
+
+  #fill(session: smpp.Session, now: number): void {
+    while (this.#queue.length > 0 && this.#outstanding.size < this.route.window) {
+      const next = this.#queue[0]!;
+      if (now > next.deadline) {
+        this.#queue.shift();
+        next.resolve({ kind: 'retry', reason: 'the SMSC kept throttling' });
+        continue;
+      }
+      if (this.#bucket && !this.#bucket.take(now)) {
+        this.#schedulePump(this.#bucket.waitMs(now));
+        return;
+      }
+      this.#queue.shift();
+      const pdu = new smpp.PDU('submit_sm', { ...next.fields });
+      if (!session.send(pdu)) {
+        // Not writable: the close handler hands everything back for a retry.
+        this.#queue.unshift(next);
+        return;
+      }
+      this.#outstanding.set(pdu.sequence_number, { ...next, sentAt: now });
+    }
+  }
+
+  #schedulePump(ms: number): void {
+    this.#pumpTimer = setTimeout(() => {
+      this.#pumpTimer = null;
+      this.#pump();
+    }, Math.max(1, ms));
+  }
+
+  #submitResponse(pdu: smpp.PDU): void {
+    this.#lastHeard = Date.now();
+    const o = this.#outstanding.get(pdu.sequence_number);
+    if (!o) return;
+    this.#outstanding.delete(pdu.sequence_number);
+    const status = pdu.command_status;
+    if (status === 0) {
+      this.#throttleDelay = THROTTLE_MIN_MS;
+      o.resolve({ kind: 'ok', messageId: String(pdu.message_id ?? '') });
+    } else if (isTransientStatus(status)) {
+      // Back off the whole link, then resend this part first (order within a message is kept).
+      this.#throttledUntil = Date.now() + this.#throttleDelay;
+      this.log.debug({ route: this.route.name, status, backoffMs: this.#throttleDelay }, 'smpp throttled');
+      this.#throttleDelay = Math.min(THROTTLE_MAX_MS, this.#throttleDelay * 2);
+      this.#queue.unshift(o);
+    } else {
+      o.resolve({ kind: 'error', status });
+    }
+    this.#pump();
+  }
+
+  #deliver(session: smpp.Session, pdu: smpp.PDU): void {
+    this.#lastHeard = Date.now();
+    this.onDeliverSm(pdu).then(
+      () => session.send(pdu.response()),
+      (err: unknown) => {
+        // Not stored: ask the SMSC to send it again rather than lose it.
+        this.log.error({ err, route: this.route.name }, 'smpp receipt could not be stored');
+        session.send(pdu.response({ command_status: ESME_RX_T_APPN }));
+      },
+    );
+  }
+}

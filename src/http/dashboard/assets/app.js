@@ -1,0 +1,43 @@
+// Pigeon dashboard: the few behaviours plain HTML lacks. No framework, no build step.
+'use strict';
+document.addEventListener('submit', (event) => {
+  // Destructive forms ask first: <form data-confirm="Revoke this key?">.
+  const form = event.target;
+  const question = form instanceof HTMLFormElement ? form.dataset.confirm : undefined;
+  if (question && !window.confirm(question)) event.preventDefault();
+});
+document.addEventListener('click', async (event) => {
+  // <button data-copy="element-id">: copies that element's text.
+  const button = event.target instanceof Element ? event.target.closest('[data-copy]') : null;
+  if (!button) return;
+  const source = document.getElementById(button.getAttribute('data-copy') || '');
+  if (!source) return;
+  try {
+    await navigator.clipboard.writeText(source.textContent.trim());
+    button.textContent = 'Copied';
+  } catch {
+    // No clipboard (insecure origin): select the text so that the person can copy it by hand.
+    const range = document.createRange();
+    range.selectNodeContents(source);
+    const selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+    button.textContent = 'Selected: press Ctrl+C';
+  }
+});
+document.addEventListener('DOMContentLoaded', () => {
+  // Overview charts: data from <script type="application/json" id="chart-data">.
+  const data = document.getElementById('chart-data');
+  const target = document.getElementById('chart');
+  if (!data || !target || typeof window.uPlot !== 'function') return;
+  const stats = JSON.parse(data.textContent);
+  const colours = { pending: '#9a6700', sent: '#0969da', delivered: '#1a7f37', failed: '#cf222e' };
+  const series = [{ label: 'Day' }].concat(Object.keys(stats.counts).map((s) => ({ label: s, stroke: colours[s] || '#57606a', width: 2 })));
+  const width = () => Math.max(280, Math.min(target.clientWidth, 900));
+  const plot = new window.uPlot(
+    { width: width(), height: 240, series, axes: [{}, { label: 'messages' }], scales: { x: { time: true } } },
+    [stats.days.map((d) => d / 1000)].concat(Object.values(stats.counts)),
+    target,
+  );
+  window.addEventListener('resize', () => plot.setSize({ width: width(), height: 240 }));
+});

@@ -1,0 +1,218 @@
+/**
+ * The operator's area, under /operator: login, the review queue of pending Sender IDs with their
+ * documents (approve, reject with a reason, ask for more information), accounts (search, top-up,
+ * suspend and resume) and the mail outbox.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../../errors/catalogue.ts';
+import { addCredits, listAccounts, setAccountStatus } from '../../services/accounts.ts';
+import type { Context } from '../../services/context.ts';
+import { getSenderIdDocument, listSenderIdDocuments } from '../../services/documents.ts';
+import { listOutbox } from '../../services/mail.ts';
+import { getOperator, logInOperator } from '../../services/owners.ts';
+import { approveSenderId, listSenderIds, rejectSenderId, requestSenderIdInfo } from '../../services/sender-ids.ts';
+import { createSession, endSession, resolveSession } from '../../services/sessions.ts';
+import type { OperatorsTable, SessionsTable } from '../../store/database.ts';
+import { html, type Html } from '../html.ts';
+import { alert, csrfField, formatBytes, page, statusBadge, table, when } from './layout.ts';
+import { sendDocument } from './owner-pages.ts';
+import { checkCsrf, checkPreLoginToken, clearSessionCookie, field, preLoginToken, seeOther, SESSION_COOKIE, setSessionCookie } from './session-guard.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    operator?: { session: SessionsTable; operator: OperatorsTable };
+  }
+}
+
+function state(request: FastifyRequest): { session: SessionsTable; operator: OperatorsTable } {
+  if (!request.operator) throw new Error('operator page reached without a session');
+  return request.operator;
+}
+
+export function operatorPages(ctx: Context) {
+  return async (app: FastifyInstance) => {
+    app.decorateRequest('operator', undefined);
+
+    app.addHook('preHandler', async (request, reply) => {
+      if (request.routeOptions.config.public) return;
+      const session = await resolveSession(ctx, 'operator', request.cookies[SESSION_COOKIE.operator]);
+      const operator = session ? await getOperator(ctx, session.subject_id) : null;
+      if (!session || !operator) return seeOther(reply, '/operator/login');
+      request.operator = { session, operator };
+      if (request.method === 'POST') checkCsrf(session.csrf_token, field(request.body, '_csrf'));
+    });
+
+    const render = (request: FastifyRequest, reply: FastifyReply, title: string, current: string, body: Html) => {
+      const s = state(request);
+      return reply.type('text/html; charset=utf-8').send(page({ title, area: 'operator', current, session: { csrf: s.session.csrf_token, who: s.operator.email }, body }));
+    };
+
+    const loginPage = (token: string, error?: string, email = '') =>
+      page({
+        title: 'Operator login',
+        area: 'operator',
+        body: html`<section class="narrow">${alert(error)}
+<form method="post" action="/operator/login">${csrfField(token)}
+<label for="email">E-mail</label><input id="email" name="email" type="email" autocomplete="username" required value="${email}">
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
+<div class="actions"><button type="submit">Log in</button></div></form>
+<p class="hint">Operator logins are made on the server with <code>pigeon operator create</code>.</p></section>`,
+      });
+
+    app.get('/login', { config: { public: true } }, async (request, reply) =>
+      reply.type('text/html; charset=utf-8').send(loginPage(preLoginToken(ctx, request, reply))),
+    );
+
+    app.post('/login', { config: { public: true } }, async (request, reply) => {
+      checkPreLoginToken(request, field(request.body, '_csrf'));
+      const email = field(request.body, 'email');
+      try {
+        const operator = await logInOperator(ctx, email, field(request.body, 'password'), request.ip);
+        const { token } = await createSession(ctx, 'operator', operator.id);
+        setSessionCookie(ctx, reply, 'operator', token);
+        return seeOther(reply, '/operator/sender-ids');
+      } catch (err) {
+        if (!(err instanceof AppError) || !['invalid_credentials', 'login_locked'].includes(err.code)) throw err;
+        if (err.headers) reply.headers(err.headers);
+        return reply.code(err.status).type('text/html; charset=utf-8').send(loginPage(preLoginToken(ctx, request, reply), err.message, email));
+      }
+    });
+
+    app.post('/logout', async (request, reply) => {
+      await endSession(ctx, state(request).session.id);
+      clearSessionCookie(ctx, reply, 'operator');
+      return seeOther(reply, '/operator/login');
+    });
+
+    app.get('/', async (_request, reply) => seeOther(reply, '/operator/sender-ids'));
+
+    // ---- Review queue -----------------------------------------------------------------------
+
+    app.get<{ Querystring: { done?: string } }>('/sender-ids', async (request, reply) => {
+      const csrf = state(request).session.csrf_token;
+      // Oldest first: the queue is worked through in the order requests arrived.
+      const pending = (await listSenderIds(ctx, { status: 'pending' })).reverse();
+      const accounts = new Map((await listAccounts(ctx)).map((a) => [a.id, a]));
+      const docs = await listSenderIdDocuments(ctx, pending.map((s) => s.id));
+      const items = pending.map((s) => {
+        const account = accounts.get(s.account_id);
+        const files = docs.get(s.id) ?? [];
+        return html`<section class="card review" id="review-${s.id}" aria-labelledby="title-${s.id}">
+<h2 id="title-${s.id}">${s.name} ${statusBadge(s.status)}</h2>
+<p>Account <strong>${account?.name ?? s.account_id}</strong> &lt;${account?.email ?? ''}&gt; · <code>${s.account_id}</code> · registered ${when(s.created_at)}</p>
+${s.review_note ? html`<p><strong>Information requested:</strong> ${s.review_note}</p>` : ''}
+<p><strong>Documents:</strong> ${
+          files.length === 0
+            ? html`<span class="muted">none</span>`
+            : files.map((d) => html`<a href="/operator/documents/${d.id}">${d.filename}</a> <span class="muted">(${d.content_type}, ${formatBytes(Number(d.size))})</span> `)
+        }</p>
+<div class="actions">
+<form method="post" action="/operator/sender-ids/${s.id}/approve">${csrfField(csrf)}<button type="submit" aria-label="Approve ${s.name}">Approve</button></form>
+<form method="post" action="/operator/sender-ids/${s.id}/reject">${csrfField(csrf)}
+<label for="reason-${s.id}">Reason for rejection</label><input id="reason-${s.id}" name="reason" type="text" required maxlength="500">
+<button type="submit" class="danger" aria-label="Reject ${s.name}">Reject</button></form>
+<form method="post" action="/operator/sender-ids/${s.id}/request-info">${csrfField(csrf)}
+<label for="note-${s.id}">Note asking for more information</label><input id="note-${s.id}" name="note" type="text" required maxlength="500">
+<button type="submit" class="secondary" aria-label="Request more information about ${s.name}">Request information</button></form>
+</div></section>`;
+      });
+      const done = request.query.done ? alert(request.query.done, 'ok') : html``;
+      return render(
+        request,
+        reply,
+        'Review queue',
+        'review',
+        html`${done}${items.length === 0 ? html`<p class="muted">No Sender IDs are waiting for review.</p>` : items}`,
+      );
+    });
+
+    const decided = (reply: FastifyReply, text: string) => seeOther(reply, `/operator/sender-ids?done=${encodeURIComponent(text)}`);
+
+    app.post<{ Params: { id: string } }>('/sender-ids/:id/approve', async (request, reply) => {
+      const s = await approveSenderId(ctx, request.params.id);
+      return decided(reply, `${s.name} approved; the owner is told by e-mail.`);
+    });
+    app.post<{ Params: { id: string } }>('/sender-ids/:id/reject', async (request, reply) => {
+      const s = await rejectSenderId(ctx, request.params.id, field(request.body, 'reason'));
+      return decided(reply, `${s.name} rejected; the owner is told by e-mail.`);
+    });
+    app.post<{ Params: { id: string } }>('/sender-ids/:id/request-info', async (request, reply) => {
+      const s = await requestSenderIdInfo(ctx, request.params.id, field(request.body, 'note'));
+      return decided(reply, `More information about ${s.name} requested by e-mail.`);
+    });
+
+    app.get<{ Params: { id: string } }>('/documents/:id', async (request, reply) => sendDocument(reply, await getSenderIdDocument(ctx, request.params.id)));
+
+    // ---- Accounts ---------------------------------------------------------------------------
+
+    app.get<{ Querystring: { q?: string; done?: string } }>('/accounts', async (request, reply) => {
+      const csrf = state(request).session.csrf_token;
+      const q = typeof request.query.q === 'string' ? request.query.q.trim() : '';
+      const accounts = (await listAccounts(ctx, q ? { search: q } : {})).slice(0, 100);
+      const back = `/operator/accounts${q ? `?q=${encodeURIComponent(q)}` : ''}`;
+      const rows = accounts.map((a) => [
+        html`<strong>${a.name}</strong><br><code>${a.id}</code>`,
+        a.email,
+        statusBadge(a.status),
+        html`<span id="credits-${a.id}">${Number(a.credits).toLocaleString('en')}</span>`,
+        html`<form method="post" action="/operator/accounts/${a.id}/credits" class="topup">${csrfField(csrf)}<input type="hidden" name="back" value="${back}">
+<label for="amount-${a.id}">Credits to add</label><input id="amount-${a.id}" name="amount" type="number" min="1" step="1" required inputmode="numeric">
+<button type="submit" class="secondary" aria-label="Top up ${a.name}">Top up</button></form>`,
+        html`<form method="post" action="/operator/accounts/${a.id}/${a.status === 'active' ? 'suspend' : 'resume'}"${
+          a.status === 'active' ? html` data-confirm="Suspend ${a.name}? Its API keys stop working at once."` : ''
+        }>${csrfField(csrf)}<input type="hidden" name="back" value="${back}"><button type="submit" class="${a.status === 'active' ? 'danger' : 'secondary'}" aria-label="${a.status === 'active' ? 'Suspend' : 'Resume'} ${a.name}">${a.status === 'active' ? 'Suspend' : 'Resume'}</button></form>`,
+      ]);
+      return render(
+        request,
+        reply,
+        'Accounts',
+        'accounts',
+        html`${request.query.done ? alert(request.query.done, 'ok') : ''}
+<section><form method="get" action="/operator/accounts" role="search" aria-label="Search accounts">
+<label for="q">Search by name, e-mail or account ID</label><input id="q" name="q" type="search" value="${q}">
+<div class="actions"><button type="submit" class="secondary">Search</button></div></form></section>
+${table(`Accounts${q ? ` matching “${q}”` : ''}`, ['Account', 'E-mail', 'Status', 'Credits', 'Top-up', 'Access'], rows, 'No accounts match.')}`,
+      );
+    });
+
+    /** Back to the list the form was posted from (only local account-list URLs). */
+    const backTo = (body: unknown, done: string) => {
+      const back = field(body, 'back');
+      const base = /^\/operator\/accounts(\?q=[^#]*)?$/.test(back) ? back : '/operator/accounts';
+      return `${base}${base.includes('?') ? '&' : '?'}done=${encodeURIComponent(done)}`;
+    };
+
+    app.post<{ Params: { id: string } }>('/accounts/:id/credits', async (request, reply) => {
+      const raw = field(request.body, 'amount').trim();
+      if (!/^\d{1,12}$/.test(raw)) throw new AppError('invalid_request', 'The amount must be a whole number above 0.');
+      const balance = await addCredits(ctx, request.params.id, Number(raw), `dashboard top-up by ${state(request).operator.email}`);
+      return seeOther(reply, backTo(request.body, `Added ${raw} credits; the balance is ${balance}.`));
+    });
+    app.post<{ Params: { id: string } }>('/accounts/:id/suspend', async (request, reply) => {
+      const a = await setAccountStatus(ctx, request.params.id, 'suspended');
+      return seeOther(reply, backTo(request.body, `${a.name} is suspended.`));
+    });
+    app.post<{ Params: { id: string } }>('/accounts/:id/resume', async (request, reply) => {
+      const a = await setAccountStatus(ctx, request.params.id, 'active');
+      return seeOther(reply, backTo(request.body, `${a.name} is active again.`));
+    });
+
+    // ---- Mail outbox ------------------------------------------------------------------------
+
+    app.get('/outbox', async (request, reply) => {
+      const mails = await listOutbox(ctx, 200);
+      const rows = mails.map((m) => [
+        when(m.created_at),
+        m.to_address,
+        html`<details><summary>${m.subject}</summary><pre>${m.body_text}</pre></details>`,
+        statusBadge(m.status),
+        m.attempts,
+        m.last_error ?? '',
+      ]);
+      const mode = ctx.config.smtpUrl
+        ? html`<p>Mail is sent through SMTP (<code>SMTP_URL</code> is set); this list shows what was sent, what waits for a retry and what failed.</p>`
+        : html`<p><code>SMTP_URL</code> is not set: mail to owners is kept here (status Held) instead of being sent. Forward it by hand, or set <code>SMTP_URL</code>.</p>`;
+      return render(request, reply, 'Mail outbox', 'outbox', html`${mode}${table('Mail, newest first', ['Created', 'To', 'Subject', 'Status', 'Attempts', 'Last error'], rows, 'No mail yet.')}`);
+    });
+  };
+}

@@ -1,0 +1,198 @@
+/**
+ * Group commit for accepting messages. Sends that arrive while a transaction is being written
+ * wait for the next one, and everything waiting is written together: one transaction, one debit
+ * per account, multi-row inserts. Under load this turns hundreds of small commits into a few large
+ * ones (the commit, not the work in it, is what costs on both databases); with no load a send
+ * still commits on its own, at once.
+ *
+ * Each acceptance keeps its own outcome: one that the balance does not cover is refused with
+ * `insufficient_credits` while the others in the same transaction go through, in arrival order.
+ * If the transaction fails for any other reason, each acceptance is retried alone, so one bad
+ * request can never fail its neighbours.
+ */
+import type { Transaction } from 'kysely';
+import { AppError } from '../errors/catalogue.ts';
+import { creditsDebited, messageTransitions } from '../metrics.ts';
+import type { BatchesTable, CreditLedgerTable, Database, MessagesTable } from '../store/database.ts';
+import type { Store } from '../store/connect.ts';
+import { enqueueJobs } from '../store/repositories/jobs.repository.ts';
+import { insertLedgerRows, tryDebit } from '../store/repositories/ledger.repository.ts';
+import { insertMessages } from '../store/repositories/messages.repository.ts';
+import { newId } from '../util/ids.ts';
+import type { Context } from './context.ts';
+import type { Finish } from './idempotency.ts';
+
+export interface Acceptance<R> {
+  accountId: string;
+  rows: MessagesTable[];
+  /** What the ledger row refers to: the message id of a single send, the batch id of a bulk. */
+  reference: string;
+  credits: number;
+  batch: { id: string; total: number } | null;
+  /** Builds the response from the balance after this acceptance's debit. */
+  respond: (remaining: number) => R;
+  /** The idempotency record, written in the same transaction. */
+  finish?: Finish;
+}
+
+interface Waiting {
+  acceptance: Acceptance<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** A flush takes acceptances until it holds this many messages (a bulk is never split). */
+const MAX_ROWS_PER_COMMIT = 20_000;
+
+function insufficient(credits: number): AppError {
+  return new AppError('insufficient_credits', `Sending needs ${credits} credit${credits === 1 ? '' : 's'}; the balance is lower.`);
+}
+
+export class AcceptanceBatcher {
+  #queue: Waiting[] = [];
+  #running = 0;
+  /** SQLite has one writer; PostgreSQL commits several transactions in parallel. */
+  readonly #maxConcurrent: number;
+
+  constructor(private readonly ctx: Context) {
+    this.#maxConcurrent = ctx.store.dialect === 'postgres' ? 4 : 1;
+  }
+
+  accept<R>(acceptance: Acceptance<R>): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.#queue.push({ acceptance, resolve: resolve as (v: unknown) => void, reject });
+      this.#pump();
+    });
+  }
+
+  #pump(): void {
+    while (this.#running < this.#maxConcurrent && this.#queue.length > 0) {
+      let rows = 0;
+      let n = 0;
+      while (n < this.#queue.length && (n === 0 || rows + this.#queue[n]!.acceptance.rows.length <= MAX_ROWS_PER_COMMIT)) {
+        rows += this.#queue[n]!.acceptance.rows.length;
+        n++;
+      }
+      const items = this.#queue.splice(0, n);
+      this.#running++;
+      void this.#flush(items).finally(() => {
+        this.#running--;
+        this.#pump();
+      });
+    }
+  }
+
+  async #flush(items: Waiting[]): Promise<void> {
+    let outcomes: Outcome[];
+    try {
+      outcomes = await this.#commit(items.map((i) => i.acceptance));
+    } catch (error) {
+      if (items.length === 1) {
+        items[0]!.reject(error);
+        return;
+      }
+      outcomes = [];
+      for (const item of items) {
+        try {
+          outcomes.push(...(await this.#commit([item.acceptance])));
+        } catch (err) {
+          outcomes.push({ ok: false, error: err });
+        }
+      }
+    }
+    let accepted = 0;
+    let credits = 0;
+    items.forEach((item, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) {
+        accepted += item.acceptance.rows.length;
+        credits += item.acceptance.credits;
+        item.resolve(outcome.value);
+      } else {
+        item.reject(outcome.error);
+      }
+    });
+    if (accepted > 0) {
+      this.ctx.wake('dispatch');
+      messageTransitions.inc({ status: 'pending' }, accepted);
+      creditsDebited.inc(credits);
+    }
+  }
+
+  async #commit(acceptances: Acceptance<unknown>[]): Promise<Outcome[]> {
+    const now = this.ctx.clock();
+    return this.ctx.store.db.transaction().execute(async (trx) => {
+      const remaining = await this.#debit(trx, acceptances);
+      const outcomes: Outcome[] = [];
+      const ledger: CreditLedgerTable[] = [];
+      const batches: BatchesTable[] = [];
+      const messages: MessagesTable[] = [];
+      const finishes: { finish: Finish; value: unknown }[] = [];
+      acceptances.forEach((a, i) => {
+        const balance = remaining[i];
+        if (balance === null || balance === undefined) {
+          outcomes.push({ ok: false, error: insufficient(a.credits) });
+          return;
+        }
+        ledger.push({ id: newId('led', now), account_id: a.accountId, amount: -a.credits, kind: 'debit', reference: a.reference, note: null, created_at: now });
+        if (a.batch) {
+          batches.push({ id: a.batch.id, account_id: a.accountId, total: a.batch.total, queued: a.rows.length, credits_used: a.credits, created_at: now });
+        }
+        messages.push(...a.rows);
+        const value = a.respond(balance);
+        if (a.finish) finishes.push({ finish: a.finish, value });
+        outcomes.push({ ok: true, value });
+      });
+      if (messages.length > 0) {
+        await insertLedgerRows(trx, ledger);
+        if (batches.length > 0) await trx.insertInto('batches').values(batches).execute();
+        await insertMessages(trx, messages);
+        await enqueueJobs(trx, messages.map((m) => ({ queue: 'dispatch' as const, ref: m.id, runAt: now })), now);
+      }
+      for (const { finish, value } of finishes) await finish(trx, { status: 200, body: value });
+      return outcomes;
+    });
+  }
+
+  /**
+   * Debits each account once for all its acceptances when the balance covers them all, otherwise
+   * one by one in arrival order. Accounts are locked in id order, so concurrent transactions on
+   * PostgreSQL never wait on each other in a cycle. Returns each acceptance's balance after its
+   * own debit, or null where the balance did not cover it.
+   */
+  async #debit(trx: Transaction<Database>, acceptances: Acceptance<unknown>[]): Promise<(number | null)[]> {
+    const remaining: (number | null)[] = new Array(acceptances.length).fill(null);
+    const byAccount = new Map<string, number[]>();
+    acceptances.forEach((a, i) => byAccount.set(a.accountId, [...(byAccount.get(a.accountId) ?? []), i]));
+    for (const accountId of [...byAccount.keys()].sort()) {
+      const indexes = byAccount.get(accountId)!;
+      const total = indexes.reduce((n, i) => n + acceptances[i]!.credits, 0);
+      const after = await tryDebit(trx, accountId, total);
+      if (after !== null) {
+        // As if debited one after the other: each sees the balance after its own debit.
+        let balance = after + total;
+        for (const i of indexes) {
+          balance -= acceptances[i]!.credits;
+          remaining[i] = balance;
+        }
+        continue;
+      }
+      for (const i of indexes) remaining[i] = await tryDebit(trx, accountId, acceptances[i]!.credits);
+    }
+    return remaining;
+  }
+}
+
+const batchers = new WeakMap<Store, AcceptanceBatcher>();
+
+/** The batcher of a store: every acceptance on one store in this process goes through it. */
+export function acceptanceBatcher(ctx: Context): AcceptanceBatcher {
+  let batcher = batchers.get(ctx.store);
+  if (!batcher) {
+    batcher = new AcceptanceBatcher(ctx);
+    batchers.set(ctx.store, batcher);
+  }
+  return batcher;
+}

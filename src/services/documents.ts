@@ -1,0 +1,95 @@
+/**
+ * Verification documents attached to a Sender ID registration (a trade-register extract, a
+ * trademark certificate). The bytes live in the database so that every process serves them.
+ * The type is read from the file's first bytes: a name or a browser's Content-Type proves nothing.
+ */
+import { AppError } from '../errors/catalogue.ts';
+import type { SenderIdDocumentsTable } from '../store/database.ts';
+import { newId } from '../util/ids.ts';
+import type { Context } from './context.ts';
+
+export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
+export const MAX_DOCUMENTS_PER_UPLOAD = 5;
+
+export type DocumentInfo = Omit<SenderIdDocumentsTable, 'content'>;
+
+/** The media type a file's content shows, if it is one we accept. */
+export function sniffDocumentType(bytes: Uint8Array): 'application/pdf' | 'image/png' | 'image/jpeg' | null {
+  const starts = (sig: number[]) => sig.every((b, i) => bytes[i] === b);
+  if (starts([0x25, 0x50, 0x44, 0x46, 0x2d])) return 'application/pdf'; // %PDF-
+  if (starts([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return 'image/png';
+  if (starts([0xff, 0xd8, 0xff])) return 'image/jpeg';
+  return null;
+}
+
+/** A file name safe to show and to put in a Content-Disposition header. */
+function cleanFilename(name: string): string {
+  const base = name.split(/[\\/]/).pop() ?? '';
+  const cleaned = base.replace(/[^\p{L}\p{N} ._()-]/gu, '_').trim().slice(0, 120);
+  return cleaned || 'document';
+}
+
+/** Checks an upload without storing it, so that a bad file stops a registration before it is made. */
+export function checkDocument(file: { filename: string; bytes: Buffer }): { filename: string; contentType: string } {
+  if (file.bytes.length === 0) throw new AppError('invalid_document', `${file.filename || 'The file'} is empty.`);
+  if (file.bytes.length > MAX_DOCUMENT_BYTES) throw new AppError('invalid_document', `${file.filename} is larger than 10 MiB.`);
+  const contentType = sniffDocumentType(file.bytes);
+  if (!contentType) throw new AppError('invalid_document', `${file.filename} is not a PDF, PNG or JPEG file.`);
+  return { filename: cleanFilename(file.filename), contentType };
+}
+
+export async function addSenderIdDocuments(
+  ctx: Context,
+  accountId: string,
+  senderIdId: string,
+  files: { filename: string; bytes: Buffer }[],
+): Promise<DocumentInfo[]> {
+  if (files.length > MAX_DOCUMENTS_PER_UPLOAD) throw new AppError('invalid_document', `At most ${MAX_DOCUMENTS_PER_UPLOAD} documents at a time.`);
+  const checked = files.map((f) => ({ ...checkDocument(f), bytes: f.bytes }));
+  const sender = await ctx.store.db.selectFrom('sender_ids').select('id').where('id', '=', senderIdId).where('account_id', '=', accountId).executeTakeFirst();
+  if (!sender) throw new AppError('not_found', `No Sender ID ${senderIdId}.`);
+  const now = ctx.clock();
+  const rows: SenderIdDocumentsTable[] = checked.map((f) => ({
+    id: newId('doc', now),
+    sender_id_id: senderIdId,
+    account_id: accountId,
+    filename: f.filename,
+    content_type: f.contentType,
+    size: f.bytes.length,
+    content: f.bytes,
+    created_at: now,
+  }));
+  // One row per statement: each may be megabytes, and SQLite's parameter limits do not matter here.
+  await ctx.store.db.transaction().execute(async (trx) => {
+    for (const row of rows) await trx.insertInto('sender_id_documents').values(row).execute();
+  });
+  return rows.map(({ content: _c, ...info }) => info);
+}
+
+/** Documents of some Sender IDs (without their bytes), grouped by Sender ID. */
+export async function listSenderIdDocuments(ctx: Context, senderIdIds: string[]): Promise<Map<string, DocumentInfo[]>> {
+  const out = new Map<string, DocumentInfo[]>();
+  if (senderIdIds.length === 0) return out;
+  const rows = await ctx.store.db
+    .selectFrom('sender_id_documents')
+    .select(['id', 'sender_id_id', 'account_id', 'filename', 'content_type', 'size', 'created_at'])
+    .where('sender_id_id', 'in', senderIdIds)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  for (const row of rows) {
+    const list = out.get(row.sender_id_id) ?? [];
+    list.push(row);
+    out.set(row.sender_id_id, list);
+  }
+  return out;
+}
+
+/** One document with its bytes; `accountId` restricts it to that account (owners). */
+export async function getSenderIdDocument(ctx: Context, id: string, accountId?: string): Promise<SenderIdDocumentsTable> {
+  let q = ctx.store.db.selectFrom('sender_id_documents').selectAll().where('id', '=', id);
+  if (accountId) q = q.where('account_id', '=', accountId);
+  const row = await q.executeTakeFirst();
+  if (!row) throw new AppError('not_found', `No document ${id}.`);
+  return { ...row, content: Buffer.from(row.content) };
+}

@@ -1,0 +1,89 @@
+/**
+ * Read-only views of an account's activity for the dashboard: delivery reports (with the same
+ * filters as `GET /v1/sms/delivery-reports`), one message with its webhook attempts, the credit
+ * ledger and the daily message counts behind the overview charts.
+ */
+import { sql } from 'kysely';
+import { MESSAGE_STATUSES, type MessageStatus } from '../domain/message-status.ts';
+import { AppError } from '../errors/catalogue.ts';
+import type { CreditLedgerTable, MessagesTable, WebhookAttemptsTable, WebhookEventsTable } from '../store/database.ts';
+import { listLedger } from '../store/repositories/ledger.repository.ts';
+import { listMessages, type ReportFilter } from '../store/repositories/messages.repository.ts';
+import type { Context } from './context.ts';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export async function listDeliveryReports(
+  ctx: Context,
+  filter: ReportFilter,
+  page: number,
+  limit: number,
+): Promise<{ rows: MessagesTable[]; total: number }> {
+  return listMessages(ctx.store.db, filter, limit, (page - 1) * limit);
+}
+
+export interface MessageDetail {
+  message: MessagesTable;
+  events: { event: WebhookEventsTable; attempts: WebhookAttemptsTable[] }[];
+}
+
+export async function messageDetail(ctx: Context, accountId: string, messageId: string): Promise<MessageDetail> {
+  const message = await ctx.store.db.selectFrom('messages').selectAll().where('id', '=', messageId).where('account_id', '=', accountId).executeTakeFirst();
+  if (!message) throw new AppError('not_found', `No message ${messageId}.`);
+  const events = await ctx.store.db.selectFrom('webhook_events').selectAll().where('message_id', '=', messageId).orderBy('created_at').orderBy('id').execute();
+  const attempts =
+    events.length === 0
+      ? []
+      : await ctx.store.db
+          .selectFrom('webhook_attempts')
+          .selectAll()
+          .where(
+            'event_id',
+            'in',
+            events.map((e) => e.id),
+          )
+          .orderBy('attempted_at')
+          .orderBy('attempt')
+          .execute();
+  return { message, events: events.map((e) => ({ event: e, attempts: attempts.filter((a) => a.event_id === e.id) })) };
+}
+
+export async function listCreditLedger(ctx: Context, accountId: string, page: number, limit: number): Promise<CreditLedgerTable[]> {
+  return listLedger(ctx.store.db, accountId, limit, (page - 1) * limit);
+}
+
+export interface DailyStats {
+  /** Day starts (UTC, ms), oldest first. */
+  days: number[];
+  /** Per status, one count per day. */
+  counts: Record<MessageStatus, number[]>;
+  /** Delivered among messages with a final status (delivered or failed), or null if none. */
+  deliveryRate: number | null;
+}
+
+/** Messages created per UTC day and status over the last `days` days, today included. */
+export async function dailyMessageStats(ctx: Context, accountId: string, days = 30): Promise<DailyStats> {
+  const today = Math.floor(ctx.clock() / DAY_MS);
+  const first = today - days + 1;
+  // Integer division of integer milliseconds gives the UTC day number on both SQLite and PostgreSQL.
+  const day = sql<number>`created_at / ${sql.lit(DAY_MS)}`;
+  const rows = await ctx.store.db
+    .selectFrom('messages')
+    .select((eb) => [day.as('day'), 'status', eb.fn.countAll<number>().as('n')])
+    .where('account_id', '=', accountId)
+    .where('created_at', '>=', first * DAY_MS)
+    .groupBy([day, 'status'])
+    .execute();
+  const counts = Object.fromEntries(MESSAGE_STATUSES.map((s) => [s, new Array<number>(days).fill(0)])) as Record<MessageStatus, number[]>;
+  for (const row of rows) {
+    const index = Number(row.day) - first;
+    if (index >= 0 && index < days) counts[row.status][index] = Number(row.n);
+  }
+  const sum = (s: MessageStatus) => counts[s].reduce((a, b) => a + b, 0);
+  const final = sum('delivered') + sum('failed');
+  return {
+    days: Array.from({ length: days }, (_, i) => (first + i) * DAY_MS),
+    counts,
+    deliveryRate: final === 0 ? null : sum('delivered') / final,
+  };
+}

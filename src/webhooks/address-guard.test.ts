@@ -1,0 +1,62 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { classifyAddress, isAllowedTarget } from './address-guard.ts';
+
+test('IPv4 classes', () => {
+  const cases: [string, string][] = [
+    ['8.8.8.8', 'public'],
+    ['93.184.215.14', 'public'],
+    ['127.0.0.1', 'loopback'],
+    ['127.255.255.254', 'loopback'],
+    ['0.0.0.0', 'unspecified'],
+    ['10.1.2.3', 'private'],
+    ['172.16.0.1', 'private'],
+    ['172.31.255.255', 'private'],
+    ['172.32.0.1', 'public'],
+    ['192.168.1.1', 'private'],
+    ['169.254.1.1', 'link-local'],
+    ['169.254.169.254', 'metadata'],
+    ['100.64.0.1', 'cgnat'],
+    ['100.127.255.255', 'cgnat'],
+    ['100.128.0.1', 'public'],
+    ['100.100.100.200', 'metadata'],
+    ['224.0.0.1', 'multicast'],
+    ['255.255.255.255', 'reserved'],
+    ['198.18.0.1', 'reserved'],
+  ];
+  for (const [ip, cls] of cases) assert.equal(classifyAddress(ip), cls, ip);
+});
+
+test('IPv6 classes, including IPv4 carried inside IPv6', () => {
+  const cases: [string, string][] = [
+    ['2606:4700:4700::1111', 'public'],
+    ['::1', 'loopback'],
+    ['::', 'unspecified'],
+    ['fe80::1', 'link-local'],
+    ['fe80::1%eth0', 'link-local'],
+    ['fc00::1', 'private'],
+    ['fd12:3456::1', 'private'],
+    ['fd00:ec2::254', 'metadata'],
+    ['ff02::1', 'multicast'],
+    ['::ffff:127.0.0.1', 'loopback'],
+    ['::ffff:7f00:1', 'loopback'],
+    ['::ffff:169.254.169.254', 'metadata'],
+    ['::ffff:10.0.0.1', 'private'],
+    ['::ffff:8.8.8.8', 'public'],
+    ['::127.0.0.1', 'loopback'],
+    ['64:ff9b::a9fe:a9fe', 'metadata'],
+    ['2002:7f00:1::1', 'loopback'],
+    ['2002:0808:0808::1', 'public'],
+    ['2001:db8::1', 'reserved'],
+  ];
+  for (const [ip, cls] of cases) assert.equal(classifyAddress(ip), cls, ip);
+});
+
+test('only public addresses are allowed, unless private targets are allowed; garbage never is', () => {
+  assert.equal(isAllowedTarget('8.8.8.8', false), true);
+  assert.equal(isAllowedTarget('127.0.0.1', false), false);
+  assert.equal(isAllowedTarget('127.0.0.1', true), true);
+  assert.equal(isAllowedTarget('not-an-ip', true), false);
+  assert.equal(classifyAddress('1.2.3'), 'invalid');
+  assert.equal(classifyAddress('1.2.3.256'), 'invalid');
+});

@@ -1,0 +1,325 @@
+/**
+ * Sends webhook attempts. Unlike the batch loop of queue-worker.ts, it never waits for a claimed
+ * batch's slowest member: it keeps claiming while deliveries are in flight, up to a global limit,
+ * with a cap per receiving host so that a slow or dead receiver holds at most its own slots. Jobs of
+ * a host at its cap are put back a little later without counting an attempt, and they move further
+ * back each time, so a large backlog for one host neither starves the others nor keeps the
+ * database busy.
+ */
+import type { Logger } from 'pino';
+import type { Context } from '../services/context.ts';
+import { dropStaleJobs, loadDeliveries, recordAttempts, secretsFor, type AttemptResult, type Delivery } from '../services/webhook-events.ts';
+import { claimJobs, releaseJobs } from '../store/repositories/jobs.repository.ts';
+import type { JobsTable } from '../store/database.ts';
+import { WebhookDispatcher } from '../webhooks/dispatcher.ts';
+
+export interface WebhookWorkerOptions {
+  /** Attempts in flight at once, over all hosts. */
+  concurrency?: number;
+  /** Attempts in flight at once to one host (host name and port). */
+  perHost?: number;
+  /** Jobs claimed per query. */
+  batchSize?: number;
+  /** Poll interval when nothing is due. */
+  idleMs?: number;
+  /** The dispatcher to use (tests give one that trusts a test CA). */
+  dispatcher?: WebhookDispatcher;
+}
+
+const DEFAULTS = { concurrency: 512, perHost: 64, batchSize: 128, idleMs: 200 };
+/** Finished attempts are recorded together once this many wait, or after this long. */
+const FLUSH_SIZE = 256;
+const FLUSH_DELAY_MS = 5;
+const CONGESTED_PAUSE_MS = 25;
+/** Jobs a claim may take beyond what the hosts busy here can hold, for hosts not busy here. */
+const UNKNOWN_HOST_SHARE = 32;
+
+export class WebhookWorker {
+  readonly #ctx: Context;
+  readonly #log: Logger;
+  readonly #dispatcher: WebhookDispatcher;
+  readonly #ownsDispatcher: boolean;
+  readonly #concurrency: number;
+  readonly #perHost: number;
+  readonly #batchSize: number;
+  readonly #idleMs: number;
+  readonly #leaseMs: number;
+
+  /** Claimed and not yet recorded: the global limit counts these. */
+  #inFlight = 0;
+  /** Per host: attempts running, and claimed ones waiting in memory for a free slot. */
+  readonly #hosts = new Map<string, { active: number; waiting: Delivery[] }>();
+  /** The last attempt started per message, so a later event of the message starts after it. */
+  readonly #byMessage = new Map<string, { eventId: string; done: Promise<void> }>();
+  readonly #tasks = new Set<Promise<void>>();
+  #results: AttemptResult[] = [];
+  #flushTimer: NodeJS.Timeout | null = null;
+  #flushing: Promise<void> = Promise.resolve();
+
+  #running = false;
+  #wideClaim = false;
+  #drained: (() => void) | null = null;
+  #loop: Promise<void> | null = null;
+  #wakeLoop: (() => void) | null = null;
+  #woken = false;
+
+  constructor(ctx: Context, opts: WebhookWorkerOptions = {}) {
+    this.#ctx = ctx;
+    this.#log = ctx.log;
+    this.#concurrency = opts.concurrency ?? DEFAULTS.concurrency;
+    this.#perHost = opts.perHost ?? DEFAULTS.perHost;
+    this.#batchSize = opts.batchSize ?? DEFAULTS.batchSize;
+    this.#idleMs = opts.idleMs ?? DEFAULTS.idleMs;
+    // Long enough for an attempt to finish and be recorded; past it, another worker may retry the job.
+    this.#leaseMs = ctx.config.webhook.timeoutMs + 60_000;
+    this.#ownsDispatcher = !opts.dispatcher;
+    this.#dispatcher =
+      opts.dispatcher ??
+      new WebhookDispatcher({ timeoutMs: ctx.config.webhook.timeoutMs, allowPrivate: ctx.config.webhook.allowPrivate, maxSocketsPerHost: this.#perHost });
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#loop = this.#run();
+  }
+
+  /** Skips the idle wait: new events were committed in this process. */
+  wake(): void {
+    this.#woken = true;
+    this.#wakeLoop?.();
+  }
+
+  /** Stops claiming, lets the attempts in flight finish (bounded by the timeout) and records them. */
+  async stop(): Promise<void> {
+    this.#running = false;
+    this.#wakeLoop?.();
+    await this.#loop;
+    await this.#settle();
+    if (this.#ownsDispatcher) this.#dispatcher.close();
+  }
+
+  /** Sends everything due now and records the outcomes, until nothing is due (tests, CLI). */
+  async drain(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = (await this.#claimAndStart()).claimed;
+      await this.#settle();
+      total += n;
+      if (n === 0) return total;
+    }
+  }
+
+  /** Waits until every started attempt has finished and been recorded. */
+  async #settle(): Promise<void> {
+    while (this.#tasks.size > 0) await Promise.all([...this.#tasks]);
+    await this.#flush();
+  }
+
+  async #run(): Promise<void> {
+    let failures = 0;
+    while (this.#running) {
+      this.#woken = false;
+      const room = this.#concurrency - this.#inFlight;
+      let claim = { claimed: 0, requested: 0, congested: false };
+      if (room > 0) {
+        try {
+          claim = await this.#claimAndStart();
+          failures = 0;
+        } catch (err) {
+          failures++;
+          this.#log.error({ err, queue: 'webhook' }, 'webhook claim failed');
+          await this.#sleep(Math.min(5000, 100 * 2 ** failures));
+          continue;
+        }
+      }
+      // Mostly put back: the busy hosts are full, and claiming again at once would only move
+      // rows back and forth. Wait until one of them has drained a little. If none does in time
+      // (a dead host), the next claim takes a whole batch, so that a large backlog of a dead host
+      // at the head of the queue is pushed aside quickly and the hosts behind it are reached.
+      if (claim.congested) {
+        this.#wideClaim = !(await this.#waitForDrain(CONGESTED_PAUSE_MS));
+        continue;
+      }
+      // More may be due: claim again at once while there is room; otherwise wait for a
+      // finished attempt, a wake-up, or the poll interval.
+      if (claim.claimed > 0 && claim.claimed === claim.requested && this.#inFlight < this.#concurrency) continue;
+      if (!this.#woken) await this.#sleep(this.#idleMs);
+    }
+  }
+
+  /**
+   * Claims what there is room for and starts it. A claim asks for no more than the busy hosts can
+   * still hold plus a fixed share for hosts not busy here, so a single full host costs a small
+   * round trip of rows per claim, not a whole batch. `congested` means most of the claim went back
+   * because its hosts were full.
+   */
+  async #claimAndStart(): Promise<{ claimed: number; requested: number; congested: boolean }> {
+    let headroom = UNKNOWN_HOST_SHARE;
+    for (const slot of this.#hosts.values()) headroom += Math.max(0, this.#perHost * 3 - slot.active - slot.waiting.length);
+    const requested = Math.min(this.#batchSize, this.#wideClaim ? this.#batchSize : headroom, this.#concurrency - this.#inFlight);
+    this.#wideClaim = false;
+    if (requested <= 0) return { claimed: 0, requested, congested: false };
+    const ctx = this.#ctx;
+    const now = ctx.clock();
+    const jobs = await claimJobs(ctx.store.db, ctx.store.dialect, 'webhook', requested, now, this.#leaseMs);
+    if (jobs.length === 0) return { claimed: 0, requested, congested: false };
+    this.#inFlight += jobs.length;
+    let started = 0;
+    let full = 0;
+    try {
+      const { deliveries, stale, earlierUnattempted } = await loadDeliveries(ctx, jobs);
+      const startedHere = new Set<string>();
+      const deferred: JobsTable[] = [];
+      const byId = new Map(jobs.map((j) => [j.id, j]));
+      for (const d of deliveries) {
+        const host = hostOf(d.event.url);
+        // An earlier event of the message that nobody here is sending is being sent elsewhere (or
+        // its job is not due yet): wait for its first attempt rather than overtake it.
+        const waitsElsewhere = (earlierUnattempted.get(d.event.id) ?? []).some(
+          (id) => !startedHere.has(id) && this.#byMessage.get(d.event.message_id)?.eventId !== id,
+        );
+        const slot = this.#hosts.get(host) ?? { active: 0, waiting: [] };
+        this.#hosts.set(host, slot);
+        // A busy host keeps a short queue in memory (its leases outlast it); beyond that, its jobs go
+        // back to the table so that they hold no room the other hosts could use.
+        const hostFull = slot.active >= this.#perHost && slot.waiting.length >= this.#perHost * 2;
+        if (waitsElsewhere || hostFull) {
+          if (hostFull) full++;
+          if (slot.active === 0) this.#hosts.delete(host);
+          deferred.push(byId.get(d.jobId)!);
+          continue;
+        }
+        if (slot.active < this.#perHost) this.#start(d, host);
+        else slot.waiting.push(d);
+        startedHere.add(d.event.id);
+        started++;
+      }
+      if (stale.length > 0) await dropStaleJobs(ctx, stale);
+      await this.#defer(deferred, now);
+    } catch (err) {
+      // Nothing of the unstarted part will run: give those jobs back now rather than after the lease.
+      this.#inFlight -= jobs.length - started;
+      throw err;
+    }
+    this.#inFlight -= jobs.length - started;
+    return { claimed: jobs.length, requested, congested: full * 2 > jobs.length };
+  }
+
+  /**
+   * Puts jobs back without counting an attempt. Each deferral of the same job waits longer
+   * (the job's claim count doubles the wait, up to the attempt timeout), with jitter so the
+   * backlog of a slow host comes back spread out rather than all at once.
+   */
+  async #defer(jobs: JobsTable[], now: number): Promise<void> {
+    if (jobs.length === 0) return;
+    const cap = Math.max(100, this.#ctx.config.webhook.timeoutMs);
+    const groups = new Map<number, string[]>();
+    for (const j of jobs) groups.set(j.attempts, [...(groups.get(j.attempts) ?? []), j.id]);
+    for (const [claims, ids] of groups) {
+      const base = Math.min(cap, 50 * 2 ** Math.min(claims, 12));
+      await releaseJobs(this.#ctx.store.db, ids, now + Math.round(base * (0.75 + Math.random() * 0.5)));
+    }
+  }
+
+  #start(d: Delivery, host: string): void {
+    const slot = this.#hosts.get(host)!;
+    slot.active++;
+    const previous = this.#byMessage.get(d.event.message_id);
+    const task = (async () => {
+      // A later event of the same message starts only once the earlier attempt has finished.
+      if (previous) await previous.done;
+      const attemptedAt = this.#ctx.clock();
+      const outcome = await this.#dispatcher.deliver({
+        url: d.event.url,
+        body: d.event.payload,
+        eventId: d.event.id,
+        secrets: secretsFor(d, attemptedAt),
+        now: attemptedAt,
+      });
+      this.#results.push({ delivery: d, attemptedAt, outcome });
+      this.#scheduleFlush();
+      slot.active--;
+      // Started before this task ends, so that drain() and stop() see it.
+      const next = slot.waiting.shift();
+      if (next) this.#start(next, host);
+      else if (slot.active === 0) this.#hosts.delete(host);
+      if (slot.waiting.length < this.#perHost) this.#drained?.();
+    })();
+    const entry = { eventId: d.event.id, done: task.catch(() => {}) };
+    this.#byMessage.set(d.event.message_id, entry);
+    this.#tasks.add(task);
+    task
+      .catch((err) => this.#log.error({ err, eventId: d.event.id }, 'webhook attempt crashed'))
+      .finally(() => {
+        this.#tasks.delete(task);
+        if (this.#byMessage.get(d.event.message_id) === entry) this.#byMessage.delete(d.event.message_id);
+      });
+  }
+
+  #scheduleFlush(): void {
+    if (this.#results.length >= FLUSH_SIZE) {
+      void this.#flush();
+      return;
+    }
+    this.#flushTimer ??= setTimeout(() => void this.#flush(), FLUSH_DELAY_MS);
+  }
+
+  /** Records the finished attempts; one flush at a time, in order. */
+  #flush(): Promise<void> {
+    if (this.#flushTimer) {
+      clearTimeout(this.#flushTimer);
+      this.#flushTimer = null;
+    }
+    this.#flushing = this.#flushing.then(async () => {
+      const batch = this.#results;
+      if (batch.length === 0) return;
+      this.#results = [];
+      try {
+        await recordAttempts(this.#ctx, batch);
+      } catch (err) {
+        // The jobs stay leased; when the lease ends the attempts are made again (at least once).
+        this.#log.error({ err, count: batch.length }, 'recording webhook attempts failed');
+      } finally {
+        this.#inFlight -= batch.length;
+        this.#woken = true;
+        this.#wakeLoop?.();
+      }
+    });
+    return this.#flushing;
+  }
+
+  /** True when a busy host drained below its in-memory queue's half before `ms` passed. */
+  #waitForDrain(ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => done(false), ms);
+      const done = (drained: boolean) => {
+        clearTimeout(timer);
+        this.#drained = null;
+        resolve(drained);
+      };
+      this.#drained = () => done(true);
+    });
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const self = this;
+      function done() {
+        clearTimeout(timer);
+        self.#wakeLoop = null;
+        resolve();
+      }
+      this.#wakeLoop = done;
+    });
+  }
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host.toLowerCase();
+  } catch {
+    return '';
+  }
+}

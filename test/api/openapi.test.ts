@@ -1,0 +1,204 @@
+/**
+ * The OpenAPI document: valid OpenAPI 3.1 by a standard validator, complete (every served /v1
+ * route, both ways), and true (real responses, headers and webhook payloads match its schemas).
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import type { LightMyRequestResponse } from 'fastify';
+import { catalogue } from '../../src/errors/catalogue.ts';
+import { OPENAPI_PATH, routesServedBy } from '../../src/http/openapi.ts';
+import { harness, type Harness } from '../helpers/harness.ts';
+
+type Doc = {
+  openapi: string;
+  paths: Record<string, Record<string, Operation>>;
+  webhooks: Record<string, { post: Operation }>;
+  components: { schemas: Record<string, object>; securitySchemes: Record<string, { type: string; scheme: string }> };
+};
+type Operation = {
+  parameters?: { name: string; in: string }[];
+  responses: Record<string, { headers?: Record<string, unknown>; content?: { 'application/json': { schema: object } } }>;
+};
+
+/** `/v1/webhooks/events/:id/retry` → `/v1/webhooks/events/{id}/retry`. */
+const templated = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+
+describe('OpenAPI document', () => {
+  let h: Harness;
+  let doc: Doc;
+  let ajv: Ajv2020;
+  /** Operations (`POST /v1/sms/send`) for which a real success response was checked. */
+  const succeeded = new Set<string>();
+
+  before(async () => {
+    h = await harness({ RATE_LIMIT_MAX: '25', WEBHOOK_RETRY_DELAYS_MS: '0' });
+    const res = await h.request('GET', OPENAPI_PATH);
+    assert.equal(res.statusCode, 200);
+    doc = res.json();
+    ajv = new Ajv2020({ strict: false, allErrors: true });
+    ajv.addFormat('date-time', (s: string) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(s));
+    ajv.addSchema(doc, 'openapi');
+  });
+  after(() => h.close());
+
+  const pointer = (...parts: string[]) => parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
+
+  /** Checks one real response against the document: status documented, body valid, headers present. */
+  function check(method: string, path: string, res: LightMyRequestResponse): void {
+    const where = `${method} ${path} → ${res.statusCode}`;
+    const op = doc.paths[path]?.[method.toLowerCase()];
+    assert.ok(op, `${method} ${path} is documented`);
+    const response = op.responses[String(res.statusCode)];
+    assert.ok(response, `${where} is documented (documented: ${Object.keys(op.responses).join(', ')})`);
+    const validate = ajv.getSchema(`openapi#/${pointer('paths', path, method.toLowerCase(), 'responses', String(res.statusCode), 'content', 'application/json', 'schema')}`);
+    assert.ok(validate, `${where} has a schema`);
+    assert.ok(validate(res.json()), `${where}: ${ajv.errorsText(validate.errors)} in ${res.body.slice(0, 300)}`);
+    for (const name of Object.keys(response.headers ?? {})) {
+      if (name === 'Idempotent-Replayed') continue; // only on replays, checked on its own
+      assert.ok(res.headers[name.toLowerCase()] !== undefined, `${where} carries the documented header ${name}`);
+    }
+    if (res.statusCode < 300) succeeded.add(`${method} ${path}`);
+  }
+
+  test('is served without a key and is valid OpenAPI 3.1', async () => {
+    assert.equal(doc.openapi, '3.1.0');
+    const result = await new Validator().validate(doc as never);
+    assert.equal(result.valid, true, JSON.stringify(result.errors));
+  });
+
+  test('documents every served /v1 route, and only served routes', () => {
+    const served = routesServedBy(h.app).filter((r) => r.url.startsWith('/v1/') && r.url !== OPENAPI_PATH && r.method !== 'HEAD');
+    assert.ok(served.length >= 8, `found the API routes: ${served.map((r) => r.url)}`);
+    for (const r of served) assert.ok(doc.paths[templated(r.url)]?.[r.method.toLowerCase()], `${r.method} ${r.url} is in the document`);
+    const servedKeys = new Set(served.map((r) => `${r.method.toLowerCase()} ${templated(r.url)}`));
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const method of Object.keys(ops)) assert.ok(servedKeys.has(`${method} ${path}`), `${method} ${path} is served`);
+    }
+  });
+
+  test('leaves out health, docs and dashboard routes', () => {
+    assert.deepEqual(Object.keys(doc.paths).filter((p) => !p.startsWith('/v1/')), []);
+    assert.equal(doc.paths[OPENAPI_PATH], undefined);
+  });
+
+  test('declares the bearer scheme, the headers and the webhooks', () => {
+    assert.deepEqual(doc.components.securitySchemes.bearerAuth, { ...doc.components.securitySchemes.bearerAuth, type: 'http', scheme: 'bearer' });
+    const send = doc.paths['/v1/sms/send']!.post!;
+    assert.ok(send.parameters?.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key'));
+    assert.deepEqual(Object.keys(send.responses['200']!.headers ?? {}).sort(), ['Idempotent-Replayed', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
+    assert.ok(send.responses['429']!.headers?.['Retry-After']);
+    assert.deepEqual(Object.keys(doc.webhooks).sort(), ['sms.delivered', 'sms.failed', 'sms.sent']);
+    for (const hook of Object.values(doc.webhooks)) {
+      assert.deepEqual(hook.post.parameters?.map((p) => p.name), ['X-Pigeon-Event-Id', 'X-Pigeon-Signature']);
+    }
+  });
+
+  test('error responses carry catalogue codes of their own status', () => {
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        for (const [status, response] of Object.entries(op.responses)) {
+          if (Number(status) < 400) continue;
+          const schema = response.content?.['application/json'].schema as { properties: { code: { enum: string[] } } };
+          for (const code of schema.properties.code.enum) {
+            const spec = catalogue[code as keyof typeof catalogue];
+            assert.ok(spec, `${method} ${path}: ${code} is catalogued`);
+            assert.equal(spec.status, Number(status), `${method} ${path}: ${code} is a ${spec.status}`);
+          }
+        }
+      }
+    }
+    const sendCodes = Object.values(doc.paths['/v1/sms/send']!.post!.responses).flatMap(
+      (r) => (r.content?.['application/json'].schema as { properties?: { code?: { enum?: string[] } } }).properties?.code?.enum ?? [],
+    );
+    for (const code of ['invalid_recipient', 'invalid_sender_id', 'insufficient_credits', 'invalid_api_key', 'rate_limit_exceeded', 'idempotency_key_reused']) {
+      assert.ok(sendCodes.includes(code), `send documents ${code}`);
+    }
+  });
+
+  test('real responses match their schemas', async () => {
+    const { key } = await h.customer({ credits: 100 });
+    const send = { to: '+447911123456', from: 'Acme', message: 'Checked against the document', callback_url: 'https://127.0.0.1:9/hooks' };
+    const idem = { 'idempotency-key': 'doc-check-1' };
+
+    const sent = await h.request('POST', '/v1/sms/send', { key, body: send, headers: idem });
+    check('POST', '/v1/sms/send', sent);
+    const replay = await h.request('POST', '/v1/sms/send', { key, body: send, headers: idem });
+    check('POST', '/v1/sms/send', replay);
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+    check('POST', '/v1/sms/send', await h.request('POST', '/v1/sms/send', { key, body: { ...send, message: 'other' }, headers: idem }));
+    check('POST', '/v1/sms/send', await h.request('POST', '/v1/sms/send', { key, body: { ...send, to: '12' } }));
+    check('POST', '/v1/sms/send', await h.request('POST', '/v1/sms/send', { key, body: { ...send, from: 'Nobody' } }));
+    check('POST', '/v1/sms/send', await h.request('POST', '/v1/sms/send', { key, body: { to: 1 } }));
+    check('POST', '/v1/sms/send', await h.request('POST', '/v1/sms/send', { key, body: 'plain text', headers: { 'content-type': 'text/plain' } }));
+    check('POST', '/v1/sms/send', await h.request('POST', '/v1/sms/send', { key: 'pk_live_nope', body: send }));
+
+    const poor = await h.customer({ credits: 0 });
+    check('POST', '/v1/sms/send', await h.request('POST', '/v1/sms/send', { key: poor.key, body: send }));
+    check('POST', '/v1/sms/bulk', await h.request('POST', '/v1/sms/bulk', { key: poor.key, body: { from: 'Acme', messages: [send] } }));
+    const readOnly = await h.customer({ scopes: 'account:read' });
+    check('POST', '/v1/sms/send', await h.request('POST', '/v1/sms/send', { key: readOnly.key, body: send }));
+
+    const bulk = await h.request('POST', '/v1/sms/bulk', {
+      key,
+      body: { from: 'Acme', callback_url: send.callback_url, messages: [{ to: '+447911120000', message: 'fails' }, { to: 'bad', message: 'x' }] },
+    });
+    check('POST', '/v1/sms/bulk', bulk);
+    check('POST', '/v1/sms/bulk', await h.request('POST', '/v1/sms/bulk', { key, body: { from: 'Acme', messages: [] } }));
+
+    check('GET', '/v1/sms/sender-ids', await h.request('GET', '/v1/sms/sender-ids', { key }));
+    check('POST', '/v1/sms/sender-ids', await h.request('POST', '/v1/sms/sender-ids', { key, body: { name: 'Brand7' } }));
+    check('POST', '/v1/sms/sender-ids', await h.request('POST', '/v1/sms/sender-ids', { key, body: { name: 'Brand7' } }));
+    check('POST', '/v1/sms/sender-ids', await h.request('POST', '/v1/sms/sender-ids', { key, body: { name: 'no spaces' } }));
+    check('POST', '/v1/sms/sender-ids', await h.request('POST', '/v1/sms/sender-ids', { key, body: { name: 'POLICE' } }));
+
+    await h.workers.drain();
+    h.clock.advance(2000);
+    await h.workers.drain();
+    check('GET', '/v1/sms/delivery-reports', await h.request('GET', '/v1/sms/delivery-reports', { key }));
+    check('GET', '/v1/sms/delivery-reports', await h.request('GET', `/v1/sms/delivery-reports?batch_id=${bulk.json().batch_id}&status=failed&limit=5`, { key }));
+    check('GET', '/v1/sms/delivery-reports', await h.request('GET', '/v1/sms/delivery-reports?limit=500', { key }));
+    check('GET', '/v1/account', await h.request('GET', '/v1/account', { key }));
+
+    const events = await h.request('GET', '/v1/webhooks/events', { key });
+    check('GET', '/v1/webhooks/events', events);
+    const undelivered = (events.json().data as { id: string; status: string }[]).find((e) => e.status === 'undelivered');
+    assert.ok(undelivered, 'an event to the unreachable receiver is undelivered');
+    check('POST', '/v1/webhooks/events/{id}/retry', await h.request('POST', `/v1/webhooks/events/${undelivered.id}/retry`, { key }));
+    check('POST', '/v1/webhooks/events/{id}/retry', await h.request('POST', '/v1/webhooks/events/evt_nope/retry', { key }));
+
+    // The rate limit, on an account of its own.
+    const busy = await h.customer();
+    let limited: LightMyRequestResponse | undefined;
+    for (let i = 0; i < 30 && !limited; i++) {
+      const res = await h.request('GET', '/v1/account', { key: busy.key });
+      if (res.statusCode === 429) limited = res;
+    }
+    assert.ok(limited, 'the rate limit was reached');
+    check('GET', '/v1/account', limited);
+
+    const documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
+    assert.deepEqual(documented.filter((op) => !succeeded.has(op)), [], 'every documented operation was checked with a real success');
+  });
+
+  test('real webhook payloads match the webhooks schema', async () => {
+    const { key } = await h.customer({ credits: 10 });
+    const callback_url = 'https://127.0.0.1:9/hooks';
+    await h.request('POST', '/v1/sms/send', { key, body: { to: '+447911120000', from: 'Acme', message: 'fails', callback_url } });
+    await h.request('POST', '/v1/sms/bulk', { key, body: { from: 'Acme', callback_url, messages: [{ to: '+447911123456', message: 'delivered' }] } });
+    await h.workers.drain();
+    h.clock.advance(2000);
+    await h.workers.drain();
+    const rows = await h.ctx.store.db.selectFrom('webhook_events').select(['event', 'payload']).execute();
+    const kinds = new Set(rows.map((r) => r.event));
+    assert.deepEqual([...kinds].sort(), ['sms.delivered', 'sms.failed', 'sms.sent']);
+    const validate = ajv.getSchema('openapi#/components/schemas/WebhookEvent');
+    assert.ok(validate);
+    for (const row of rows) {
+      const payload = JSON.parse(row.payload);
+      assert.ok(validate(payload), `${row.event}: ${ajv.errorsText(validate.errors)}`);
+      assert.equal(payload.event, row.event);
+    }
+  });
+});

@@ -1,0 +1,289 @@
+/**
+ * The dashboard in a real browser: Debian's chromium, headless, driven by playwright-core against
+ * `pigeon serve` started as a child process on a free port with a throwaway SQLite file. One
+ * story, in order: sign up, generate a key (shown once), use it, register Sender IDs with a
+ * document, review them as the operator (approve; reject with a reason), read the outbox, top up,
+ * send, find the message in Messages, revoke the key and see 401 `api_key_revoked`.
+ * Screenshots of every page at desktop and phone width go to test-results/dashboard/.
+ */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SHOTS = 'test-results/dashboard';
+const VIEWPORTS = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } } as const;
+const OWNER = { name: 'Acme Trading', email: 'owner@acme.test', password: 'a long owner password' };
+const OPERATOR = { email: 'ops@pigeon.test', password: 'a long operator password' };
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitUntilUp(url: string, child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`pigeon serve exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('pigeon serve did not come up');
+}
+
+/** Every form control has an accessible name: a <label for>, a wrapping label, aria-label or aria-labelledby. */
+async function unlabelledControls(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    [...document.querySelectorAll('input:not([type=hidden]), select, textarea, button')]
+      .filter((el) => {
+        const e = el as HTMLInputElement;
+        if (e.getAttribute('aria-label') || e.getAttribute('aria-labelledby')) return false;
+        if (e.tagName === 'BUTTON') return !(e.textContent ?? '').trim();
+        return !(e.labels && e.labels.length > 0);
+      })
+      .map((e) => e.outerHTML.slice(0, 120)),
+  );
+}
+
+describe('dashboard in a browser', () => {
+  let server: ChildProcess;
+  let base: string;
+  let dir: string;
+  let browser: Browser;
+  let env: NodeJS.ProcessEnv;
+  const shots: { area: 'owner' | 'operator'; name: string; url: string }[] = [];
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'pigeon-e2e-'));
+    mkdirSync(SHOTS, { recursive: true });
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    env = {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PUBLIC_URL: base,
+      DATABASE_URL: `sqlite:${join(dir, 'pigeon.db')}`,
+      SIM_DELIVERY_DELAY_MS: '50',
+      LOG_LEVEL: 'warn',
+      SMTP_URL: '',
+    };
+    const created = spawnSync('./bin/pigeon', ['operator', 'create', '--email', OPERATOR.email, '--password', OPERATOR.password], { env, encoding: 'utf8' });
+    assert.equal(created.status, 0, created.stderr);
+    server = spawn('./bin/pigeon', ['serve'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+    await waitUntilUp(`${base}/health`, server);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  });
+
+  after(async () => {
+    await browser?.close();
+    if (server && server.exitCode === null) {
+      server.kill('SIGTERM');
+      await new Promise((r) => server.once('exit', r));
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Screenshots a page at both widths and checks its labels and that nothing overflows a phone. */
+  async function capture(context: BrowserContext, name: string, url: string): Promise<void> {
+    const page = await context.newPage();
+    try {
+      for (const [label, size] of Object.entries(VIEWPORTS)) {
+        await page.setViewportSize(size);
+        await page.goto(`${base}${url}`);
+        await page.waitForLoadState('load');
+        await page.screenshot({ path: `${SHOTS}/${name}-${label}.png`, fullPage: true });
+        if (label === 'phone') {
+          const width = await page.evaluate(() => document.documentElement.scrollWidth);
+          assert.ok(width <= size.width + 1, `${url} is ${width}px wide on a ${size.width}px phone`);
+        }
+      }
+      assert.deepEqual(await unlabelledControls(page), [], `${url} has controls without labels`);
+    } finally {
+      await page.close();
+    }
+  }
+
+  test('owner and operator, start to finish', async () => {
+    const ownerContext = await browser.newContext({ viewport: VIEWPORTS.desktop });
+    const page = await ownerContext.newPage();
+    page.on('dialog', (d) => void d.accept());
+
+    // Sign up.
+    await page.goto(`${base}/dashboard/login`);
+    await page.screenshot({ path: `${SHOTS}/login-desktop.png` });
+    await page.getByRole('link', { name: 'Sign up' }).click();
+    await page.getByLabel('Company or project name').fill(OWNER.name);
+    await page.getByLabel('E-mail').fill(OWNER.email);
+    await page.getByLabel('Password').fill(OWNER.password);
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.waitForURL(`${base}/dashboard`);
+    assert.equal(await page.locator('#balance').textContent(), '0');
+
+    // Log out and in again.
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.waitForURL(`${base}/dashboard/login`);
+    await page.getByLabel('E-mail').fill(OWNER.email);
+    await page.getByLabel('Password').fill(OWNER.password);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.waitForURL(`${base}/dashboard`);
+
+    // Settings → API Keys → Generate New Key: the key is shown once.
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByLabel('Label').fill('Production server');
+    await page.getByRole('button', { name: 'Generate New Key' }).click();
+    const key = ((await page.locator('#new-key').textContent()) ?? '').trim();
+    assert.match(key, /^pk_live_[0-9A-Za-z]{32}$/);
+    await page.screenshot({ path: `${SHOTS}/api-key-created-desktop.png`, fullPage: true });
+    await page.goto(`${base}/dashboard/settings/api-keys`);
+    const listed = await page.content();
+    assert.ok(!listed.includes(key), 'the key is not shown again');
+    assert.ok(listed.includes(`${key.slice(0, 12)}…`), 'its prefix is');
+
+    const api = (method: string, path: string, body?: unknown) =>
+      fetch(`${base}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+    assert.equal((await api('GET', '/v1/account')).status, 200);
+
+    // Sender IDs: the name rules are checked as you type; register with a document.
+    await page.getByRole('link', { name: 'Sender IDs' }).click();
+    const name = page.getByLabel('Name', { exact: true });
+    await name.pressSequentially('Acme Shop');
+    await page.locator('#name-check', { hasText: 'whitespace' }).waitFor();
+    await name.fill('');
+    await name.pressSequentially('AcmeShop');
+    await page.locator('#name-check', { hasText: 'can be registered' }).waitFor();
+    await page.getByLabel('Verification documents (optional)').setInputFiles({
+      name: 'trade-register.pdf',
+      mimeType: 'application/pdf',
+      buffer: Buffer.from('%PDF-1.4\n1 0 obj<</Type/Catalog>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n'),
+    });
+    await page.getByRole('button', { name: 'Register' }).click();
+    await page.waitForURL(`${base}/dashboard/sender-ids`);
+    await name.fill('TrustMeBnk');
+    await page.getByRole('button', { name: 'Register' }).click();
+    await page.waitForURL(`${base}/dashboard/sender-ids`);
+    const acmeRow = page.locator('tr', { hasText: 'AcmeShop' });
+    assert.equal(await acmeRow.locator('.badge').textContent(), 'Pending');
+    assert.ok(await acmeRow.getByRole('link', { name: 'trade-register.pdf' }).isVisible());
+
+    // The operator reviews: approve one, reject the other with a reason.
+    const opsContext = await browser.newContext({ viewport: VIEWPORTS.desktop });
+    const ops = await opsContext.newPage();
+    ops.on('dialog', (d) => void d.accept());
+    await ops.goto(`${base}/operator`);
+    await ops.waitForURL(`${base}/operator/login`);
+    await ops.getByLabel('E-mail').fill(OPERATOR.email);
+    await ops.getByLabel('Password').fill(OPERATOR.password);
+    await ops.getByRole('button', { name: 'Log in' }).click();
+    await ops.waitForURL(`${base}/operator/sender-ids`);
+    await capture(opsContext, 'operator-queue-pending', '/operator/sender-ids');
+    const acmeCard = ops.locator('section.review', { hasText: 'AcmeShop' });
+    assert.ok(await acmeCard.getByRole('link', { name: 'trade-register.pdf' }).isVisible());
+    await acmeCard.getByRole('button', { name: 'Approve AcmeShop' }).click();
+    await ops.waitForURL(/\/operator\/sender-ids\?done=/);
+    const badCard = ops.locator('section.review', { hasText: 'TrustMeBnk' });
+    await badCard.getByLabel('Reason for rejection').fill('The name imitates a bank.');
+    await badCard.getByRole('button', { name: 'Reject TrustMeBnk' }).click();
+    await ops.waitForURL(/\/operator\/sender-ids\?done=/);
+    assert.match((await ops.locator('main').textContent()) ?? '', /No Sender IDs are waiting/);
+
+    // The owner sees the badges change and the reason.
+    await page.reload();
+    assert.equal(await page.locator('tr', { hasText: 'AcmeShop' }).locator('.badge').textContent(), 'Approved');
+    const rejected = page.locator('tr', { hasText: 'TrustMeBnk' });
+    assert.equal(await rejected.locator('.badge').textContent(), 'Rejected');
+    assert.match((await rejected.textContent()) ?? '', /The name imitates a bank\./);
+
+    // Both mails are in the outbox (no SMTP_URL); the worker marks them held.
+    await ops.getByRole('link', { name: 'Mail outbox' }).click();
+    for (let i = 0; i < 100 && (await ops.locator('.badge-held').count()) < 2; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      await ops.reload();
+    }
+    const outbox = (await ops.locator('main').textContent()) ?? '';
+    assert.match(outbox, /Sender ID AcmeShop approved/);
+    assert.match(outbox, /Sender ID TrustMeBnk rejected/);
+    assert.match(outbox, /owner@acme\.test/);
+    assert.equal(await ops.locator('.badge-held').count(), 2);
+
+    // The operator tops the account up.
+    await ops.getByRole('link', { name: 'Accounts' }).click();
+    await ops.getByLabel('Search by name, e-mail or account ID').fill('acme.test');
+    await ops.getByRole('button', { name: 'Search' }).click();
+    await ops.getByLabel('Credits to add').fill('100');
+    await ops.getByRole('button', { name: `Top up ${OWNER.name}` }).click();
+    await ops.waitForURL(/done=/);
+    assert.match((await ops.locator('main').textContent()) ?? '', /Added 100 credits/);
+
+    // Send with the key, then find the message in Messages with its status.
+    const sent = await api('POST', '/v1/sms/send', { to: '+14155550123', from: 'AcmeShop', message: 'Your order has shipped.' });
+    assert.equal(sent.status, 200, await sent.clone().text());
+    const messageId = ((await sent.json()) as { message_id: string }).message_id;
+    await page.getByRole('link', { name: 'Messages' }).click();
+    let row = page.locator('tr', { hasText: messageId });
+    for (let i = 0; i < 100 && (await row.locator('.badge').textContent()) !== 'Delivered'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      await page.reload();
+      row = page.locator('tr', { hasText: messageId });
+    }
+    assert.equal(await row.locator('.badge').textContent(), 'Delivered');
+    await page.getByLabel('Status').selectOption('failed');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    assert.equal(await page.locator('tr', { hasText: messageId }).count(), 0, 'the status filter applies');
+    await page.goto(`${base}/dashboard/messages/${messageId}`);
+    assert.equal(await page.locator('#message-status .badge').textContent(), 'Delivered');
+
+    // Revoke the key (with the confirmation) and the API answers 401 api_key_revoked.
+    await page.goto(`${base}/dashboard/settings/api-keys`);
+    await page.getByRole('button', { name: 'Revoke the key Production server' }).click();
+    await page.waitForURL(`${base}/dashboard/settings/api-keys`);
+    await page.locator('.badge-revoked').waitFor();
+    const refused = await api('GET', '/v1/account');
+    assert.equal(refused.status, 401);
+    assert.equal(((await refused.json()) as { code: string }).code, 'api_key_revoked');
+
+    // Every page, at both widths.
+    shots.push(
+      { area: 'owner', name: 'overview', url: '/dashboard' },
+      { area: 'owner', name: 'api-keys', url: '/dashboard/settings/api-keys' },
+      { area: 'owner', name: 'webhook-secret', url: '/dashboard/settings/webhook' },
+      { area: 'owner', name: 'password', url: '/dashboard/settings/password' },
+      { area: 'owner', name: 'sender-ids', url: '/dashboard/sender-ids' },
+      { area: 'owner', name: 'messages', url: '/dashboard/messages' },
+      { area: 'owner', name: 'message-detail', url: `/dashboard/messages/${messageId}` },
+      { area: 'owner', name: 'credits', url: '/dashboard/credits' },
+      { area: 'operator', name: 'operator-queue', url: '/operator/sender-ids' },
+      { area: 'operator', name: 'operator-accounts', url: '/operator/accounts' },
+      { area: 'operator', name: 'operator-outbox', url: '/operator/outbox' },
+    );
+    for (const s of shots) await capture(s.area === 'owner' ? ownerContext : opsContext, s.name, s.url);
+    const anonymous = await browser.newContext();
+    await capture(anonymous, 'signup', '/dashboard/signup');
+    await capture(anonymous, 'login', '/dashboard/login');
+    await capture(anonymous, 'operator-login', '/operator/login');
+    await anonymous.close();
+    await ownerContext.close();
+    await opsContext.close();
+  });
+});

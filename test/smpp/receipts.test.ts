@@ -1,0 +1,148 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { recordDeliveryReport } from '../../src/services/record-delivery-reports.ts';
+import { TestSmsc, type IdSpelling } from './smsc.ts';
+import { smppPigeon, type SmppPigeon } from './pigeon-smpp.ts';
+
+describe('SMPP: submit and receipts', () => {
+  let smsc: TestSmsc;
+  let p: SmppPigeon;
+  let key: string;
+  before(async () => {
+    smsc = new TestSmsc({ systemId: 'pigeon', password: 'secret' }, 'hex');
+    const port = await smsc.listen();
+    p = await smppPigeon({ SMPP_HOST: '127.0.0.1', SMPP_PORT: String(port), SMPP_WINDOW: '10' });
+    key = (await p.h.customer({ credits: 1000 })).key;
+  });
+  after(async () => {
+    await p.close();
+    await smsc.stop();
+  });
+
+  const events = async (id: string) =>
+    (await p.h.ctx.store.db.selectFrom('webhook_events').select(['event', 'payload']).where('message_id', '=', id).orderBy('created_at').orderBy('id').execute()).map((e) => e.event);
+
+  /** Sends one message and waits until the SMSC acknowledged it and Pigeon recorded `sent`. */
+  async function sent(to: string, text = 'hello') {
+    const before = smsc.acknowledged.length;
+    const id = await p.send(key, to, text);
+    await p.settle(async () => (await p.message(id)).status === 'sent', 'sent');
+    const submits = smsc.acknowledged.slice(before);
+    return { id, submits, smscId: submits[0]!.messageId! };
+  }
+
+  test('happy path: submit_sm with registered_delivery, the SMSC id stored, sent, then delivered by receipt', async () => {
+    const { id, submits, smscId } = await sent('+447911123456', 'hello');
+    assert.equal(submits.length, 1);
+    assert.equal(submits[0]!.registeredDelivery, 1);
+    assert.equal(submits[0]!.destination, '447911123456');
+    assert.equal(submits[0]!.source, 'Acme');
+    assert.equal(submits[0]!.dataCoding, 0);
+    assert.equal(submits[0]!.text, 'hello');
+    assert.equal((await p.message(id)).carrier_message_id, smscId);
+    assert.deepEqual(await events(id), ['sms.sent']);
+
+    assert.equal(await smsc.sendReceipt(smscId, { stat: 'DELIVRD' }), 0, 'deliver_sm_resp OK');
+    await p.settle(async () => (await p.message(id)).status === 'delivered', 'delivered');
+    assert.deepEqual(await events(id), ['sms.sent', 'sms.delivered']);
+    const report = (await p.h.request('GET', `/v1/sms/delivery-reports?message_id=${id}`, { key })).json().data[0];
+    assert.equal(report.status, 'delivered');
+  });
+
+  const failures: [string, string][] = [
+    ['UNDELIV', 'undeliverable'],
+    ['REJECTD', 'rejected'],
+    ['EXPIRED', 'expired'],
+    ['DELETED', 'deleted'],
+    ['UNKNOWN', 'unknown'],
+  ];
+  for (const format of ['text', 'tlv', 'both'] as const) {
+    test(`every final state maps (${format} receipts); ACCEPTD and ENROUTE change nothing`, async () => {
+      for (const [stat, code] of failures) {
+        const { id, smscId } = await sent('+447911123457');
+        assert.equal(await smsc.sendReceipt(smscId, { stat: 'ACCEPTD', format }), 0);
+        assert.equal(await smsc.sendReceipt(smscId, { stat: 'ENROUTE', format }), 0);
+        await p.workers.drain();
+        assert.equal((await p.message(id)).status, 'sent', `${stat}: intermediate states change nothing`);
+        assert.equal(await smsc.sendReceipt(smscId, { stat, err: '034', format, withSeconds: format === 'both' }), 0);
+        await p.settle(async () => (await p.message(id)).status === 'failed', stat);
+        const m = await p.message(id);
+        assert.equal(m.error_code, code, stat);
+        assert.match(m.error_message ?? '', /carrier/);
+        assert.deepEqual(await events(id), ['sms.sent', 'sms.failed']);
+      }
+      const { id, smscId } = await sent('+447911123458');
+      await smsc.sendReceipt(smscId, { stat: 'DELIVRD', format });
+      await p.settle(async () => (await p.message(id)).status === 'delivered', 'delivered');
+    });
+  }
+
+  test('a late or duplicate receipt does not move a message back', async () => {
+    const { id, smscId } = await sent('+447911123459');
+    await smsc.sendReceipt(smscId, { stat: 'DELIVRD' });
+    await p.settle(async () => (await p.message(id)).status === 'delivered', 'delivered');
+    await smsc.sendReceipt(smscId, { stat: 'UNDELIV' });
+    await smsc.sendReceipt(smscId, { stat: 'DELIVRD' });
+    await p.workers.drain();
+    assert.equal((await p.message(id)).status, 'delivered');
+    assert.deepEqual(await events(id), ['sms.sent', 'sms.delivered']);
+  });
+
+  for (const [style, spelling] of [
+    ['hex', 'decimal'],
+    ['hex', 'padded-decimal'],
+    ['hex', 'lower'],
+    ['hex', 'padded-hex'],
+    ['decimal', 'hex'],
+    ['decimal', 'padded-hex'],
+    ['decimal', 'padded-decimal'],
+  ] as const) {
+    test(`ids answered in ${style} match receipts spelled ${spelling}`, async () => {
+      smsc.idStyle = style;
+      try {
+        const { id, smscId } = await sent('+447911123460');
+        await smsc.sendReceipt(smscId, { stat: 'DELIVRD', spelling: spelling as IdSpelling, format: spelling.length % 2 ? 'tlv' : 'text' });
+        await p.settle(async () => (await p.message(id)).status === 'delivered', 'delivered');
+      } finally {
+        smsc.idStyle = 'hex';
+      }
+    });
+  }
+
+  test('a receipt for an unknown id is answered and the connector carries on', async () => {
+    assert.equal(await smsc.sendReceipt('7FFFFFF0', { stat: 'DELIVRD' }), 0);
+    assert.equal(await smsc.sendReceipt('7FFFFFF1', { stat: 'GARBAGE', format: 'text' }), 0);
+    const { id, smscId } = await sent('+447911123461');
+    await smsc.sendReceipt(smscId, { stat: 'DELIVRD' });
+    await p.settle(async () => (await p.message(id)).status === 'delivered', 'delivered');
+    assert.ok(smsc.receiptAnswers.length > 0 && smsc.receiptAnswers.every((s) => s === 0 || s === 0x64), 'every deliver_sm answered');
+  });
+
+  test('a receipt that cannot be stored is answered ESME_RX_T_APPN so the SMSC sends it again', async () => {
+    const { id, smscId } = await sent('+447911123463');
+    p.carrier.onDeliveryReport(() => Promise.reject(new Error('database unavailable')));
+    try {
+      assert.equal(await smsc.sendReceipt(smscId, { stat: 'DELIVRD' }), 0x64);
+    } finally {
+      p.carrier.onDeliveryReport((report) => recordDeliveryReport(p.h.ctx, report));
+    }
+    await p.workers.drain();
+    assert.equal((await p.message(id)).status, 'sent');
+    assert.equal(await smsc.sendReceipt(smscId, { stat: 'DELIVRD' }), 0);
+    await p.settle(async () => (await p.message(id)).status === 'delivered', 'delivered');
+  });
+
+  test('a permanent submit error fails the message with the SMPP status and refunds it', async () => {
+    smsc.answerNext(1, 0x0b);
+    const id = await p.send(key, '+447911123462', 'refused');
+    const before = await p.h.ctx.store.db.selectFrom('credit_ledger').select('kind').where('reference', '=', id).execute();
+    await p.settle(async () => (await p.message(id)).status === 'failed', 'failed');
+    const m = await p.message(id);
+    assert.equal(m.error_code, 'smpp_rinvdstadr');
+    assert.match(m.error_message ?? '', /ESME_RINVDSTADR/);
+    assert.equal(m.sent_at, null);
+    const after = await p.h.ctx.store.db.selectFrom('credit_ledger').select('kind').where('reference', '=', id).execute();
+    assert.deepEqual(after.map((r) => r.kind).sort(), [...before.map((r) => r.kind), 'refund'].sort());
+    assert.deepEqual(await events(id), ['sms.failed']);
+  });
+});
