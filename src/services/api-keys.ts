@@ -7,6 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { AppError } from '../errors/catalogue.ts';
 import type { AccountsTable, ApiKeysTable } from '../store/database.ts';
 import { newId } from '../util/ids.ts';
+import { preparedRead } from '../store/prepared-read.ts';
 import type { Context } from './context.ts';
 
 export const SCOPES = ['sms:send', 'sender_ids:read', 'sender_ids:write', 'reports:read', 'account:read'] as const;
@@ -107,23 +108,8 @@ export async function listApiKeys(ctx: Context, accountId: string): Promise<ApiK
     .execute();
 }
 
-export interface Principal {
-  account: AccountsTable;
-  keyId: string;
-  scopes: ReadonlySet<string>;
-}
-
-/**
- * Resolves an `Authorization` header to its account. The header is matched exactly: the scheme
- * `Bearer` (any case), one space, the key; nothing is trimmed, so stray whitespace is a 401.
- * Every failure before the key is found gives the same `invalid_api_key`, so a caller learns
- * nothing about which keys or prefixes exist.
- */
-export async function authenticate(ctx: Context, header: string | undefined): Promise<Principal> {
-  const match = header === undefined ? null : /^Bearer (.*)$/is.exec(header);
-  const key = match?.[1];
-  if (key === undefined || !KEY_PATTERN.test(key)) throw new AppError('invalid_api_key');
-  const row = await ctx.store.db
+const keyByDigest = preparedRead((db, digest: string) =>
+  db
     .selectFrom('api_keys')
     .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
     .select([
@@ -141,8 +127,26 @@ export async function authenticate(ctx: Context, header: string | undefined): Pr
       'accounts.webhook_secret_rotated_at',
       'accounts.created_at',
     ])
-    .where('api_keys.digest', '=', digestKey(key))
-    .executeTakeFirst();
+    .where('api_keys.digest', '=', digest),
+);
+
+export interface Principal {
+  account: AccountsTable;
+  keyId: string;
+  scopes: ReadonlySet<string>;
+}
+
+/**
+ * Resolves an `Authorization` header to its account. The header is matched exactly: the scheme
+ * `Bearer` (any case), one space, the key; nothing is trimmed, so stray whitespace is a 401.
+ * Every failure before the key is found gives the same `invalid_api_key`, so a caller learns
+ * nothing about which keys or prefixes exist.
+ */
+export async function authenticate(ctx: Context, header: string | undefined): Promise<Principal> {
+  const match = header === undefined ? null : /^Bearer (.*)$/is.exec(header);
+  const key = match?.[1];
+  if (key === undefined || !KEY_PATTERN.test(key)) throw new AppError('invalid_api_key');
+  const row = await keyByDigest(ctx.store, digestKey(key));
   if (!row) throw new AppError('invalid_api_key');
   if (row.revoked_at !== null) throw new AppError('api_key_revoked');
   if (row.status === 'suspended') throw new AppError('account_suspended');

@@ -89,7 +89,8 @@ export async function withIdempotency(
   ctx: Context,
   accountId: string,
   key: string | undefined,
-  hash: string,
+  /** Computed only when a key is given: hashing every body would tax requests that send none. */
+  hash: () => string,
   run: (finish: Finish | undefined) => Promise<StoredResponse>,
 ): Promise<StoredResponse & { replayed: boolean }> {
   if (key === undefined) return { ...(await run(undefined)), replayed: false };
@@ -98,7 +99,7 @@ export async function withIdempotency(
       details: [{ field: 'Idempotency-Key', code: 'invalid_request', message: 'must be 1 to 255 characters' }],
     });
   }
-  const stored = await claimKey(ctx, accountId, key, hash);
+  const stored = await claimKey(ctx, accountId, key, hash());
   if (stored) return { ...stored, replayed: true };
   const finish: Finish = async (trx, response) => {
     await trx

@@ -19,7 +19,7 @@ export async function listDeliveryReports(
   page: number,
   limit: number,
 ): Promise<{ rows: MessagesTable[]; total: number }> {
-  return listMessages(ctx.store.db, filter, limit, (page - 1) * limit);
+  return listMessages(ctx.store.read, filter, limit, (page - 1) * limit);
 }
 
 export interface MessageDetail {

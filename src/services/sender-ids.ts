@@ -6,6 +6,7 @@ import { AppError } from '../errors/catalogue.ts';
 import { checkSenderIdName, DEFAULT_RESERVED_SENDER_NAMES, senderNameKey } from '../domain/sender-id-name.ts';
 import type { SenderIdsTable, SenderIdStatus } from '../store/database.ts';
 import { newId } from '../util/ids.ts';
+import { preparedRead } from '../store/prepared-read.ts';
 import type { Context } from './context.ts';
 
 /** Called after a review decision; the dashboard issue plugs e-mail in here. */
@@ -59,14 +60,13 @@ export async function listSenderIds(
   return q.execute();
 }
 
+const senderByKey = preparedRead((db, accountId: string, nameKey: string) =>
+  db.selectFrom('sender_ids').select(['name', 'status']).where('account_id', '=', accountId).where('name_key', '=', nameKey),
+);
+
 /** The approved Sender ID an account may send from, matched case-insensitively, or an error. */
 export async function approvedSenderName(ctx: Context, accountId: string, from: string): Promise<string> {
-  const row = await ctx.store.db
-    .selectFrom('sender_ids')
-    .select(['name', 'status'])
-    .where('account_id', '=', accountId)
-    .where('name_key', '=', senderNameKey(from))
-    .executeTakeFirst();
+  const row = await senderByKey(ctx.store, accountId, senderNameKey(from));
   if (!row) throw new AppError('invalid_sender_id', `The Sender ID ${JSON.stringify(from)} is not registered on this account.`);
   if (row.status !== 'approved') {
     throw new AppError('invalid_sender_id', `The Sender ID ${row.name} is ${row.status}; only approved Sender IDs can send.`);

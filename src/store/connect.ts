@@ -16,6 +16,17 @@ export type Db = Kysely<Database>;
 export interface Store {
   db: Db;
   dialect: DialectName;
+  /**
+   * For reads that need only committed data (authentication, Sender ID checks, reports). On a
+   * SQLite file this is a second, read-only connection: readers then never queue behind the
+   * writer's transactions, and never see a transaction that is still open. Elsewhere it is `db`.
+   */
+  read: Db;
+  /**
+   * SQLite file only: runs a prepared statement on the read connection synchronously and returns
+   * its first row. Used through `preparedRead` for the lookups every request makes.
+   */
+  readRow?: <R>(sql: string, parameters: readonly unknown[]) => R | undefined;
   close(): Promise<void>;
 }
 
@@ -88,9 +99,22 @@ export function openStore(databaseUrl: string): Store {
     raw.pragma('busy_timeout = 5000');
     raw.pragma('foreign_keys = ON');
     const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(raw) }) });
-    return { db, dialect: 'sqlite', close: () => db.destroy() };
+    if (path === ':memory:') return { db, dialect: 'sqlite', read: db, close: () => db.destroy() };
+    const reader = withStatementCache(new SqliteDatabase(path, { readonly: true }));
+    reader.pragma('busy_timeout = 5000');
+    const read = new Kysely<Database>({ dialect: new SqliteDialect({ database: reader }) });
+    return {
+      db,
+      dialect: 'sqlite',
+      read,
+      readRow: <R>(sql: string, parameters: readonly unknown[]) => reader.prepare(sql).get(...parameters) as R | undefined,
+      close: async () => {
+        await db.destroy();
+        await read.destroy();
+      },
+    };
   }
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { db, dialect: 'postgres', close: () => db.destroy() };
+  return { db, dialect: 'postgres', read: db, close: () => db.destroy() };
 }

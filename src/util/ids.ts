@@ -5,6 +5,22 @@ const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'; // Crockford base32, lower 
 let lastMs = -1;
 let sequence = 0;
 
+// Random bytes are drawn from the system in blocks: one call per id costs more than the rest of
+// making the id, and ids are made by the tens of thousands per second under load.
+const POOL_SIZE = 8192;
+let pool = randomBytes(POOL_SIZE);
+let poolOffset = 0;
+
+function random(n: number): Buffer {
+  if (poolOffset + n > POOL_SIZE) {
+    pool = randomBytes(POOL_SIZE);
+    poolOffset = 0;
+  }
+  const out = pool.subarray(poolOffset, poolOffset + n);
+  poolOffset += n;
+  return out;
+}
+
 function base32(value: number, length: number): string {
   let out = '';
   let v = value;
@@ -27,10 +43,10 @@ export function newId(prefix: string, now: number = Date.now()): string {
   } else {
     lastMs = now;
     // A random start in the lower half leaves room to count up, and keeps two processes apart.
-    sequence = randomBytes(2).readUInt16BE(0) * 8;
+    sequence = random(2).readUInt16BE(0) * 8;
   }
   const time = base32(now, 10) + base32(sequence, 4);
-  const bytes = randomBytes(8);
+  const bytes = random(8);
   let rand = '';
   // 60 of the 64 random bits, as 12 base32 characters.
   let acc = 0;

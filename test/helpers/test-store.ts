@@ -1,8 +1,11 @@
 /**
- * A fresh, migrated store per test. SQLite in memory by default; with TEST_DATABASE_URL set to a
- * PostgreSQL URL, a new schema of that database per store, dropped on close.
+ * A fresh, migrated store per test: a SQLite file in a temporary folder by default, or, with
+ * TEST_DATABASE_URL set to a PostgreSQL URL, a new schema of that database, dropped on close.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { openStore, type Store } from '../../src/store/connect.ts';
@@ -14,9 +17,17 @@ export const testDialect = TEST_DATABASE_URL.startsWith('postgres') ? 'postgres'
 
 export async function openTestStore(): Promise<Store> {
   if (testDialect === 'sqlite') {
-    const store = openStore('sqlite::memory:');
+    // A file, as in production: it has the separate read connection that ':memory:' cannot have.
+    const dir = mkdtempSync(join(tmpdir(), 'pigeon-test-'));
+    const store = openStore(`sqlite:${join(dir, 'test.db')}`);
     await migrateToLatest(store.db);
-    return store;
+    return {
+      ...store,
+      async close() {
+        await store.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
   }
   const schema = `t_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
@@ -29,6 +40,7 @@ export async function openTestStore(): Promise<Store> {
   return {
     db,
     dialect: 'postgres',
+    read: db,
     async close() {
       await db.destroy();
       const cleanup = new pg.Client({ connectionString: TEST_DATABASE_URL });

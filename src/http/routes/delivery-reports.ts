@@ -42,7 +42,7 @@ export function deliveryReportRoutes(ctx: Context): FastifyPluginAsyncTypebox {
         const page = request.query.page ?? 1;
         const limit = request.query.limit ?? 50;
         const { rows, total } = await listMessages(
-          ctx.store.db,
+          ctx.store.read,
           { accountId: principalOf(request).account.id, messageId: message_id, batchId: batch_id, status },
           limit,
           (page - 1) * limit,

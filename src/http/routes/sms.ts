@@ -31,7 +31,7 @@ export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
           ctx,
           account.id,
           request.headers['idempotency-key'],
-          requestHash('POST', '/v1/sms/send', request.body),
+          () => requestHash('POST', '/v1/sms/send', request.body),
           async (finish): Promise<StoredResponse> => ({ status: 200, body: await sendMessage(ctx, account.id, request.body, finish) }),
         );
         if (result.replayed) reply.header('Idempotent-Replayed', 'true');
@@ -57,7 +57,7 @@ export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
           ctx,
           account.id,
           request.headers['idempotency-key'],
-          requestHash('POST', '/v1/sms/bulk', request.body),
+          () => requestHash('POST', '/v1/sms/bulk', request.body),
           async (finish): Promise<StoredResponse> => ({ status: 200, body: await sendBulk(ctx, account.id, request.body, finish) }),
         );
         if (result.replayed) reply.header('Idempotent-Replayed', 'true');
