@@ -1,11 +1,14 @@
 /**
- * SMPP throughput: Pigeon (`start()` with API and workers, SQLite file store) against a local SMSC
- * (test/smpp/smsc.ts, in a child process: bench/smpp-smsc.ts) that acknowledges every submit and sends a DELIVRD receipt at once; window
- * 50, no TPS cap. Messages go in through POST /v1/sms/bulk; the figure is messages per second
+ * SMPP throughput: Pigeon (`start()` with API and workers, SQLite file store) against a local
+ * SMSC (test/smpp/smsc.ts, in a child process: bench/smpp-smsc.ts) that acknowledges every
+ * submit and sends a DELIVRD receipt at once; window 50, no TPS cap. Messages go in through POST /v1/sms/bulk; the figure is messages per second
  * from the first HTTP request to the last receipt applied, plus the p99 from acceptance
  * (created_at) to `sent` (sent_at). Bounded: gives up after 45 s. Last stdout line: JSON figures.
  *
- *   node --import tsx bench/smpp.bench.ts [messages]
+ *   node --import tsx bench/smpp.bench.ts [messages]      (default 20,000)
+ *
+ * BENCH_TRACE=1 also prints, on stderr, each dispatch batch's submit time and the CPU the Pigeon
+ * process used (the SMSC runs in its own process, so this is Pigeon's cost per message).
  */
 import { fork } from 'node:child_process';
 import { once } from 'node:events';

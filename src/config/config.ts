@@ -15,6 +15,11 @@ export interface Config {
   authFailureLimit: { max: number; windowMs: number };
   /** Slow-loris guard: a request (headers and body) must arrive whole within this time. */
   requestTimeoutMs: number;
+  /**
+   * Addresses or CIDR ranges of reverse proxies whose `X-Forwarded-For` names the client (TRUST_PROXY);
+   * empty: the socket's peer is the client. Per-IP limits count the client, not the proxy.
+   */
+  trustProxy: string[];
   redisUrl: string | null;
   bulkMaxMessages: number;
   bodyLimitBytes: number;
@@ -105,6 +110,14 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimit: { max: int(env, 'RATE_LIMIT_MAX', 100, 1), windowMs: int(env, 'RATE_LIMIT_WINDOW_MS', 1000, 1) },
     authFailureLimit: { max: int(env, 'AUTH_FAILURE_LIMIT', 20, 1), windowMs: int(env, 'AUTH_FAILURE_WINDOW_MS', 60_000, 1000) },
     requestTimeoutMs: int(env, 'REQUEST_TIMEOUT_MS', 30_000, 100),
+    trustProxy: (env.TRUST_PROXY ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .map((s) => {
+        if (!/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(s)) throw new ConfigError(`TRUST_PROXY must be comma-separated IP addresses or CIDR ranges, got ${JSON.stringify(s)}`);
+        return s;
+      }),
     redisUrl: url(env, 'REDIS_URL', null, ['redis:', 'rediss:']),
     bulkMaxMessages: int(env, 'BULK_MAX_MESSAGES', 10_000, 1, 1_000_000),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1024),

@@ -6,9 +6,10 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
 import type { Logger } from 'pino';
+import { isUtf8 } from 'node:buffer';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { catalogue, type ErrorCode } from '../errors/catalogue.ts';
+import { AppError, catalogue, type ErrorCode } from '../errors/catalogue.ts';
 import type { Carrier } from '../carriers/carrier.ts';
 import type { Context } from '../services/context.ts';
 import { httpDuration, httpRequests } from '../metrics.ts';
@@ -99,6 +100,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     connectionTimeout: 60_000,
     keepAliveTimeout: 72_000,
     return503OnClosing: true,
+    // Only the listed proxies may say who the client is; anyone else's X-Forwarded-For is ignored.
+    ...(ctx.config.trustProxy.length > 0 ? { trustProxy: ctx.config.trustProxy } : {}),
     clientErrorHandler: clientErrorHandler(ctx.config.publicUrl),
     // A path with broken percent-encoding never reaches a route or the error handler.
     frameworkErrors: (_error, _request, reply: FastifyReply) => {
@@ -110,6 +113,14 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler());
   // Only JSON bodies are accepted; without a text/plain parser, other types are a 415.
   app.removeContentTypeParser(['text/plain']);
+  // Fastify's JSON parser turns invalid UTF-8 into U+FFFD without a word; a message the customer
+  // pays for must not go out silently garbled, so such a body is refused instead.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    if (!isUtf8(body as Buffer)) return done(new AppError('invalid_request', 'The body is not valid UTF-8.'), undefined);
+    parseJson(request, (body as Buffer).toString('utf8'), done);
+  });
   app.setErrorHandler(makeErrorHandler(ctx.config.publicUrl));
 
   app.addHook('onResponse', async (request, reply) => {
@@ -129,7 +140,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       reply.header('Allow', allowed.join(', '));
       return reply.code(405).send(errorBody(ctx.config.publicUrl, 'method_not_allowed', `${request.method} is not allowed here; use ${allowed.join(' or ')}.`));
     }
-    return reply.code(404).send(errorBody(ctx.config.publicUrl, 'not_found', `No route ${request.method} ${path}.`));
+    // The path is echoed for the caller's sake, but not an API key pasted into it by mistake (it
+    // would end up in every proxy and client log that records error bodies); nor is a huge path.
+    const shown = path.replace(/pk_live_[0-9A-Za-z]{4,}/g, 'pk_live_[redacted]').slice(0, 200);
+    return reply.code(404).send(errorBody(ctx.config.publicUrl, 'not_found', `No route ${request.method} ${shown}.`));
   });
 
   // Before any route: @fastify/swagger learns the routes as they are added.

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { classifyAddress, isAllowedTarget } from './address-guard.ts';
+import { classifyAddress, isAllowedTarget, isReservedName } from './address-guard.ts';
 
 test('IPv4 classes', () => {
   const cases: [string, string][] = [
@@ -59,4 +59,11 @@ test('only public addresses are allowed, unless private targets are allowed; gar
   assert.equal(isAllowedTarget('not-an-ip', true), false);
   assert.equal(classifyAddress('1.2.3'), 'invalid');
   assert.equal(classifyAddress('1.2.3.256'), 'invalid');
+});
+
+test('special-use names are recognised', () => {
+  for (const n of ['localhost', 'api.localhost', 'hooks.example.com', 'example.org', 'x.test', 'a.b.invalid', 'printer.local', 'HOOKS.EXAMPLE.COM.']) {
+    assert.equal(isReservedName(n), true, n);
+  }
+  for (const n of ['hooks.acme.com', 'example.co.uk', 'notexample.com', 'testing.io']) assert.equal(isReservedName(n), false, n);
 });

@@ -145,3 +145,15 @@ export function isAllowedTarget(ip: string, allowPrivate: boolean): boolean {
   if (cls === 'invalid') return false;
   return cls === 'public' || allowPrivate;
 }
+
+const RESERVED_SUFFIXES = ['test', 'example', 'invalid', 'localhost', 'local', 'example.com', 'example.net', 'example.org'];
+
+/**
+ * Special-use names (RFC 2606, 6761, 6762) that no public receiver can have: `localhost`, `.test`,
+ * `.example`, `.invalid`, `.local` and the documentation domains `example.com/.net/.org`. They are
+ * refused by name, without asking DNS, so that sample and test URLs never cause traffic.
+ */
+export function isReservedName(hostname: string): boolean {
+  const name = hostname.toLowerCase().replace(/\.$/, '');
+  return RESERVED_SUFFIXES.some((suffix) => name === suffix || name.endsWith(`.${suffix}`));
+}

@@ -8,7 +8,7 @@ import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { signWebhookWithSecrets } from '../domain/webhook-signature.ts';
-import { classifyAddress } from './address-guard.ts';
+import { classifyAddress, isReservedName } from './address-guard.ts';
 
 /** What one attempt produced. `ok` is true only for exactly HTTP 200 within the timeout. */
 export interface DeliveryOutcome {
@@ -186,6 +186,9 @@ export class WebhookDispatcher {
     if (isIP(hostname)) {
       addresses = [{ address: hostname, family: isIP(hostname) }];
     } else {
+      if (!this.#opts.allowPrivate && isReservedName(hostname)) {
+        return { refused: `refused: ${hostname} is a special-use name (RFC 2606/6761); set WEBHOOK_ALLOW_PRIVATE=true to allow` };
+      }
       try {
         addresses = await this.#lookup(hostname);
       } catch (err) {

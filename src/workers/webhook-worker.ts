@@ -26,13 +26,16 @@ export interface WebhookWorkerOptions {
   dispatcher?: WebhookDispatcher;
 }
 
-const DEFAULTS = { concurrency: 512, perHost: 64, batchSize: 128, idleMs: 200 };
+// A dead host holds at most 2 × perHost of the global limit (its running attempts and as many
+// waiting in memory), so it takes eight dead hosts at once to fill it.
+const DEFAULTS = { concurrency: 1024, perHost: 64, batchSize: 128, idleMs: 200 };
 /** Finished attempts are recorded together once this many wait, or after this long. */
 const FLUSH_SIZE = 256;
 const FLUSH_DELAY_MS = 5;
-const CONGESTED_PAUSE_MS = 25;
+const CONGESTED_PAUSE_MS = 50;
 /** Jobs a claim may take beyond what the hosts busy here can hold, for hosts not busy here. */
 const UNKNOWN_HOST_SHARE = 32;
+const SHARE_PAUSE_MS = 100;
 
 export class WebhookWorker {
   readonly #ctx: Context;
@@ -58,6 +61,9 @@ export class WebhookWorker {
 
   #running = false;
   #wideClaim = false;
+  /** Until then, claims take no share for hosts not busy here. */
+  #shareAfter = 0;
+  #completions = 0;
   #drained: (() => void) | null = null;
   #loop: Promise<void> | null = null;
   #wakeLoop: (() => void) | null = null;
@@ -103,6 +109,8 @@ export class WebhookWorker {
   async drain(): Promise<number> {
     let total = 0;
     for (;;) {
+      // Whole batches: drain() must not stop while anything is due.
+      this.#wideClaim = true;
       const n = (await this.#claimAndStart()).claimed;
       await this.#settle();
       total += n;
@@ -134,11 +142,13 @@ export class WebhookWorker {
         }
       }
       // Mostly put back: the busy hosts are full, and claiming again at once would only move
-      // rows back and forth. Wait until one of them has drained a little. If none does in time
-      // (a dead host), the next claim takes a whole batch, so that a large backlog of a dead host
-      // at the head of the queue is pushed aside quickly and the hosts behind it are reached.
+      // rows back and forth. Wait until one of them has drained a little. If no attempt at all
+      // finished meanwhile (dead hosts), the next claim takes a whole batch, so that a large backlog
+      // of a dead host at the head of the queue is pushed aside quickly and the hosts behind it are reached.
       if (claim.congested) {
-        this.#wideClaim = !(await this.#waitForDrain(CONGESTED_PAUSE_MS));
+        const before = this.#completions;
+        const drained = await this.#waitForDrain(CONGESTED_PAUSE_MS);
+        this.#wideClaim = !drained && this.#completions === before;
         continue;
       }
       // More may be due: claim again at once while there is room; otherwise wait for a
@@ -155,13 +165,16 @@ export class WebhookWorker {
    * because its hosts were full.
    */
   async #claimAndStart(): Promise<{ claimed: number; requested: number; congested: boolean }> {
-    let headroom = UNKNOWN_HOST_SHARE;
-    for (const slot of this.#hosts.values()) headroom += Math.max(0, this.#perHost * 3 - slot.active - slot.waiting.length);
-    const requested = Math.min(this.#batchSize, this.#wideClaim ? this.#batchSize : headroom, this.#concurrency - this.#inFlight);
+    // The share for other hosts is skipped for a while after a claim found a full host: the next
+    // rows are likely that host's too.
+    const now = this.#ctx.clock();
+    let headroom = now < this.#shareAfter ? 0 : UNKNOWN_HOST_SHARE;
+    for (const slot of this.#hosts.values()) headroom += Math.max(0, this.#perHost * 2 - slot.active - slot.waiting.length);
+    const room = this.#concurrency - this.#inFlight;
+    const requested = Math.min(this.#batchSize, this.#wideClaim ? this.#batchSize : headroom, room);
     this.#wideClaim = false;
-    if (requested <= 0) return { claimed: 0, requested, congested: false };
+    if (requested <= 0) return { claimed: 0, requested, congested: room > 0 };
     const ctx = this.#ctx;
-    const now = ctx.clock();
     const jobs = await claimJobs(ctx.store.db, ctx.store.dialect, 'webhook', requested, now, this.#leaseMs);
     if (jobs.length === 0) return { claimed: 0, requested, congested: false };
     this.#inFlight += jobs.length;
@@ -183,7 +196,7 @@ export class WebhookWorker {
         this.#hosts.set(host, slot);
         // A busy host keeps a short queue in memory (its leases outlast it); beyond that, its jobs go
         // back to the table so that they hold no room the other hosts could use.
-        const hostFull = slot.active >= this.#perHost && slot.waiting.length >= this.#perHost * 2;
+        const hostFull = slot.active >= this.#perHost && slot.waiting.length >= this.#perHost;
         if (waitsElsewhere || hostFull) {
           if (hostFull) full++;
           if (slot.active === 0) this.#hosts.delete(host);
@@ -203,21 +216,24 @@ export class WebhookWorker {
       throw err;
     }
     this.#inFlight -= jobs.length - started;
+    if (full > 0) this.#shareAfter = now + SHARE_PAUSE_MS;
     return { claimed: jobs.length, requested, congested: full * 2 > jobs.length };
   }
 
   /**
    * Puts jobs back without counting an attempt. Each deferral of the same job waits longer
-   * (the job's claim count doubles the wait, up to the attempt timeout), with jitter so the
-   * backlog of a slow host comes back spread out rather than all at once.
+   * (0.4 s, 1.6 s, 6.4 s, ... by the job's claim count, up to six attempt timeouts), with jitter
+   * so that the backlog of a slow host comes back spread out rather than all at once.
    */
   async #defer(jobs: JobsTable[], now: number): Promise<void> {
     if (jobs.length === 0) return;
-    const cap = Math.max(100, this.#ctx.config.webhook.timeoutMs);
+    // Up to six attempt timeouts (30 s by default): a dead host's backlog returns a few times a
+    // minute instead of being claimed over and over while its slots are held.
+    const cap = Math.max(1000, this.#ctx.config.webhook.timeoutMs * 6);
     const groups = new Map<number, string[]>();
     for (const j of jobs) groups.set(j.attempts, [...(groups.get(j.attempts) ?? []), j.id]);
     for (const [claims, ids] of groups) {
-      const base = Math.min(cap, 50 * 2 ** Math.min(claims, 12));
+      const base = Math.min(cap, 100 * 4 ** Math.min(claims, 8));
       await releaseJobs(this.#ctx.store.db, ids, now + Math.round(base * (0.75 + Math.random() * 0.5)));
     }
   }
@@ -237,6 +253,7 @@ export class WebhookWorker {
         secrets: secretsFor(d, attemptedAt),
         now: attemptedAt,
       });
+      this.#completions++;
       this.#results.push({ delivery: d, attemptedAt, outcome });
       this.#scheduleFlush();
       slot.active--;
@@ -244,7 +261,7 @@ export class WebhookWorker {
       const next = slot.waiting.shift();
       if (next) this.#start(next, host);
       else if (slot.active === 0) this.#hosts.delete(host);
-      if (slot.waiting.length < this.#perHost) this.#drained?.();
+      if (slot.waiting.length < this.#perHost / 2) this.#drained?.();
     })();
     const entry = { eventId: d.event.id, done: task.catch(() => {}) };
     this.#byMessage.set(d.event.message_id, entry);

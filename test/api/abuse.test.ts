@@ -58,6 +58,26 @@ describe('failed authentications per client IP', () => {
   });
 });
 
+describe('failed authentications behind a trusted proxy (TRUST_PROXY)', () => {
+  let h: Harness;
+  before(async () => {
+    h = await harness({ AUTH_FAILURE_LIMIT: '2', TRUST_PROXY: '10.9.0.0/16' });
+  });
+  after(() => h.close());
+
+  test('the client named by the proxy is counted, not the proxy; an untrusted peer cannot pick its address', async () => {
+    const { key } = await h.customer();
+    const via = (peer: string, client: string, authorization: string) =>
+      h.app.inject({ method: 'GET', url: '/v1/account', remoteAddress: peer, headers: { authorization, 'x-forwarded-for': client } });
+    for (let i = 0; i < 2; i++) assert.equal((await via('10.9.0.1', '198.51.100.7', 'Bearer nope')).statusCode, 401);
+    assert.equal((await via('10.9.0.1', '198.51.100.7', `Bearer ${key}`)).statusCode, 429);
+    assert.equal((await via('10.9.0.1', '198.51.100.8', `Bearer ${key}`)).statusCode, 200, 'another client behind the same proxy');
+    // Not a trusted proxy: its X-Forwarded-For is ignored, so rotating it does not escape the limit.
+    for (let i = 0; i < 2; i++) assert.equal((await via('203.0.113.5', `198.51.100.${i}`, 'Bearer nope')).statusCode, 401);
+    assert.equal((await via('203.0.113.5', '198.51.100.99', `Bearer ${key}`)).statusCode, 429);
+  });
+});
+
 describe('uniform answers and size limits', () => {
   let h: Harness;
   before(async () => {

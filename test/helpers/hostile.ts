@@ -5,6 +5,7 @@
  * every `/v1` endpoint, the public pages and the dashboard forms. And the one rule every answer
  * must obey.
  */
+import { isUtf8 } from 'node:buffer';
 import fc from 'fast-check';
 import { catalogue } from '../../src/errors/catalogue.ts';
 
@@ -158,6 +159,10 @@ function enc(s: string): string {
 const v1Get = ['/v1/sms/sender-ids', '/v1/sms/delivery-reports', '/v1/webhooks/events', '/v1/account'];
 const queryKeys = ['limit', 'page', 'status', 'message_id', 'batch_id', 'cursor', 'from', 'to', 'since', 'event', '__proto__', 'status[]'];
 
+const uniqueQuery = fc
+  .uniqueArray(fc.tuple(fc.constantFrom(...queryKeys), fc.oneof(hostileString, fc.constantFrom('-1', '0', '201', 'sent', ''))), { maxLength: 4, selector: ([k]) => k })
+  .map((pairs) => (pairs.length === 0 ? '' : `?${pairs.map(([k, v]) => `${enc(k)}=${enc(v)}`).join('&')}`));
+
 const query = fc
   .array(fc.tuple(fc.constantFrom(...queryKeys), fc.oneof(hostileString, fc.constantFrom('-1', '0', '201', '1e3', '0x10', '99999999999999999999', 'sent', ''))), { maxLength: 4 })
   .map((pairs) => (pairs.length === 0 ? '' : `?${pairs.map(([k, v]) => `${enc(k)}=${enc(v)}`).join('&')}`));
@@ -187,15 +192,40 @@ const pathTrick = fc.oneof(
     `/v1/${'a/'.repeat(500)}`,
     `/${'x'.repeat(5000)}`,
   ),
-  fc.tuple(fc.constantFrom('/v1/webhooks/events/', '/docs/guides/', '/dashboard/assets/', '/dashboard/messages/', '/v1/sms/sender-ids/'), hostileString).map(([p, s]) => p + enc(s.slice(0, 300))),
+  fc.tuple(fc.constantFrom('/v1/webhooks/events/', '/docs/guides/', '/dashboard/assets/', '/dashboard/messages/', '/v1/sms/sender-ids/'), hostileString.filter((s) => s.trim() !== '')).map(
+    ([p, s]) => p + enc(s.slice(0, 300)),
+  ),
 );
+
+/** Whether a body could be a JSON object at all (a corrupted body sometimes still is one). */
+function couldBeObject(payload: string | Buffer): boolean {
+  if (Buffer.isBuffer(payload) && !isUtf8(payload)) return false;
+  try {
+    const value: unknown = JSON.parse(payload.toString());
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
+}
 
 function json(payload: unknown): string {
   return JSON.stringify(payload) ?? 'null';
 }
 
+/**
+ * Known open defects, left out when `avoidKnownIssues` is set (the test suite, where each has a
+ * `todo` test instead) and kept in for the fuzzer, which reports them until they are fixed:
+ * - a malformed multipart body on a dashboard form is a 500;
+ * - a query key given twice on a dashboard page (`?batch_id=&batch_id=1`) is a 500.
+ */
+export interface HostileOptions {
+  avoidKnownIssues?: boolean;
+}
+
 /** Every kind of hostile request, given the credentials to get past authentication. */
-export function hostileCase(creds: Credentials): fc.Arbitrary<HostileCase> {
+export function hostileCase(creds: Credentials, opts: HostileOptions = {}): fc.Arbitrary<HostileCase> {
+  const dashboardQuery = opts.avoidKnownIssues ? uniqueQuery : fc.oneof(query, rawQuery);
+  const formTypes = ['application/x-www-form-urlencoded', 'application/json', 'text/plain', ...(opts.avoidKnownIssues ? [] : ['multipart/form-data; boundary=zzz'])];
   const auth = { authorization: `Bearer ${creds.key}` };
   const posts = Object.keys(validBodies);
   const cases: fc.Arbitrary<HostileCase>[] = [
@@ -210,7 +240,7 @@ export function hostileCase(creds: Credentials): fc.Arbitrary<HostileCase> {
       headers: { ...auth, 'content-type': 'application/json' },
       payload,
       html: false,
-      mustFail: url !== '/v1/webhooks/events/whk_x/retry',
+      mustFail: url === '/v1/webhooks/events/whk_x/retry' || !couldBeObject(payload),
     })),
     // Any body with any content type, and hostile headers.
     fc.tuple(fc.constantFrom(...posts), fc.oneof(hostileValue.map(json), brokenJson), contentTypes, headerValue, headerValue).map(([url, payload, type, idem, other]) => ({
@@ -250,8 +280,7 @@ export function hostileCase(creds: Credentials): fc.Arbitrary<HostileCase> {
       fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b)),
     );
   const formCase = (url: string, cookie: string, csrf: string, fields: fc.Arbitrary<Record<string, unknown>>) =>
-    // Not multipart: a malformed multipart body is still a 500 on the dashboard (a `todo` in hostile-input.test.ts).
-    fc.tuple(form(fields.map((f) => ({ _csrf: csrf, ...f }))), fc.constantFrom('application/x-www-form-urlencoded', 'application/json', 'text/plain')).map(
+    fc.tuple(form(fields.map((f) => ({ _csrf: csrf, ...f }))), fc.constantFrom(...formTypes)).map(
       ([payload, type]) => ({ method: 'POST' as const, url, headers: { cookie, 'content-type': type }, payload, html: true, mustFail: false }),
     );
   if (creds.owner) {
@@ -260,7 +289,7 @@ export function hostileCase(creds: Credentials): fc.Arbitrary<HostileCase> {
       formCase('/dashboard/settings/api-keys', cookie, csrf, fc.record({ label: hostileValue, scopes: hostileValue }, { requiredKeys: [] })),
       formCase('/dashboard/sender-ids', cookie, csrf, fc.record({ name: hostileValue }, { requiredKeys: [] })),
       formCase('/dashboard/settings/webhook/reveal', cookie, csrf, fc.record({ x: hostileValue }, { requiredKeys: [] })),
-      fc.tuple(fc.constantFrom('/dashboard/messages', '/dashboard/credits', '/dashboard/sender-ids/check'), fc.oneof(query, rawQuery)).map(([path, q]) => ({
+      fc.tuple(fc.constantFrom('/dashboard/messages', '/dashboard/credits', '/dashboard/sender-ids/check'), dashboardQuery).map(([path, q]) => ({
         method: 'GET' as const,
         url: path + q,
         headers: { cookie },
@@ -275,7 +304,7 @@ export function hostileCase(creds: Credentials): fc.Arbitrary<HostileCase> {
       formCase(`/operator/accounts/${accountId}/credits`, cookie, csrf, fc.record({ amount: hostileValue, note: hostileValue }, { requiredKeys: [] })),
       formCase(`/operator/sender-ids/${senderIdId}/reject`, cookie, csrf, fc.record({ reason: hostileValue }, { requiredKeys: [] })),
       formCase(`/operator/sender-ids/${senderIdId}/request-info`, cookie, csrf, fc.record({ message: hostileValue }, { requiredKeys: [] })),
-      fc.tuple(fc.constantFrom('/operator/accounts', '/operator/sender-ids', '/operator/outbox'), fc.oneof(query, rawQuery)).map(([path, q]) => ({
+      fc.tuple(fc.constantFrom('/operator/accounts', '/operator/sender-ids', '/operator/outbox'), dashboardQuery).map(([path, q]) => ({
         method: 'GET' as const,
         url: path + q,
         headers: { cookie },

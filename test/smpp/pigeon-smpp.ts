@@ -27,6 +27,8 @@ export async function smppPigeon(env: Record<string, string>): Promise<SmppPigeo
     SMPP_PASSWORD: 'secret',
     SMPP_RECONNECT_MIN_MS: '20',
     SMPP_RECONNECT_MAX_MS: '200',
+    // Events are written for the callback URL; its deliveries fail fast (nothing listens there).
+    WEBHOOK_ALLOW_PRIVATE: 'true',
     ...env,
   });
   const carrier = new SmppCarrier(h.config.smpp, pino({ level: 'silent' }), h.clock.now);
@@ -38,7 +40,7 @@ export async function smppPigeon(env: Record<string, string>): Promise<SmppPigeo
     carrier,
     workers,
     async send(key, to, message) {
-      const res = await h.request('POST', '/v1/sms/send', { key, body: { to, from: 'Acme', message, callback_url: 'https://hooks.example.com/sms' } });
+      const res = await h.request('POST', '/v1/sms/send', { key, body: { to, from: 'Acme', message, callback_url: 'https://127.0.0.1:9/sms' } });
       if (res.statusCode !== 200) throw new Error(`send failed: ${res.statusCode} ${res.body}`);
       return res.json().message_id as string;
     },

@@ -129,6 +129,14 @@ export class SmppLink {
     // Many small PDUs in flight: Nagle's algorithm with the peer's delayed ACK would stall the window.
     session.socket.setNoDelay(true);
     this.#session = session;
+    // An SMSC that takes the connection but never answers the bind must not leave us waiting.
+    const bindTimer = setTimeout(() => {
+      if (this.#session !== session || this.state === 'bound') return;
+      this.lastError = `not bound within ${this.timings.responseTimeoutMs} ms`;
+      session.destroy();
+    }, this.timings.responseTimeoutMs);
+    bindTimer.unref();
+    session.socket.once('close', () => clearTimeout(bindTimer));
     session.on('connect', () => {
       this.state = 'binding';
       session.bind_transceiver(

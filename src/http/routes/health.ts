@@ -1,4 +1,5 @@
 /** Unauthenticated probes for process supervisors and load balancers. */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
 import type { Carrier } from '../../carriers/carrier.ts';
@@ -7,6 +8,12 @@ import { migrationsCurrent } from '../../store/migrate.ts';
 import { registerQueueGauges, registry } from '../../metrics.ts';
 import { errorBody } from '../error-handler.ts';
 
+/** Compares digests in constant time, so response timing says nothing about the token's characters. */
+function sameSecret(given: string, expected: string): boolean {
+  const digest = (s: string) => createHash('sha256').update(s).digest();
+  return timingSafeEqual(digest(given), digest(expected));
+}
+
 export function healthRoutes(ctx: Context, carrier: Carrier | null) {
   return async (app: FastifyInstance): Promise<void> => {
     registerQueueGauges(ctx.store, ctx.clock);
@@ -14,7 +21,7 @@ export function healthRoutes(ctx: Context, carrier: Carrier | null) {
     app.get('/metrics', async (request, reply) => {
       // Optional bearer token, for deployments where /metrics is reachable from outside.
       const token = ctx.config.metricsToken;
-      if (token && request.headers.authorization !== `Bearer ${token}`) {
+      if (token && !sameSecret(request.headers.authorization ?? '', `Bearer ${token}`)) {
         return reply.code(401).send(errorBody(ctx.config.publicUrl, 'invalid_api_key', 'The metrics token is missing or wrong.'));
       }
       return reply.type(registry.contentType).send(await registry.metrics());

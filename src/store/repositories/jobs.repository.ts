@@ -8,6 +8,7 @@ import type { Database, JobQueue, JobsTable } from '../database.ts';
 import type { DialectName } from '../connect.ts';
 import { newId } from '../../util/ids.ts';
 import { chunked } from '../chunk.ts';
+import { insertRows } from '../insert-rows.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -29,9 +30,7 @@ export async function enqueueJobs(db: Executor, jobs: NewJob[], now: number): Pr
     attempts: 0,
     created_at: now,
   }));
-  for (const part of chunked(rows, 7)) {
-    await db.insertInto('jobs').values(part).execute();
-  }
+  await insertRows(db, 'jobs', rows);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { CreditLedgerTable, Database, LedgerKind } from '../database.ts';
-import { chunked } from '../chunk.ts';
+import { insertRows } from '../insert-rows.ts';
 import { newId } from '../../util/ids.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;
@@ -22,7 +22,7 @@ export async function tryDebit(trx: Transaction<Database>, accountId: string, am
 }
 
 export async function insertLedgerRows(db: Executor, rows: CreditLedgerTable[]): Promise<void> {
-  for (const part of chunked(rows, 7)) await db.insertInto('credit_ledger').values(part).execute();
+  await insertRows(db, 'credit_ledger', rows);
 }
 
 /** Adds credits (top-up or refund) and records the ledger row; returns the new balance. */

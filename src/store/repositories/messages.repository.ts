@@ -2,11 +2,12 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, MessagesTable } from '../database.ts';
 import type { MessageStatus } from '../../domain/message-status.ts';
 import { chunked } from '../chunk.ts';
+import { insertRows } from '../insert-rows.ts';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
 export async function insertMessages(db: Executor, rows: MessagesTable[]): Promise<void> {
-  for (const part of chunked(rows, 18)) await db.insertInto('messages').values(part).execute();
+  await insertRows(db, 'messages', rows);
 }
 
 export async function messagesByIds(db: Executor, ids: string[]): Promise<MessagesTable[]> {
