@@ -7,7 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { AppError } from '../errors/catalogue.ts';
 import type { AccountsTable, ApiKeysTable } from '../store/database.ts';
 import { newId } from '../util/ids.ts';
-import { preparedRead } from '../store/prepared-read.ts';
+import { preparedRead } from '../store/prepared-statements.ts';
 import type { Context } from './context.ts';
 
 export const SCOPES = ['sms:send', 'sender_ids:read', 'sender_ids:write', 'reports:read', 'account:read'] as const;

@@ -9,6 +9,7 @@ import type { Database, MessagesTable } from '../store/database.ts';
 import { creditCredits } from '../store/repositories/ledger.repository.ts';
 import { enqueueJobs, type NewJob } from '../store/repositories/jobs.repository.ts';
 import { iso, newId } from '../util/ids.ts';
+import { preparedWrite } from '../store/prepared-statements.ts';
 import { messageTransitions } from '../metrics.ts';
 
 export interface StatusChange {
@@ -41,6 +42,35 @@ export function webhookPayload(message: MessagesTable, now: number): Record<stri
   return payload;
 }
 
+/** Guarded by the current status: only one of two concurrent workers can make the same move. */
+const updateStatus = preparedWrite(
+  (
+    db,
+    status: string,
+    sentAt: number | null,
+    deliveredAt: number | null,
+    carrierMessageId: string | null,
+    errorCode: string | null,
+    errorMessage: string | null,
+    now: number,
+    id: string,
+    previous: string,
+  ) =>
+    db
+      .updateTable('messages')
+      .set({
+        status: status as MessageStatus,
+        sent_at: sentAt,
+        delivered_at: deliveredAt,
+        carrier_message_id: carrierMessageId,
+        error_code: errorCode,
+        error_message: errorMessage,
+        updated_at: now,
+      })
+      .where('id', '=', id)
+      .where('status', '=', previous as MessageStatus),
+);
+
 /**
  * Applies one change if the state machine allows it, guarded in SQL by the current status so a
  * duplicate or late report (at-least-once delivery of jobs and receipts) changes nothing.
@@ -62,21 +92,19 @@ export async function applyStatusChange(
     next.error_code = change.errorCode ?? 'unknown';
     next.error_message = change.errorMessage ?? 'Delivery failed.';
   }
-  const result = await trx
-    .updateTable('messages')
-    .set({
-      status: next.status,
-      sent_at: next.sent_at,
-      delivered_at: next.delivered_at,
-      carrier_message_id: next.carrier_message_id,
-      error_code: next.error_code,
-      error_message: next.error_message,
-      updated_at: now,
-    })
-    .where('id', '=', message.id)
-    .where('status', '=', message.status)
-    .executeTakeFirst();
-  if (result.numUpdatedRows === 0n) return null;
+  const result = await updateStatus(
+    trx,
+    next.status,
+    next.sent_at,
+    next.delivered_at,
+    next.carrier_message_id,
+    next.error_code,
+    next.error_message,
+    now,
+    message.id,
+    message.status,
+  );
+  if (result.numAffectedRows === 0n) return null;
   messageTransitions.inc({ status: change.to });
 
   // Refused before it ever left: the customer paid for nothing, so the segments come back.

@@ -6,7 +6,7 @@ import { AppError } from '../errors/catalogue.ts';
 import { checkSenderIdName, DEFAULT_RESERVED_SENDER_NAMES, senderNameKey } from '../domain/sender-id-name.ts';
 import type { SenderIdsTable, SenderIdStatus } from '../store/database.ts';
 import { newId } from '../util/ids.ts';
-import { preparedRead } from '../store/prepared-read.ts';
+import { preparedRead } from '../store/prepared-statements.ts';
 import type { Context } from './context.ts';
 
 /** Called after a review decision; the dashboard issue plugs e-mail in here. */

@@ -4,8 +4,9 @@
  * prepared statements on the read connection, without the query builder's per-call cost, which is
  * most of a small query's cost.
  */
-import { CompiledQuery, type Compilable } from 'kysely';
+import { CompiledQuery, type Compilable, type Kysely, type QueryResult, type Transaction } from 'kysely';
 import type { Db, Store } from './connect.ts';
+import type { Database } from './database.ts';
 
 const SENTINEL = /^\u0000arg(\d+)\u0000$/;
 
@@ -42,5 +43,36 @@ export function preparedRead<A extends readonly (string | number)[], R>(
     if (store.readRow) return store.readRow<R>(template.sql, parameters);
     const result = await store.read.executeQuery<R>(CompiledQuery.raw(template.sql, parameters));
     return result.rows[0];
+  };
+}
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+/**
+ * The same for a statement run inside a transaction (an UPDATE per message on the dispatch and
+ * receipt paths): compiled once per dialect, then only re-bound. Returns the driver's result
+ * (`numAffectedRows`, `rows`).
+ */
+export function preparedWrite<A extends readonly (string | number | null)[]>(
+  build: (db: Executor, ...args: A) => Compilable<unknown>,
+): (db: Executor, ...args: A) => Promise<QueryResult<unknown>> {
+  const templates = new Map<string, Template>();
+  return (db, ...args) => {
+    const dialect = db.getExecutor().adapter.constructor.name;
+    let template = templates.get(dialect);
+    if (!template) {
+      const markers = args.map((_, i) => `\u0000arg${i}\u0000`) as unknown as A;
+      const compiled = build(db, ...markers).compile();
+      template = {
+        sql: compiled.sql,
+        slots: compiled.parameters.map((p) => {
+          const m = typeof p === 'string' ? SENTINEL.exec(p) : null;
+          return m ? Number(m[1]) : { value: p };
+        }),
+      };
+      templates.set(dialect, template);
+    }
+    const parameters = template.slots.map((slot) => (typeof slot === 'number' ? args[slot] : slot.value));
+    return db.executeQuery(CompiledQuery.raw(template.sql, parameters));
   };
 }
