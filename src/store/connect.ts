@@ -100,6 +100,9 @@ export function openStore(databaseUrl: string): Store {
     // of SQLite's 1,000 makes them four times rarer under load, and the WAL file is truncated back
     // to 64 MiB after each, so it does not stay large.
     raw.pragma('wal_autocheckpoint = 4000');
+    // 32 MiB of page cache (the default is 2 MiB): the hot index pages of messages and jobs stay
+    // in memory instead of being read again for every insert.
+    raw.pragma('cache_size = -32768');
     raw.pragma('journal_size_limit = 67108864');
     const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(raw) }) });
     if (path === ':memory:') return { db, dialect: 'sqlite', read: db, close: () => db.destroy() };
