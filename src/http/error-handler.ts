@@ -66,6 +66,9 @@ function classify(error: FastifyError): { code: ErrorCode; message?: string; det
   }
   // Errors from body parsing that Fastify tags with a 4xx status (e.g. a bad charset).
   if (error.statusCode === 400) return { code: 'invalid_request', message: 'The request could not be read.' };
+  // @fastify/static refuses a path that climbs out of its folder (`%2e%2e/`) with 403: to the
+  // caller, that file simply does not exist.
+  if (error.statusCode === 403 || error.statusCode === 404) return { code: 'not_found', message: 'No such file.' };
   if (error.statusCode === 413) return { code: 'payload_too_large' };
   if (error.statusCode === 415) return { code: 'unsupported_media_type' };
   return { code: 'internal_error' };

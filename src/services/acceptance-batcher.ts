@@ -87,7 +87,7 @@ export class AcceptanceBatcher {
   async #flush(items: Waiting[]): Promise<void> {
     let outcomes: Outcome[];
     try {
-      outcomes = await this.#commit(items.map((i) => i.acceptance));
+      outcomes = await this.#commitRetrying(items.map((i) => i.acceptance));
     } catch (error) {
       if (items.length === 1) {
         items[0]!.reject(error);
@@ -96,7 +96,7 @@ export class AcceptanceBatcher {
       outcomes = [];
       for (const item of items) {
         try {
-          outcomes.push(...(await this.#commit([item.acceptance])));
+          outcomes.push(...(await this.#commitRetrying([item.acceptance])));
         } catch (err) {
           outcomes.push({ ok: false, error: err });
         }
@@ -118,6 +118,22 @@ export class AcceptanceBatcher {
       this.ctx.wake('dispatch');
       messageTransitions.inc({ status: 'pending' }, accepted);
       creditsDebited.inc(credits);
+    }
+  }
+
+  /**
+   * PostgreSQL may abort a transaction to break a deadlock or a serialisation conflict with
+   * another process; nothing of it was written, so it is simply run again.
+   */
+  async #commitRetrying(acceptances: Acceptance<unknown>[]): Promise<Outcome[]> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#commit(acceptances);
+      } catch (error) {
+        const code = (error as { code?: string }).code;
+        if (attempt >= 4 || (code !== '40P01' && code !== '40001')) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 5 * attempt + Math.random() * 20));
+      }
     }
   }
 

@@ -39,8 +39,18 @@ export async function dispatchJobs(ctx: Context, carrier: Carrier, jobs: JobsTab
   const inWork = new Set(work.map((w) => w.job.id));
   const done: string[] = jobs.filter((j) => !inWork.has(j.id)).map((j) => j.id);
   const parts: CarrierPartsTable[] = [];
+  // Refunds lock account rows: they come last, in account order, the order in which acceptance
+  // locks them too, so a dispatch and a send can never wait on each other in a cycle.
+  const order = work
+    .map((_, i) => i)
+    .sort((a, b) => {
+      const ra = outcomes[a]!.kind === 'rejected' ? 1 : 0;
+      const rb = outcomes[b]!.kind === 'rejected' ? 1 : 0;
+      if (ra !== rb || ra === 0) return ra - rb || a - b;
+      return work[a]!.message.account_id < work[b]!.message.account_id ? -1 : work[a]!.message.account_id > work[b]!.message.account_id ? 1 : a - b;
+    });
   await ctx.store.db.transaction().execute(async (trx) => {
-    for (let i = 0; i < work.length; i++) {
+    for (const i of order) {
       const { job, message } = work[i]!;
       const outcome = outcomes[i]!;
       if (outcome.kind === 'retry') {

@@ -163,6 +163,11 @@ export class WebhookDispatcher {
           finish(false, null, describeError(err as NodeJS.ErrnoException));
         });
         request.end(body);
+      }).catch((err: Error) => {
+        // A bug, not the receiver's doing; still an outcome to record rather than a crash.
+        clearTimeout(deadline);
+        request?.destroy();
+        finish(false, null, `internal error: ${err.message}`.slice(0, 300));
       });
     });
   }

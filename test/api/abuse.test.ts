@@ -180,11 +180,17 @@ describe('requests the HTTP parser refuses', () => {
     return { status: Number(received.slice(9, 12)), body: JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4)) };
   }
 
-  test('overlong headers are 431 headers_too_large; garbage instead of HTTP is 400 invalid_request; both JSON', async () => {
+  test('overlong headers are 431 headers_too_large; dot-dot paths 404; garbage instead of HTTP is 400 invalid_request; all JSON', async () => {
     assert.deepEqual(await raw(`GET /v1/account HTTP/1.1\r\nHost: x\r\nX-Long: ${'a'.repeat(20_000)}\r\n\r\n`), {
       status: 431,
       body: { status: 'error', code: 'headers_too_large', message: 'The request headers are too large.', docs_url: 'https://pigeon.test/docs/errors#headers_too_large' },
     });
+    // Sent as is (fetch and inject would normalise the dots away): static files stay inside their folder.
+    for (const path of ['/docs/static/%2e%2e/%2e%2e/package.json', '/docs/static/%2e%2e/x', '/dashboard/assets/%2e%2e/%2e%2e/package.json']) {
+      const res = await raw(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      assert.equal(res.status, 404, path);
+      assert.equal(res.body.code, 'not_found', path);
+    }
     const garbage = await raw('\x00\x01\x02 NOT HTTP\r\n\r\n');
     assert.equal(garbage.status, 400);
     assert.equal(garbage.body.code, 'invalid_request');

@@ -100,7 +100,10 @@ describe('two API and two worker processes on PostgreSQL', { skip }, () => {
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
         body: JSON.stringify(body),
       });
-      assert.equal(res.status, 200, await res.clone().text());
+      if (res.status !== 200) {
+        const errors = processes[i % 2]!.output().split('\n').filter((l) => l.includes('"level":50'));
+        assert.fail(`${res.status} ${await res.text()}\n${errors.slice(-3).join('\n')}`);
+      }
       return res.json() as Promise<any>;
     };
 
