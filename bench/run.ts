@@ -9,7 +9,7 @@
  */
 import { spawn } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
-import type { Figure } from './lib.ts';
+import { figure, type Figure } from './lib.ts';
 
 const quick = process.argv.includes('--quick');
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
@@ -55,6 +55,15 @@ for (const suite of suites) {
   rows.push(...figures);
   for (const f of figures) console.log(`#   ${f.name}: ${f.value} ${f.unit}`);
 }
+// Ratios to the peer, measured in this same run.
+const value = (name: string) => rows.find((r) => r.name === name)?.value;
+const kannelAccept = value('kannel sendsms requests/s');
+const pigeonAccept = value('send (sqlite) requests/s');
+if (kannelAccept && pigeonAccept) rows.push(figure('send: Pigeon / Kannel acceptance', pigeonAccept / kannelAccept, '×', { min: 1.5 }));
+const kannelSubmit = value('kannel SMPP submits/s during the load');
+const pigeonSubmit = rows.find((r) => r.name.startsWith('SMPP') && r.unit === 'msg/s')?.value;
+if (kannelSubmit && pigeonSubmit) rows.push(figure('SMPP: Pigeon / Kannel submit rate', pigeonSubmit / kannelSubmit, '×', { min: 1.5 }));
+
 const width = Math.max(...rows.map((r) => r.name.length), 10);
 console.log('');
 console.log(`${'figure'.padEnd(width)}  ${'value'.padStart(10)}  unit      target      met`);

@@ -60,10 +60,20 @@ export class AcceptanceBatcher {
     this.#maxConcurrent = ctx.store.dialect === 'postgres' ? 4 : 1;
   }
 
+  #scheduled = false;
+
   accept<R>(acceptance: Acceptance<R>): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.#queue.push({ acceptance, resolve: resolve as (v: unknown) => void, reject });
-      this.#pump();
+      // Wait for the end of this turn of the event loop: the requests whose bodies arrived in it
+      // are all accepted by then, and go into one transaction.
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(() => {
+          this.#scheduled = false;
+          this.#pump();
+        });
+      }
     });
   }
 
