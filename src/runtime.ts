@@ -60,6 +60,7 @@ export async function start(opts: { api: boolean; workers: boolean; env?: NodeJS
   let app: FastifyInstance | null = null;
   // Without Redis, each API process keeps its own counters (docs/deployment.md).
   const rateLimits = opts.api && config.redisUrl ? new RedisRateLimitStore(config.redisUrl, log) : undefined;
+  if (rateLimits && !(await rateLimits.ready())) log.warn('Redis is not reachable yet; rate limits are counted per process until it is');
   if (opts.api) {
     app = await buildApp({ ctx, carrier, logger: log, ...(rateLimits ? { rateLimits } : {}) });
     await app.listen({ port: config.port, host: config.host });

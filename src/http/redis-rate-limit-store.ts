@@ -43,6 +43,21 @@ export class RedisRateLimitStore implements RateLimitStore {
     }
   }
 
+  /**
+   * Resolves once the connection is up, or after `timeoutMs` whichever comes first: a process
+   * waits for it before taking requests, so that its first requests are counted in Redis too.
+   */
+  ready(timeoutMs = 2000): Promise<boolean> {
+    if (this.#redis.status === 'ready') return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      this.#redis.once('ready', () => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
+
   async close(): Promise<void> {
     this.#redis.disconnect();
   }

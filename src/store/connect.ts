@@ -104,7 +104,8 @@ export function openStore(databaseUrl: string): Store {
     // in memory instead of being read again for every insert.
     raw.pragma('cache_size = -32768');
     raw.pragma('journal_size_limit = 67108864');
-    const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(raw) }) });
+    const writerStatements = withStatementCache(raw);
+    const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: writerStatements }) });
     if (path === ':memory:') return { db, dialect: 'sqlite', read: db, close: () => db.destroy() };
     const readerRaw = new SqliteDatabase(path, { readonly: true });
     readerRaw.pragma('busy_timeout = 5000');
@@ -114,7 +115,10 @@ export function openStore(databaseUrl: string): Store {
       db,
       dialect: 'sqlite',
       read,
-      readRow: <R>(sql: string, parameters: readonly unknown[]) => reader.prepare(sql).get(...parameters) as R | undefined,
+      // Outside a transaction the writer's own connection reads only committed rows too, and its
+      // page cache is warm; the read connection's cache is dropped at every commit of the writer.
+      readRow: <R>(sql: string, parameters: readonly unknown[]) =>
+        (raw.inTransaction ? reader : writerStatements).prepare(sql).get(...parameters) as R | undefined,
       close: async () => {
         await db.destroy();
         await read.destroy();

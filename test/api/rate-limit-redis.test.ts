@@ -28,6 +28,7 @@ describe('rate limits shared through Redis', () => {
       [0, 1].map(async () => {
         const store = new RedisRateLimitStore(REDIS_URL, log);
         stores.push(store);
+        assert.ok(await store.ready(5000), `Redis at ${REDIS_URL} is not reachable`);
         return buildApp({ ctx: h.ctx, rateLimits: store });
       }),
     );

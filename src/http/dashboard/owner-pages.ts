@@ -362,7 +362,8 @@ ${table('Your Sender IDs', ['Name', 'Status', 'Reviewer’s note', 'Documents', 
         const code = (err as { code?: string }).code;
         if (code === 'FST_REQ_FILE_TOO_LARGE') throw new AppError('invalid_document', 'A document is larger than 10 MiB.');
         if (code === 'FST_FILES_LIMIT') throw new AppError('invalid_document', `At most ${MAX_DOCUMENTS_PER_UPLOAD} documents at a time.`);
-        throw err;
+        // Anything else here is a malformed multipart body (cut short, bad part headers).
+        throw new AppError('invalid_request', 'The upload could not be read; please try again.');
       }
       checkCsrf(session.csrf_token, values._csrf);
       const name = (values.name ?? '').trim();
@@ -387,7 +388,8 @@ ${table('Your Sender IDs', ['Name', 'Status', 'Reviewer’s note', 'Documents', 
 
     app.get<{ Querystring: Record<string, string | undefined> }>('/messages', async (request, reply) => {
       const { account } = state(request);
-      const q = request.query;
+      // A key given twice arrives as an array; the first value counts, as in the API.
+      const q = Object.fromEntries(Object.entries(request.query).map(([k, v]) => [k, Array.isArray(v) ? v[0] : v])) as Record<string, string | undefined>;
       const status = MESSAGE_STATUSES.includes(q.status as MessageStatus) ? (q.status as MessageStatus) : undefined;
       const messageId = q.message_id?.trim() || undefined;
       const batchId = q.batch_id?.trim() || undefined;
