@@ -21,6 +21,23 @@ interface Template {
  * unchanged (as values compared or assigned), since they are replaced by markers to find their
  * places in the compiled parameters.
  */
+/** Compiles `build` once with markers in place of its arguments, to find where each one goes. */
+function compileTemplate<A extends readonly unknown[]>(args: A, compile: (markers: A) => { sql: string; parameters: readonly unknown[] }): Template {
+  const markers = args.map((_, i) => `\u0000arg${i}\u0000`) as unknown as A;
+  const compiled = compile(markers);
+  return {
+    sql: compiled.sql,
+    slots: compiled.parameters.map((p) => {
+      const m = typeof p === 'string' ? SENTINEL.exec(p) : null;
+      return m ? Number(m[1]) : { value: p };
+    }),
+  };
+}
+
+function bind(template: Template, args: readonly unknown[]): unknown[] {
+  return template.slots.map((slot) => (typeof slot === 'number' ? args[slot] : slot.value));
+}
+
 export function preparedRead<A extends readonly (string | number)[], R>(
   build: (db: Db, ...args: A) => Compilable<R>,
 ): (store: Store, ...args: A) => Promise<R | undefined> {
@@ -28,18 +45,10 @@ export function preparedRead<A extends readonly (string | number)[], R>(
   return async (store, ...args) => {
     let template = templates.get(store);
     if (!template) {
-      const markers = args.map((_, i) => `\u0000arg${i}\u0000`) as unknown as A;
-      const compiled = build(store.read, ...markers).compile();
-      template = {
-        sql: compiled.sql,
-        slots: compiled.parameters.map((p) => {
-          const m = typeof p === 'string' ? SENTINEL.exec(p) : null;
-          return m ? Number(m[1]) : { value: p };
-        }),
-      };
+      template = compileTemplate(args, (markers) => build(store.read, ...markers).compile());
       templates.set(store, template);
     }
-    const parameters = template.slots.map((slot) => (typeof slot === 'number' ? args[slot] : slot.value));
+    const parameters = bind(template, args);
     if (store.readRow) return store.readRow<R>(template.sql, parameters);
     const result = await store.read.executeQuery<R>(CompiledQuery.raw(template.sql, parameters));
     return result.rows[0];
@@ -61,18 +70,9 @@ export function preparedWrite<A extends readonly (string | number | null)[]>(
     const dialect = db.getExecutor().adapter.constructor.name;
     let template = templates.get(dialect);
     if (!template) {
-      const markers = args.map((_, i) => `\u0000arg${i}\u0000`) as unknown as A;
-      const compiled = build(db, ...markers).compile();
-      template = {
-        sql: compiled.sql,
-        slots: compiled.parameters.map((p) => {
-          const m = typeof p === 'string' ? SENTINEL.exec(p) : null;
-          return m ? Number(m[1]) : { value: p };
-        }),
-      };
+      template = compileTemplate(args, (markers) => build(db, ...markers).compile());
       templates.set(dialect, template);
     }
-    const parameters = template.slots.map((slot) => (typeof slot === 'number' ? args[slot] : slot.value));
-    return db.executeQuery(CompiledQuery.raw(template.sql, parameters));
+    return db.executeQuery(CompiledQuery.raw(template.sql, bind(template, args)));
   };
 }

@@ -15,7 +15,6 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import pino from 'pino';
 import { sql } from 'kysely';
 import { loadConfig } from '../../src/config/config.ts';
@@ -26,7 +25,7 @@ import { createApiKey } from '../../src/services/api-keys.ts';
 import { approveSenderId, registerSenderId } from '../../src/services/sender-ids.ts';
 import type { Context } from '../../src/services/context.ts';
 import { freePort, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
-import { TEST_DATABASE_URL, testDialect } from '../helpers/test-store.ts';
+import { processDatabase, testDialect } from '../helpers/test-store.ts';
 
 const CREDITS = 1_000_000;
 const LOOPS = 4;
@@ -54,24 +53,15 @@ function recipient(n: number): string {
 
 describe(`SIGKILL during a steady stream of sends (${testDialect})`, () => {
   const dir = mkdtempSync(join(tmpdir(), 'pigeon-crash-'));
-  const schema = `crash_${process.pid}`;
-  const databaseUrl =
-    testDialect === 'postgres'
-      ? `${TEST_DATABASE_URL}${TEST_DATABASE_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`
-      : `sqlite:${join(dir, 'pigeon.db')}`;
+  const database = processDatabase('crash', dir);
+  const databaseUrl = database.url;
   const simLog = join(dir, 'sim.log');
   let server: PigeonProcess | null = null;
   let store: Store;
 
-  async function admin(text: string) {
-    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await client.connect();
-    await client.query(text);
-    await client.end();
-  }
 
   before(async () => {
-    if (testDialect === 'postgres') await admin(`drop schema if exists ${schema} cascade; create schema ${schema}`);
+    await database.create();
     store = openStore(databaseUrl);
     await migrateToLatest(store.db);
   });
@@ -79,7 +69,7 @@ describe(`SIGKILL during a steady stream of sends (${testDialect})`, () => {
   after(async () => {
     await server?.kill();
     await store?.close();
-    if (testDialect === 'postgres') await admin(`drop schema if exists ${schema} cascade`);
+    await database.drop();
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -50,3 +50,36 @@ export async function openTestStore(): Promise<Store> {
     },
   };
 }
+
+/**
+ * A database for tests that run `pigeon` as child processes: a SQLite file in `dir`, or, under
+ * `npm run test:pg`, a schema of its own in TEST_DATABASE_URL (named `<name>_<pid>`) that the
+ * children select through the URL's `options`.
+ */
+export interface ProcessDatabase {
+  url: string;
+  /** Creates the schema afresh (PostgreSQL; nothing to do on SQLite). */
+  create(): Promise<void>;
+  drop(): Promise<void>;
+}
+
+async function pgAdmin(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+export function processDatabase(name: string, dir: string): ProcessDatabase {
+  if (testDialect === 'sqlite') return { url: `sqlite:${join(dir, `${name}.db`)}`, create: async () => {}, drop: async () => {} };
+  const schema = `${name}_${process.pid}`;
+  const separator = TEST_DATABASE_URL.includes('?') ? '&' : '?';
+  return {
+    url: `${TEST_DATABASE_URL}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
+    create: () => pgAdmin(`drop schema if exists ${schema} cascade; create schema ${schema}`),
+    drop: () => pgAdmin(`drop schema if exists ${schema} cascade`),
+  };
+}

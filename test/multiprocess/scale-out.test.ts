@@ -13,7 +13,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import pino from 'pino';
 import { sql } from 'kysely';
 import { loadConfig } from '../../src/config/config.ts';
@@ -25,7 +24,7 @@ import { approveSenderId, registerSenderId } from '../../src/services/sender-ids
 import { simulatedOutcome } from '../../src/carriers/simulator/simulator-carrier.ts';
 import type { Context } from '../../src/services/context.ts';
 import { freePort, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
-import { TEST_DATABASE_URL } from '../helpers/test-store.ts';
+import { processDatabase, TEST_DATABASE_URL } from '../helpers/test-store.ts';
 
 const TOTAL = 20_000;
 const BULK_SIZE = 1000;
@@ -43,21 +42,15 @@ function recipient(i: number): string {
 
 describe('two API and two worker processes on PostgreSQL', { skip }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'pigeon-mp-'));
-  const schema = `mp_${process.pid}`;
-  const databaseUrl = `${TEST_DATABASE_URL}${TEST_DATABASE_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  const database = processDatabase('mp', dir);
+  const databaseUrl = database.url;
   const processes: PigeonProcess[] = [];
   let store: Store;
   let ctx: Context;
 
-  async function admin(text: string) {
-    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await client.connect();
-    await client.query(text);
-    await client.end();
-  }
 
   before(async () => {
-    await admin(`drop schema if exists ${schema} cascade; create schema ${schema}`);
+    await database.create();
     store = openStore(databaseUrl);
     await migrateToLatest(store.db);
     ctx = { store, config: loadConfig({ DATABASE_URL: databaseUrl }), clock: Date.now, log: pino({ level: 'silent' }), wake: () => {} };
@@ -66,7 +59,7 @@ describe('two API and two worker processes on PostgreSQL', { skip }, () => {
   after(async () => {
     for (const p of processes) await p.kill();
     await store?.close();
-    await admin(`drop schema if exists ${schema} cascade`);
+    await database.drop();
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -9,7 +9,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import pino from 'pino';
 import { loadConfig } from '../../src/config/config.ts';
 import { openStore, type Store } from '../../src/store/connect.ts';
@@ -20,7 +19,7 @@ import { createOperator } from '../../src/services/operators.ts';
 import { approveSenderId, registerSenderId } from '../../src/services/sender-ids.ts';
 import type { Context } from '../../src/services/context.ts';
 import { freePort, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
-import { TEST_DATABASE_URL, testDialect } from '../helpers/test-store.ts';
+import { processDatabase, testDialect } from '../helpers/test-store.ts';
 
 const OPERATOR_PASSWORD = 'operator-Secret-4f9c1e';
 const OWNER_PASSWORD = 'owner-Secret-8d2b7a';
@@ -60,23 +59,14 @@ class Browser {
 
 describe(`secrets in logs, errors and the database (${testDialect})`, () => {
   const dir = mkdtempSync(join(tmpdir(), 'pigeon-secrets-'));
-  const schema = `secrets_${process.pid}`;
-  const databaseUrl =
-    testDialect === 'postgres'
-      ? `${TEST_DATABASE_URL}${TEST_DATABASE_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`
-      : `sqlite:${join(dir, 'pigeon.db')}`;
+  const database = processDatabase('secrets', dir);
+  const databaseUrl = database.url;
   let server: PigeonProcess | null = null;
   let store: Store;
 
-  async function admin(text: string) {
-    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await client.connect();
-    await client.query(text);
-    await client.end();
-  }
 
   before(async () => {
-    if (testDialect === 'postgres') await admin(`drop schema if exists ${schema} cascade; create schema ${schema}`);
+    await database.create();
     store = openStore(databaseUrl);
     await migrateToLatest(store.db);
   });
@@ -84,7 +74,7 @@ describe(`secrets in logs, errors and the database (${testDialect})`, () => {
   after(async () => {
     await server?.kill();
     await store?.close();
-    if (testDialect === 'postgres') await admin(`drop schema if exists ${schema} cascade`);
+    await database.drop();
     rmSync(dir, { recursive: true, force: true });
   });
 
