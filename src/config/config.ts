@@ -22,6 +22,11 @@ export interface Config {
   trustProxy: string[];
   redisUrl: string | null;
   bulkMaxMessages: number;
+  /**
+   * Messages waiting for dispatch beyond which sends are refused with 503 and Retry-After, so the
+   * backlog stays bounded instead of growing without end when dispatch cannot keep up.
+   */
+  dispatchBacklogLimit: number;
   bodyLimitBytes: number;
   webhook: { timeoutMs: number; retryDelaysMs: number[]; allowPrivate: boolean };
   simulator: {
@@ -120,6 +125,7 @@ export function loadConfig(env: Env = process.env): Config {
       }),
     redisUrl: url(env, 'REDIS_URL', null, ['redis:', 'rediss:']),
     bulkMaxMessages: int(env, 'BULK_MAX_MESSAGES', 10_000, 1, 1_000_000),
+    dispatchBacklogLimit: int(env, 'DISPATCH_BACKLOG_LIMIT', 200_000, 1),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1024),
     webhook: {
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 5000, 1),

@@ -120,5 +120,6 @@ export const AccountBody = Type.Object({
     name: Type.String(),
     status: Type.Union([Type.Literal('active'), Type.Literal('suspended')]),
     credits_remaining: Type.Integer(),
+    messages_pending: Type.Integer({ description: 'Messages accepted and not yet handed to the carrier: the account’s share of the dispatch backlog.' }),
   }),
 });

@@ -115,3 +115,14 @@ export function signingSecrets(account: AccountsTable, now: number): string[] {
   }
   return secrets;
 }
+
+/** The account's messages still waiting for dispatch, for its view of the backlog. */
+export async function pendingMessages(ctx: Context, accountId: string): Promise<number> {
+  const row = await ctx.store.read
+    .selectFrom('messages')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('account_id', '=', accountId)
+    .where('status', '=', 'pending')
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

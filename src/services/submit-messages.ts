@@ -11,6 +11,7 @@ import type { MessagesTable } from '../store/database.ts';
 import { newId } from '../util/ids.ts';
 import { approvedSenderName } from './sender-ids.ts';
 import { acceptanceBatcher } from './acceptance-batcher.ts';
+import { checkBacklog } from './backlog.ts';
 import type { Context } from './context.ts';
 import type { Finish } from './idempotency.ts';
 
@@ -87,10 +88,11 @@ function messageRow(accountId: string, batchId: string | null, sender: string, e
 /**
  * Debits, stores and enqueues in one transaction (shared with concurrent acceptances: see
  * acceptance-batcher.ts), and builds the response from the new balance inside it, so that
- * `finish` (the idempotency record) commits with the send. Throws `insufficient_credits` with
+ * `finish` (the idempotency record) commits with the send. Throws `service_unavailable` while
+ * the dispatch backlog is over its limit, and `insufficient_credits`, both with
  * nothing written.
  */
-function accept<R>(
+async function accept<R>(
   ctx: Context,
   accountId: string,
   rows: MessagesTable[],
@@ -100,6 +102,7 @@ function accept<R>(
   respond: (remaining: number) => R,
   finish: Finish | undefined,
 ): Promise<R> {
+  await checkBacklog(ctx, rows.length);
   return acceptanceBatcher(ctx).accept({
     accountId,
     rows,

@@ -105,6 +105,8 @@ export interface Account {
   name: string;
   status: 'active' | 'suspended';
   credits_remaining: number;
+  /** Messages accepted and not yet handed to the carrier. */
+  messages_pending: number;
 }
 
 export type WebhookEventType = 'sms.sent' | 'sms.delivered' | 'sms.failed';

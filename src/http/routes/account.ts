@@ -1,7 +1,7 @@
 /** `GET /v1/account`: the balance and state of the caller's account. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Context } from '../../services/context.ts';
-import { getAccount } from '../../services/accounts.ts';
+import { getAccount, pendingMessages } from '../../services/accounts.ts';
 import { principalOf } from '../auth.ts';
 import { AccountBody } from '../schemas.ts';
 
@@ -18,7 +18,13 @@ export function accountRoutes(ctx: Context): FastifyPluginAsyncTypebox {
         const account = await getAccount(ctx, principalOf(request).account.id);
         return {
           status: 'success' as const,
-          data: { id: account.id, name: account.name, status: account.status, credits_remaining: Number(account.credits) },
+          data: {
+            id: account.id,
+            name: account.name,
+            status: account.status,
+            credits_remaining: Number(account.credits),
+            messages_pending: await pendingMessages(ctx, account.id),
+          },
         };
       },
     );

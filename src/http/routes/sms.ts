@@ -16,7 +16,7 @@ export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
     app.post(
       '/sms/send',
       {
-        config: { scope: 'sms:send', errors: ['invalid_recipient', 'invalid_sender_id', 'invalid_message', 'invalid_callback_url', 'insufficient_credits'] },
+        config: { scope: 'sms:send', errors: ['invalid_recipient', 'invalid_sender_id', 'invalid_message', 'invalid_callback_url', 'insufficient_credits', 'service_unavailable'] },
         schema: {
           summary: 'Send one SMS',
           tags: ['SMS'],
@@ -42,7 +42,7 @@ export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
     app.post(
       '/sms/bulk',
       {
-        config: { scope: 'sms:send', errors: ['invalid_sender_id', 'invalid_callback_url', 'too_many_messages', 'insufficient_credits'] },
+        config: { scope: 'sms:send', errors: ['invalid_sender_id', 'invalid_callback_url', 'too_many_messages', 'insufficient_credits', 'service_unavailable'] },
         schema: {
           summary: 'Send a campaign of individually worded messages',
           tags: ['SMS'],
