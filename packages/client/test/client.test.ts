@@ -25,7 +25,7 @@ describe('client against a live server', () => {
   test('account.get reads the balance', async () => {
     const { key, accountId } = await server.h.customer({ credits: 42 });
     const account = await client(key).account.get();
-    assert.deepEqual(account, { id: accountId, name: account.name, status: 'active', credits_remaining: 42 });
+    assert.deepEqual(account, { id: accountId, name: account.name, status: 'active', credits_remaining: 42, messages_pending: 0 });
   });
 
   test('the base URL may carry /v1', async () => {
