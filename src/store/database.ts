@@ -193,6 +193,8 @@ export interface LoginThrottleTable {
   failures: number;
   window_started_at: number;
   locked_until: number | null;
+  /** Lockouts in a row without a successful login in between; each doubles the next one. */
+  lockouts: number;
 }
 
 export interface SenderIdDocumentsTable {

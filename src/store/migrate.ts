@@ -7,11 +7,13 @@ import type { Db } from './connect.ts';
 import * as m001 from './migrations/001-initial.ts';
 import * as m003 from './migrations/003-dashboard.ts';
 import * as m004 from './migrations/004-carrier-parts.ts';
+import * as m005 from './migrations/005-login-backoff.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': m001,
   '003-dashboard': m003,
   '004-carrier-parts': m004,
+  '005-login-backoff': m005,
 };
 
 class InCodeMigrationProvider implements MigrationProvider {
