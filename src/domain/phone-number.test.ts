@@ -109,3 +109,28 @@ test('results are exactly "+" and digits', () => {
   assert.ok(result.ok);
   if (result.ok) assert.match(result.e164, /^\+[1-9][0-9]{7,14}$/);
 });
+
+test('the shortcut never accepts a number that libphonenumber would not (random numbers for every calling code)', async () => {
+  const { parsePhoneNumberFromString } = await import('libphonenumber-js/max');
+  const { surelyPossible } = await import('./phone-number.ts');
+  const codes = Object.keys(((await import('libphonenumber-js/max/metadata')).default as unknown as { country_calling_codes: Record<string, unknown> }).country_calling_codes);
+  let seed = 12345;
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  let fast = 0;
+  for (let i = 0; i < 200_000; i++) {
+    const code = codes[rand(codes.length)]!;
+    const length = 8 + rand(8) - code.length;
+    let national = '';
+    for (let d = 0; d < Math.max(1, length); d++) national += String(rand(10));
+    const digits = code + national;
+    if (digits.length < 8 || digits.length > 15) continue;
+    if (!surelyPossible(digits)) continue;
+    fast++;
+    const parsed = parsePhoneNumberFromString(`+${digits}`);
+    assert.ok(parsed && parsed.number === `+${digits}` && parsed.isPossible(), `+${digits} is taken by the shortcut but not by libphonenumber`);
+  }
+  assert.ok(fast > 10_000, `the shortcut took ${fast} numbers: too few to mean anything`);
+});
