@@ -11,12 +11,12 @@ import { getSenderIdDocument, listSenderIdDocuments } from '../../services/docum
 import { listOutbox } from '../../services/mail.ts';
 import { getOperator, logInOperator } from '../../services/owners.ts';
 import { approveSenderId, listSenderIds, rejectSenderId, requestSenderIdInfo } from '../../services/sender-ids.ts';
-import { createSession, endSession, resolveSession } from '../../services/sessions.ts';
+import { endSession, resolveSession } from '../../services/sessions.ts';
 import type { OperatorsTable, SessionsTable } from '../../store/database.ts';
 import { html, type Html } from '../html.ts';
 import { alert, csrfField, formatBytes, page, statusBadge, table, when } from './layout.ts';
 import { sendDocument } from './owner-pages.ts';
-import { checkCsrf, checkPreLoginToken, clearSessionCookie, field, preLoginToken, seeOther, SESSION_COOKIE, setSessionCookie } from './session-guard.ts';
+import { checkCsrf, clearSessionCookie, field, loginHandler, preLoginToken, seeOther, SESSION_COOKIE } from './session-guard.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -63,20 +63,7 @@ export function operatorPages(ctx: Context) {
       reply.type('text/html; charset=utf-8').send(loginPage(preLoginToken(ctx, request, reply))),
     );
 
-    app.post('/login', { config: { public: true } }, async (request, reply) => {
-      checkPreLoginToken(request, field(request.body, '_csrf'));
-      const email = field(request.body, 'email');
-      try {
-        const operator = await logInOperator(ctx, email, field(request.body, 'password'), request.ip);
-        const { token } = await createSession(ctx, 'operator', operator.id);
-        setSessionCookie(ctx, reply, 'operator', token);
-        return seeOther(reply, '/operator/sender-ids');
-      } catch (err) {
-        if (!(err instanceof AppError) || !['invalid_credentials', 'login_locked'].includes(err.code)) throw err;
-        if (err.headers) reply.headers(err.headers);
-        return reply.code(err.status).type('text/html; charset=utf-8').send(loginPage(preLoginToken(ctx, request, reply), err.message, email));
-      }
-    });
+    app.post('/login', { config: { public: true } }, loginHandler(ctx, 'operator', (email, password, ip) => logInOperator(ctx, email, password, ip), '/operator/sender-ids', loginPage));
 
     app.post('/logout', async (request, reply) => {
       await endSession(ctx, state(request).session.id);

@@ -24,6 +24,7 @@ import {
   clearSessionCookie,
   field,
   fields,
+  loginHandler,
   preLoginToken,
   seeOther,
   SESSION_COOKIE,
@@ -109,20 +110,7 @@ export function ownerPages(ctx: Context) {
       reply.type('text/html; charset=utf-8').send(loginPage(preLoginToken(ctx, request, reply))),
     );
 
-    app.post('/login', { config: { public: true } }, async (request, reply) => {
-      checkPreLoginToken(request, field(request.body, '_csrf'));
-      const email = field(request.body, 'email');
-      try {
-        const owner = await logInOwner(ctx, email, field(request.body, 'password'), request.ip);
-        const { token } = await createSession(ctx, 'owner', owner.id);
-        setSessionCookie(ctx, reply, 'owner', token);
-        return seeOther(reply, '/dashboard');
-      } catch (err) {
-        if (!(err instanceof AppError) || !['invalid_credentials', 'login_locked'].includes(err.code)) throw err;
-        if (err.headers) reply.headers(err.headers);
-        return reply.code(err.status).type('text/html; charset=utf-8').send(loginPage(preLoginToken(ctx, request, reply), err.message, email));
-      }
-    });
+    app.post('/login', { config: { public: true } }, loginHandler(ctx, 'owner', (email, password, ip) => logInOwner(ctx, email, password, ip), '/dashboard', loginPage));
 
     app.get('/signup', { config: { public: true } }, async (request, reply) =>
       reply.type('text/html; charset=utf-8').send(signupPage(preLoginToken(ctx, request, reply))),

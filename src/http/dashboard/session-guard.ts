@@ -7,7 +7,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors/catalogue.ts';
 import type { Context } from '../../services/context.ts';
-import { randomToken, sameSecret, SESSION_IDLE_MS } from '../../services/sessions.ts';
+import { createSession, randomToken, sameSecret, SESSION_IDLE_MS } from '../../services/sessions.ts';
 import type { Area } from './layout.ts';
 
 declare module 'fastify' {
@@ -66,4 +66,32 @@ export function fields(body: unknown, name: string): string[] {
 /** Redirects after a successful POST (303: the browser follows with a GET). */
 export function seeOther(reply: FastifyReply, url: string): FastifyReply {
   return reply.redirect(url, 303);
+}
+
+/**
+ * The POST handler of a login form, the same for owners and the operator: check the pre-login
+ * token, log in, open a session and go `home`; a wrong password or a lockout shows the form again
+ * with the reason (and `Retry-After` for a lockout).
+ */
+export function loginHandler(
+  ctx: Context,
+  area: Area,
+  logIn: (email: string, password: string, ip: string) => Promise<{ id: string }>,
+  home: string,
+  loginPage: (token: string, error?: string, email?: string) => string,
+) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    checkPreLoginToken(request, field(request.body, '_csrf'));
+    const email = field(request.body, 'email');
+    try {
+      const user = await logIn(email, field(request.body, 'password'), request.ip);
+      const { token } = await createSession(ctx, area, user.id);
+      setSessionCookie(ctx, reply, area, token);
+      return seeOther(reply, home);
+    } catch (err) {
+      if (!(err instanceof AppError) || !['invalid_credentials', 'login_locked'].includes(err.code)) throw err;
+      if (err.headers) reply.headers(err.headers);
+      return reply.code(err.status).type('text/html; charset=utf-8').send(loginPage(preLoginToken(ctx, request, reply), err.message, email));
+    }
+  };
 }
