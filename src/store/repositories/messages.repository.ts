@@ -31,9 +31,21 @@ export async function listMessages(db: Executor, filter: ReportFilter, limit: nu
   if (filter.messageId !== undefined) base = base.where('id', '=', filter.messageId);
   if (filter.batchId !== undefined) base = base.where('batch_id', '=', filter.batchId);
   if (filter.status !== undefined) base = base.where('status', '=', filter.status);
-  const [rows, count] = await Promise.all([
-    base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
+  // The page is found in the filter's index alone (every report index ends in created_at, id),
+  // then only its rows are read: with OFFSET, reading whole rows would also read every skipped one.
+  const [page, count] = await Promise.all([
+    base.select('id').orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
     base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
   ]);
+  const rows =
+    page.length === 0
+      ? []
+      : await db
+          .selectFrom('messages')
+          .selectAll()
+          .where('id', 'in', page.map((r) => r.id))
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .execute();
   return { rows, total: Number(count.total) };
 }
