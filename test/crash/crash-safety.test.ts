@@ -18,14 +18,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import { sql } from 'kysely';
 import { loadConfig } from '../../src/config/config.ts';
-import { openStore, type Store } from '../../src/store/connect.ts';
-import { migrateToLatest } from '../../src/store/migrate.ts';
+import type { Store } from '../../src/store/connect.ts';
 import { createAccount } from '../../src/services/accounts.ts';
 import { createApiKey } from '../../src/services/api-keys.ts';
 import { approveSenderId, registerSenderId } from '../../src/services/sender-ids.ts';
 import type { Context } from '../../src/services/context.ts';
 import { freePort, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
-import { processDatabase, testDialect } from '../helpers/test-store.ts';
+import { processDatabase, testDialect, waitForEmptyQueues } from '../helpers/test-store.ts';
 
 const CREDITS = 1_000_000;
 const LOOPS = 4;
@@ -59,17 +58,13 @@ describe(`SIGKILL during a steady stream of sends (${testDialect})`, () => {
   let server: PigeonProcess | null = null;
   let store: Store;
 
-
   before(async () => {
-    await database.create();
-    store = openStore(databaseUrl);
-    await migrateToLatest(store.db);
+    store = await database.open();
   });
 
   after(async () => {
     await server?.kill();
-    await store?.close();
-    await database.drop();
+    await database.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -154,17 +149,7 @@ describe(`SIGKILL during a steady stream of sends (${testDialect})`, () => {
     }
 
     // Let the workers drain: nothing left to dispatch or to receive.
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const row = await store.db
-        .selectFrom('jobs')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('queue', 'in', ['dispatch', 'receipt'])
-        .executeTakeFirstOrThrow();
-      if (Number(row.n) === 0) break;
-      assert.ok(Date.now() < deadline, `still ${row.n} dispatch/receipt jobs:\n${server.output().slice(-3000)}`);
-      await sleep(200);
-    }
+    await waitForEmptyQueues(store, 60_000, () => server!.output().slice(-3000));
     assert.equal(await server.stop(), 0, server.output().slice(-3000));
     server = null;
 

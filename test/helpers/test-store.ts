@@ -58,9 +58,10 @@ export async function openTestStore(): Promise<Store> {
  */
 export interface ProcessDatabase {
   url: string;
-  /** Creates the schema afresh (PostgreSQL; nothing to do on SQLite). */
-  create(): Promise<void>;
-  drop(): Promise<void>;
+  /** Creates the database afresh, migrated, and opens the test's own store on it. */
+  open(): Promise<Store>;
+  /** Closes that store and drops the database. */
+  close(): Promise<void>;
 }
 
 async function pgAdmin(text: string): Promise<void> {
@@ -74,12 +75,38 @@ async function pgAdmin(text: string): Promise<void> {
 }
 
 export function processDatabase(name: string, dir: string): ProcessDatabase {
-  if (testDialect === 'sqlite') return { url: `sqlite:${join(dir, `${name}.db`)}`, create: async () => {}, drop: async () => {} };
   const schema = `${name}_${process.pid}`;
-  const separator = TEST_DATABASE_URL.includes('?') ? '&' : '?';
+  const url =
+    testDialect === 'sqlite'
+      ? `sqlite:${join(dir, `${name}.db`)}`
+      : `${TEST_DATABASE_URL}${TEST_DATABASE_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  let store: Store | null = null;
   return {
-    url: `${TEST_DATABASE_URL}${separator}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
-    create: () => pgAdmin(`drop schema if exists ${schema} cascade; create schema ${schema}`),
-    drop: () => pgAdmin(`drop schema if exists ${schema} cascade`),
+    url,
+    async open() {
+      if (testDialect === 'postgres') await pgAdmin(`drop schema if exists ${schema} cascade; create schema ${schema}`);
+      store = openStore(url);
+      await migrateToLatest(store.db);
+      return store;
+    },
+    async close() {
+      await store?.close();
+      if (testDialect === 'postgres') await pgAdmin(`drop schema if exists ${schema} cascade`);
+    },
   };
+}
+
+/** Waits until no dispatch or receipt job is left (workers in other processes drain them). */
+export async function waitForEmptyQueues(store: Store, timeoutMs: number, diagnostics: () => string = () => ''): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const row = await store.db
+      .selectFrom('jobs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('queue', 'in', ['dispatch', 'receipt'])
+      .executeTakeFirstOrThrow();
+    if (Number(row.n) === 0) return;
+    if (Date.now() > deadline) throw new Error(`still ${row.n} dispatch/receipt jobs\n${diagnostics()}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }

@@ -16,15 +16,14 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { sql } from 'kysely';
 import { loadConfig } from '../../src/config/config.ts';
-import { openStore, type Store } from '../../src/store/connect.ts';
-import { migrateToLatest } from '../../src/store/migrate.ts';
+import type { Store } from '../../src/store/connect.ts';
 import { createAccount } from '../../src/services/accounts.ts';
 import { createApiKey } from '../../src/services/api-keys.ts';
 import { approveSenderId, registerSenderId } from '../../src/services/sender-ids.ts';
 import { simulatedOutcome } from '../../src/carriers/simulator/simulator-carrier.ts';
 import type { Context } from '../../src/services/context.ts';
 import { freePort, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
-import { processDatabase, TEST_DATABASE_URL } from '../helpers/test-store.ts';
+import { processDatabase, TEST_DATABASE_URL, waitForEmptyQueues } from '../helpers/test-store.ts';
 
 const TOTAL = 20_000;
 const BULK_SIZE = 1000;
@@ -48,18 +47,14 @@ describe('two API and two worker processes on PostgreSQL', { skip }, () => {
   let store: Store;
   let ctx: Context;
 
-
   before(async () => {
-    await database.create();
-    store = openStore(databaseUrl);
-    await migrateToLatest(store.db);
+    store = await database.open();
     ctx = { store, config: loadConfig({ DATABASE_URL: databaseUrl }), clock: Date.now, log: pino({ level: 'silent' }), wake: () => {} };
   });
 
   after(async () => {
     for (const p of processes) await p.kill();
-    await store?.close();
-    await database.drop();
+    await database.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -142,17 +137,7 @@ describe('two API and two worker processes on PostgreSQL', { skip }, () => {
     assert.equal(accepted.size, TOTAL);
 
     // Wait until nothing is left to dispatch or to receive.
-    const deadline = Date.now() + 300_000;
-    for (;;) {
-      const row = await store.db
-        .selectFrom('jobs')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('queue', 'in', ['dispatch', 'receipt'])
-        .executeTakeFirstOrThrow();
-      if (Number(row.n) === 0) break;
-      assert.ok(Date.now() < deadline, `still ${row.n} dispatch/receipt jobs`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
+    await waitForEmptyQueues(store, 300_000);
 
     // 1. Every accepted message is where the simulator sends it.
     const rows = await store.db.selectFrom('messages').select(['id', 'recipient', 'status', 'error_code', 'account_id', 'segments', 'sent_at']).execute();

@@ -11,8 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../../src/config/config.ts';
-import { openStore, type Store } from '../../src/store/connect.ts';
-import { migrateToLatest } from '../../src/store/migrate.ts';
+import type { Store } from '../../src/store/connect.ts';
 import { createAccount } from '../../src/services/accounts.ts';
 import { createApiKey } from '../../src/services/api-keys.ts';
 import { createOperator } from '../../src/services/operators.ts';
@@ -64,17 +63,13 @@ describe(`secrets in logs, errors and the database (${testDialect})`, () => {
   let server: PigeonProcess | null = null;
   let store: Store;
 
-
   before(async () => {
-    await database.create();
-    store = openStore(databaseUrl);
-    await migrateToLatest(store.db);
+    store = await database.open();
   });
 
   after(async () => {
     await server?.kill();
-    await store?.close();
-    await database.drop();
+    await database.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
