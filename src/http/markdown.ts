@@ -4,9 +4,7 @@
  * links) and escapes everything else, so the guides need no dependency and no build step.
  */
 
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
-}
+import { escapeHtml } from './html.ts';
 
 /** Heading text as an anchor id: `Verifying the signature` → `verifying-the-signature`. */
 export function slug(text: string): string {

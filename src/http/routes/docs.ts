@@ -8,11 +8,8 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import { AppError, catalogue } from '../../errors/catalogue.ts';
+import { escapeHtml } from '../html.ts';
 import { renderMarkdown } from '../markdown.ts';
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
-}
 
 /** Inline `code` spans in catalogue prose. */
 function prose(text: string): string {
