@@ -69,7 +69,7 @@ export function installAuth(app: FastifyInstance, ctx: Context, rateLimits: Rate
     }
     const scope = request.routeOptions.config.scope;
     if (scope) requireScope(principal, scope);
-    const verdict = await checkRateLimit(rateLimits, principal.account.id, ctx.config.rateLimit, ctx.clock());
+    const verdict = await checkRateLimit(rateLimits, principal.accountId, ctx.config.rateLimit, ctx.clock());
     reply.headers(verdict.headers);
     request.principal = principal;
   });

@@ -3,11 +3,12 @@
  * A SHA-256 digest (not a slow password hash) is right here because a key carries 190 bits of
  * randomness: nothing can be guessed from its digest, and the lookup stays a single index probe.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { AppError } from '../errors/catalogue.ts';
 import type { AccountsTable, ApiKeysTable } from '../store/database.ts';
 import { newId } from '../util/ids.ts';
 import { preparedRead } from '../store/prepared-statements.ts';
+import { accessSnapshot, type AccessSnapshot } from './access-cache.ts';
 import type { Context } from './context.ts';
 
 export const SCOPES = ['sms:send', 'sender_ids:read', 'sender_ids:write', 'reports:read', 'account:read'] as const;
@@ -23,7 +24,7 @@ const VISIBLE_PREFIX_LENGTH = KEY_PREFIX.length + 4;
 const LAST_USED_RESOLUTION_MS = 60_000;
 
 export function digestKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 function randomKey(): string {
@@ -112,55 +113,65 @@ const keyByDigest = preparedRead((db, digest: string) =>
   db
     .selectFrom('api_keys')
     .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-    .select([
-      'api_keys.id as key_id',
-      'api_keys.scopes',
-      'api_keys.revoked_at',
-      'api_keys.last_used_at',
-      'accounts.id',
-      'accounts.name',
-      'accounts.email',
-      'accounts.status',
-      'accounts.credits',
-      'accounts.webhook_secret',
-      'accounts.webhook_secret_previous',
-      'accounts.webhook_secret_rotated_at',
-      'accounts.created_at',
-    ])
+    .select(['api_keys.id as key_id', 'api_keys.account_id', 'api_keys.scopes', 'api_keys.revoked_at', 'api_keys.last_used_at', 'accounts.status'])
     .where('api_keys.digest', '=', digest),
 );
 
 export interface Principal {
-  account: AccountsTable;
+  accountId: string;
   keyId: string;
   scopes: ReadonlySet<string>;
+  /** What the request was authenticated against, for its other access checks (the Sender ID). */
+  access: AccessSnapshot;
+}
+
+interface KeyEntry extends Omit<Principal, 'access'> {
+  revoked: boolean;
+  suspended: boolean;
+  /** When this process last saw last_used_at written (or read it). */
+  lastUsedAt: number | null;
 }
 
 /**
  * Resolves an `Authorization` header to its account. The header is matched exactly: the scheme
  * `Bearer` (any case), one space, the key; nothing is trimmed, so stray whitespace is a 401.
  * Every failure before the key is found gives the same `invalid_api_key`, so a caller learns
- * nothing about which keys or prefixes exist.
+ * nothing about which keys or prefixes exist. Known keys are cached per access revision
+ * (access-cache.ts), so a revocation or suspension still applies to the very next request.
  */
 export async function authenticate(ctx: Context, header: string | undefined): Promise<Principal> {
   const match = header === undefined ? null : /^Bearer (.*)$/is.exec(header);
   const key = match?.[1];
   if (key === undefined || !KEY_PATTERN.test(key)) throw new AppError('invalid_api_key');
-  const row = await keyByDigest(ctx.store, digestKey(key));
-  if (!row) throw new AppError('invalid_api_key');
-  if (row.revoked_at !== null) throw new AppError('api_key_revoked');
-  if (row.status === 'suspended') throw new AppError('account_suspended');
+  const digest = digestKey(key);
+  const snapshot = await accessSnapshot(ctx.store);
+  // Unknown keys are not cached: anybody can present any number of them.
+  const entry = await snapshot.get('key', digest, async (): Promise<KeyEntry | undefined> => {
+    const row = await keyByDigest(ctx.store, digest);
+    if (!row) return undefined;
+    return {
+      accountId: row.account_id,
+      keyId: row.key_id,
+      scopes: new Set(row.scopes.split(',')),
+      revoked: row.revoked_at !== null,
+      suspended: row.status === 'suspended',
+      lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
+    };
+  });
+  if (!entry) throw new AppError('invalid_api_key');
+  if (entry.revoked) throw new AppError('api_key_revoked');
+  if (entry.suspended) throw new AppError('account_suspended');
   const now = ctx.clock();
-  if (row.last_used_at === null || now - Number(row.last_used_at) > LAST_USED_RESOLUTION_MS) {
+  if (entry.lastUsedAt === null || now - entry.lastUsedAt > LAST_USED_RESOLUTION_MS) {
+    entry.lastUsedAt = now;
     ctx.store.db
       .updateTable('api_keys')
       .set({ last_used_at: now })
-      .where('id', '=', row.key_id)
+      .where('id', '=', entry.keyId)
       .execute()
       .catch((err: unknown) => ctx.log.warn({ err }, 'could not record key use'));
   }
-  const { key_id, scopes, revoked_at: _r, last_used_at: _l, ...account } = row;
-  return { account, keyId: key_id, scopes: new Set(scopes.split(',')) };
+  return { accountId: entry.accountId, keyId: entry.keyId, scopes: entry.scopes, access: snapshot };
 }
 
 export function requireScope(principal: Principal, scope: Scope): void {

@@ -7,6 +7,7 @@ import { checkSenderIdName, DEFAULT_RESERVED_SENDER_NAMES, senderNameKey } from 
 import type { SenderIdsTable, SenderIdStatus } from '../store/database.ts';
 import { newId } from '../util/ids.ts';
 import { preparedRead } from '../store/prepared-statements.ts';
+import { accessSnapshot, type AccessSnapshot } from './access-cache.ts';
 import type { Context } from './context.ts';
 
 /** Called after a review decision; the dashboard issue plugs e-mail in here. */
@@ -64,9 +65,16 @@ const senderByKey = preparedRead((db, accountId: string, nameKey: string) =>
   db.selectFrom('sender_ids').select(['name', 'status']).where('account_id', '=', accountId).where('name_key', '=', nameKey),
 );
 
-/** The approved Sender ID an account may send from, matched case-insensitively, or an error. */
-export async function approvedSenderName(ctx: Context, accountId: string, from: string): Promise<string> {
-  const row = await senderByKey(ctx.store, accountId, senderNameKey(from));
+/**
+ * The approved Sender ID an account may send from, matched case-insensitively, or an error.
+ * Answers are cached per access revision (access-cache.ts): registering, reviewing or removing a
+ * Sender ID moves the revision, so a decision applies to the next send. `access` is the snapshot
+ * the request was authenticated with, when there is one: one request, one view of access.
+ */
+export async function approvedSenderName(ctx: Context, accountId: string, from: string, access?: AccessSnapshot): Promise<string> {
+  const nameKey = senderNameKey(from);
+  const snapshot = access ?? (await accessSnapshot(ctx.store));
+  const row = await snapshot.get('sender', `${accountId}\u0000${nameKey}`, async () => (await senderByKey(ctx.store, accountId, nameKey)) ?? null);
   if (!row) throw new AppError('invalid_sender_id', `The Sender ID ${JSON.stringify(from)} is not registered on this account.`);
   if (row.status !== 'approved') {
     throw new AppError('invalid_sender_id', `The Sender ID ${row.name} is ${row.status}; only approved Sender IDs can send.`);

@@ -11,6 +11,7 @@ import type { MessagesTable } from '../store/database.ts';
 import { newId } from '../util/ids.ts';
 import { approvedSenderName } from './sender-ids.ts';
 import { acceptanceBatcher } from './acceptance-batcher.ts';
+import type { AccessSnapshot } from './access-cache.ts';
 import { checkBacklog } from './backlog.ts';
 import type { Context } from './context.ts';
 import type { Finish } from './idempotency.ts';
@@ -119,6 +120,12 @@ async function balanceOf(ctx: Context, accountId: string): Promise<number> {
   return Number(row.credits);
 }
 
+/** Who sends: the account, and the access snapshot its request was authenticated with, if any. */
+export interface Sender {
+  accountId: string;
+  access?: AccessSnapshot;
+}
+
 export interface SendInput {
   to: string;
   from: string;
@@ -137,15 +144,16 @@ export interface SendResult {
   credits_remaining: number;
 }
 
-export async function sendMessage(ctx: Context, accountId: string, input: SendInput, finish?: Finish): Promise<SendResult> {
+export async function sendMessage(ctx: Context, sender: Sender, input: SendInput, finish?: Finish): Promise<SendResult> {
+  const { accountId } = sender;
   const recipient = parseRecipient(input.to);
   if (!recipient.ok) throw new AppError('invalid_recipient', `\`to\` is not a valid E.164 number: ${recipient.reason}`);
-  const sender = await approvedSenderName(ctx, accountId, input.from);
+  const from = await approvedSenderName(ctx, accountId, input.from, sender.access);
   const check = checkEntry(input.to, input.message);
   if (!check.ok) throw new AppError(check.code, check.message);
   const callbackUrl = checkCallbackUrl(input.callback_url);
   const now = ctx.clock();
-  const row = messageRow(accountId, null, sender, check.entry, callbackUrl, now);
+  const row = messageRow(accountId, null, from, check.entry, callbackUrl, now);
   return accept(
     ctx,
     accountId,
@@ -157,7 +165,7 @@ export async function sendMessage(ctx: Context, accountId: string, input: SendIn
       status: 'success',
       message_id: row.id,
       to: input.to,
-      from: sender,
+      from,
       segments: row.segments,
       encoding: row.encoding,
       credits_used: row.segments,
@@ -184,7 +192,8 @@ export interface BulkResult {
   errors: { index: number; to: string; code: string; message: string }[];
 }
 
-export async function sendBulk(ctx: Context, accountId: string, input: BulkInput, finish?: Finish): Promise<BulkResult> {
+export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, finish?: Finish): Promise<BulkResult> {
+  const { accountId } = sender;
   const max = ctx.config.bulkMaxMessages;
   if (input.messages.length > max) {
     throw new AppError('too_many_messages', `A bulk request carries at most ${max} messages; this one has ${input.messages.length}.`);
@@ -194,7 +203,7 @@ export async function sendBulk(ctx: Context, accountId: string, input: BulkInput
       details: [{ field: 'messages', code: 'invalid_request', message: 'must contain at least one message' }],
     });
   }
-  const sender = await approvedSenderName(ctx, accountId, input.from);
+  const from = await approvedSenderName(ctx, accountId, input.from, sender.access);
   const callbackUrl = checkCallbackUrl(input.callback_url);
   const now = ctx.clock();
   const batchId = newId('bat', now);
@@ -208,7 +217,7 @@ export async function sendBulk(ctx: Context, accountId: string, input: BulkInput
       errors.push({ index, to: m.to, code: check.code, message: check.message });
       return;
     }
-    const row = messageRow(accountId, batchId, sender, check.entry, callbackUrl, now);
+    const row = messageRow(accountId, batchId, from, check.entry, callbackUrl, now);
     rows.push(row);
     accepted.push({ index, message_id: row.id, to: m.to, segments: row.segments, encoding: row.encoding });
     credits += row.segments;

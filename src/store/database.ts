@@ -236,7 +236,14 @@ export interface CarrierPartsTable {
   created_at: number;
 }
 
+/** One row (id 1): moved by triggers whenever a key, an account's status or a Sender ID changes. */
+export interface AccessRevisionTable {
+  id: number;
+  value: number;
+}
+
 export interface Database {
+  access_revision: AccessRevisionTable;
   operators: OperatorsTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;

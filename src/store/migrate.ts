@@ -8,12 +8,14 @@ import * as m001 from './migrations/001-initial.ts';
 import * as m003 from './migrations/003-dashboard.ts';
 import * as m004 from './migrations/004-carrier-parts.ts';
 import * as m005 from './migrations/005-login-backoff.ts';
+import * as m006 from './migrations/006-access-revision.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': m001,
   '003-dashboard': m003,
   '004-carrier-parts': m004,
   '005-login-backoff': m005,
+  '006-access-revision': m006,
 };
 
 class InCodeMigrationProvider implements MigrationProvider {

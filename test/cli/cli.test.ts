@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { freePort, startPigeon } from '../helpers/processes.ts';
 import { TEST_DATABASE_URL } from '../helpers/test-store.ts';
 
 const run = promisify(execFile);
@@ -110,6 +111,41 @@ describe('pigeon command line', () => {
     assert.equal(info.json.status, 'pending');
     const approved = await pigeon('sender-id', 'list', '--status', 'approved', '--account', accountId, '--json');
     assert.deepEqual(approved.json.data.map((s: { name: string }) => s.name), ['AcmeOne']);
+  });
+
+  test('a running server applies what the CLI changes to its very next request', async () => {
+    const port = await freePort();
+    const server = await startPigeon(['serve', '--no-workers'], { DATABASE_URL: databaseUrl, PORT: String(port) });
+    try {
+      const created = (await pigeon('key', 'create', accountId, '--label', 'live', '--json')).json as { id: string; key: string };
+      const key = created.key;
+      const call = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
+        const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+          ...(body ? { body: JSON.stringify(body) } : {}),
+        });
+        return { status: res.status, body: (await res.json()) as { code?: string; data?: { id: string } } };
+      };
+      const send = () => call('POST', '/v1/sms/send', { to: '+447911123456', from: 'LiveSender', message: 'hi' });
+      const sender = await call('POST', '/v1/sms/sender-ids', { name: 'LiveSender' });
+      assert.equal(sender.status, 201);
+      assert.equal((await send()).body.code, 'invalid_sender_id', 'pending');
+      const approval = await pigeon('sender-id', 'approve', sender.body.data!.id, '--json');
+      assert.equal(approval.json?.status, 'approved', approval.stderr);
+      const sent = await send();
+      assert.equal(sent.status, 200, `approved by the CLI, usable at once: ${JSON.stringify(sent.body)}`);
+      await pigeon('sender-id', 'reject', sender.body.data!.id, '--reason', 'Withdrawn', '--json');
+      assert.equal((await send()).body.code, 'invalid_sender_id', 'rejected by the CLI, refused at once');
+      await pigeon('account', 'suspend', accountId, '--json');
+      assert.equal((await call('GET', '/v1/account')).body.code, 'account_suspended');
+      await pigeon('account', 'resume', accountId, '--json');
+      assert.equal((await call('GET', '/v1/account')).status, 200);
+      await pigeon('key', 'revoke', created.id, '--json');
+      assert.equal((await call('GET', '/v1/account')).body.code, 'api_key_revoked');
+    } finally {
+      await server.stop();
+    }
   });
 
   test('operator create', async () => {

@@ -15,7 +15,7 @@ export function accountRoutes(ctx: Context): FastifyPluginAsyncTypebox {
       },
       async (request) => {
         // Read afresh: the principal was loaded before this request's own debits.
-        const account = await getAccount(ctx, principalOf(request).account.id);
+        const account = await getAccount(ctx, principalOf(request).accountId);
         return {
           status: 'success' as const,
           data: {

@@ -43,7 +43,7 @@ export function deliveryReportRoutes(ctx: Context): FastifyPluginAsyncTypebox {
         const limit = request.query.limit ?? 50;
         const { rows, total } = await listMessages(
           ctx.store.read,
-          { accountId: principalOf(request).account.id, messageId: message_id, batchId: batch_id, status },
+          { accountId: principalOf(request).accountId, messageId: message_id, batchId: batch_id, status },
           limit,
           (page - 1) * limit,
         );

@@ -20,7 +20,7 @@ export function senderIdRoutes(ctx: Context): FastifyPluginAsyncTypebox {
         schema: { summary: 'List the Sender IDs of the account', tags: ['Sender IDs'], response: { 200: SenderIdList } },
       },
       async (request) => {
-        const rows = await listSenderIds(ctx, { accountId: principalOf(request).account.id });
+        const rows = await listSenderIds(ctx, { accountId: principalOf(request).accountId });
         return { status: 'success' as const, data: rows.map(record) };
       },
     );
@@ -37,7 +37,7 @@ export function senderIdRoutes(ctx: Context): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const row = await registerSenderId(ctx, principalOf(request).account.id, request.body.name);
+        const row = await registerSenderId(ctx, principalOf(request).accountId, request.body.name);
         return reply.code(201).send({ status: 'success' as const, data: record(row) });
       },
     );

@@ -26,13 +26,13 @@ export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const { account } = principalOf(request);
+        const principal = principalOf(request);
         const result = await withIdempotency(
           ctx,
-          account.id,
+          principal.accountId,
           request.headers['idempotency-key'],
           () => requestHash('POST', '/v1/sms/send', request.body),
-          async (finish): Promise<StoredResponse> => ({ status: 200, body: await sendMessage(ctx, account.id, request.body, finish) }),
+          async (finish): Promise<StoredResponse> => ({ status: 200, body: await sendMessage(ctx, principal, request.body, finish) }),
         );
         if (result.replayed) reply.header('Idempotent-Replayed', 'true');
         return reply.code(result.status as 200).send(result.body as never);
@@ -52,13 +52,13 @@ export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const { account } = principalOf(request);
+        const principal = principalOf(request);
         const result = await withIdempotency(
           ctx,
-          account.id,
+          principal.accountId,
           request.headers['idempotency-key'],
           () => requestHash('POST', '/v1/sms/bulk', request.body),
-          async (finish): Promise<StoredResponse> => ({ status: 200, body: await sendBulk(ctx, account.id, request.body, finish) }),
+          async (finish): Promise<StoredResponse> => ({ status: 200, body: await sendBulk(ctx, principal, request.body, finish) }),
         );
         if (result.replayed) reply.header('Idempotent-Replayed', 'true');
         return reply.code(result.status as 200).send(result.body as never);

@@ -65,7 +65,7 @@ export function webhookRoutes(ctx: Context): FastifyPluginAsyncTypebox {
         const limit = request.query.limit ?? 50;
         const { rows, total } = await listWebhookEvents(
           ctx,
-          { accountId: principalOf(request).account.id, messageId: message_id, batchId: batch_id, status },
+          { accountId: principalOf(request).accountId, messageId: message_id, batchId: batch_id, status },
           limit,
           (page - 1) * limit,
         );
@@ -85,7 +85,7 @@ export function webhookRoutes(ctx: Context): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const view = await retryWebhookEvent(ctx, principalOf(request).account.id, request.params.id);
+        const view = await retryWebhookEvent(ctx, principalOf(request).accountId, request.params.id);
         return reply.code(202).send({ status: 'success' as const, data: view });
       },
     );
