@@ -9,6 +9,7 @@ import * as m003 from './migrations/003-dashboard.ts';
 import * as m004 from './migrations/004-carrier-parts.ts';
 import * as m005 from './migrations/005-login-backoff.ts';
 import * as m006 from './migrations/006-access-revision.ts';
+import * as m007 from './migrations/007-partial-message-indexes.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': m001,
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   '004-carrier-parts': m004,
   '005-login-backoff': m005,
   '006-access-revision': m006,
+  '007-partial-message-indexes': m007,
 };
 
 class InCodeMigrationProvider implements MigrationProvider {
