@@ -9,7 +9,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../errors/catalogue.ts';
-import { authenticate, requireScope, type Principal, type Scope } from '../services/api-keys.ts';
+import { authenticate, type Principal, type Scope } from '../services/api-keys.ts';
 import type { Context } from '../services/context.ts';
 import { checkRateLimit, type RateLimitStore } from './rate-limit.ts';
 
@@ -17,6 +17,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The scope a key needs for this route. */
     scope?: Scope;
+    /**
+     * The route's writes check the access revision as they commit (the sends): authentication
+     * need not read it first (src/services/access-cache.ts).
+     */
+    accessCheckedAtCommit?: boolean;
   }
   interface FastifyRequest {
     principal?: Principal;
@@ -26,6 +31,16 @@ declare module 'fastify' {
 export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw new Error('route reached without authentication');
   return request.principal;
+}
+
+/**
+ * For a route whose access is checked at commit, when the request ends without a commit (an
+ * idempotent replay): authenticates the request again, reading the current access revision.
+ */
+export async function confirmAccess(ctx: Context, request: FastifyRequest): Promise<void> {
+  if (principalOf(request).access.checked) return;
+  const scope = request.routeOptions.config.scope;
+  await authenticate(ctx, request.headers.authorization, scope ? { scope } : {});
 }
 
 /** Codes that mean "this caller could not prove who it is", the ones a key guesser collects. */
@@ -55,7 +70,11 @@ export function installAuth(app: FastifyInstance, ctx: Context, rateLimits: Rate
     refuse(ip, ctx.clock());
     let principal: Principal;
     try {
-      principal = await authenticate(ctx, request.headers.authorization);
+      const config = request.routeOptions.config;
+      principal = await authenticate(ctx, request.headers.authorization, {
+        ...(config.scope ? { scope: config.scope } : {}),
+        checkedAtCommit: config.accessCheckedAtCommit === true,
+      });
     } catch (err) {
       if (err instanceof AppError && AUTH_FAILURES.has(err.code)) {
         const now = ctx.clock();
@@ -67,8 +86,6 @@ export function installAuth(app: FastifyInstance, ctx: Context, rateLimits: Rate
       }
       throw err;
     }
-    const scope = request.routeOptions.config.scope;
-    if (scope) requireScope(principal, scope);
     const verdict = await checkRateLimit(rateLimits, principal.accountId, ctx.config.rateLimit, ctx.clock());
     reply.headers(verdict.headers);
     request.principal = principal;

@@ -18,9 +18,13 @@ import type { Store } from '../store/connect.ts';
 import { enqueueJobs } from '../store/repositories/jobs.repository.ts';
 import { insertLedgerRows, tryDebit } from '../store/repositories/ledger.repository.ts';
 import { insertMessages } from '../store/repositories/messages.repository.ts';
+import { preparedWrite } from '../store/prepared-statements.ts';
 import { newId } from '../util/ids.ts';
 import type { Context } from './context.ts';
 import type { Finish } from './idempotency.ts';
+import { observeAccessRevision } from './access-cache.ts';
+import { keyRefusalNow } from './api-keys.ts';
+import { senderRefusalNow } from './sender-ids.ts';
 
 export interface Acceptance<R> {
   accountId: string;
@@ -33,6 +37,16 @@ export interface Acceptance<R> {
   respond: (remaining: number) => R;
   /** The idempotency record, written in the same transaction. */
   finish?: Finish;
+  /** The access the acceptance was granted under, checked again as it commits (access-cache.ts). */
+  access?: AccessGrant;
+}
+
+export interface AccessGrant {
+  /** The access revision the key and the Sender ID were checked at. */
+  revision: number;
+  keyId: string;
+  /** The Sender ID as the request named it. */
+  from: string;
 }
 
 interface Waiting {
@@ -49,6 +63,8 @@ const MAX_ROWS_PER_COMMIT = 20_000;
 function insufficient(credits: number): AppError {
   return new AppError('insufficient_credits', `Sending needs ${credits} credit${credits === 1 ? '' : 's'}; the balance is lower.`);
 }
+
+const revisionInTransaction = preparedWrite((db, id: number) => db.selectFrom('access_revision').select('value').where('id', '=', id));
 
 export class AcceptanceBatcher {
   #queue: Waiting[] = [];
@@ -150,13 +166,19 @@ export class AcceptanceBatcher {
   async #commit(acceptances: Acceptance<unknown>[]): Promise<Outcome[]> {
     const now = this.ctx.clock();
     return this.ctx.store.db.transaction().execute(async (trx) => {
-      const remaining = await this.#debit(trx, acceptances);
+      const refusals = await this.#recheckAccess(trx, acceptances);
+      const remaining = await this.#debit(trx, acceptances, refusals);
       const outcomes: Outcome[] = [];
       const ledger: CreditLedgerTable[] = [];
       const batches: BatchesTable[] = [];
       const messages: MessagesTable[] = [];
       const finishes: { finish: Finish; value: unknown }[] = [];
       acceptances.forEach((a, i) => {
+        const refusal = refusals[i];
+        if (refusal) {
+          outcomes.push({ ok: false, error: refusal });
+          return;
+        }
         const balance = remaining[i];
         if (balance === null || balance === undefined) {
           outcomes.push({ ok: false, error: insufficient(a.credits) });
@@ -183,15 +205,42 @@ export class AcceptanceBatcher {
   }
 
   /**
+   * Acceptances granted under an older access revision than the one this transaction reads are
+   * checked again against the database itself: a key revoked, an account suspended or a Sender ID
+   * withdrawn before this commit refuses them, whatever the request saw. The revision is read
+   * inside the transaction, so no change can land between the check and the commit on SQLite
+   * (the write lock is held), and on PostgreSQL one that does is concurrent with the send.
+   */
+  async #recheckAccess(trx: Transaction<Database>, acceptances: Acceptance<unknown>[]): Promise<(AppError | null)[]> {
+    const refusals: (AppError | null)[] = acceptances.map(() => null);
+    if (!acceptances.some((a) => a.access)) return refusals;
+    const { rows } = await revisionInTransaction(trx, 1);
+    const revision = Number((rows[0] as { value: number } | undefined)?.value ?? 0);
+    observeAccessRevision(this.ctx.store, revision);
+    const verdicts = new Map<string, AppError | null>();
+    for (const [i, a] of acceptances.entries()) {
+      if (!a.access || a.access.revision >= revision) continue;
+      const key = `${a.access.keyId}\u0000${a.accountId}\u0000${a.access.from}`;
+      if (!verdicts.has(key)) {
+        verdicts.set(key, (await keyRefusalNow(trx, a.access.keyId, 'sms:send')) ?? (await senderRefusalNow(trx, a.accountId, a.access.from)));
+      }
+      refusals[i] = verdicts.get(key)!;
+    }
+    return refusals;
+  }
+
+  /**
    * Debits each account once for all its acceptances when the balance covers them all, otherwise
    * one by one in arrival order. Accounts are locked in id order, so concurrent transactions on
    * PostgreSQL never wait on each other in a cycle. Returns each acceptance's balance after its
    * own debit, or null where the balance did not cover it.
    */
-  async #debit(trx: Transaction<Database>, acceptances: Acceptance<unknown>[]): Promise<(number | null)[]> {
+  async #debit(trx: Transaction<Database>, acceptances: Acceptance<unknown>[], refusals: (AppError | null)[]): Promise<(number | null)[]> {
     const remaining: (number | null)[] = new Array(acceptances.length).fill(null);
     const byAccount = new Map<string, number[]>();
-    acceptances.forEach((a, i) => byAccount.set(a.accountId, [...(byAccount.get(a.accountId) ?? []), i]));
+    acceptances.forEach((a, i) => {
+      if (!refusals[i]) byAccount.set(a.accountId, [...(byAccount.get(a.accountId) ?? []), i]);
+    });
     for (const accountId of [...byAccount.keys()].sort()) {
       const indexes = byAccount.get(accountId)!;
       const total = indexes.reduce((n, i) => n + acceptances[i]!.credits, 0);

@@ -3,13 +3,22 @@
  * rarely, yet reading them costs more than the rest of the request's storage work, so each
  * process keeps what it has read, and trusts it exactly as long as the database's access revision
  * stands still: triggers move that counter in the same transaction as any change to a key, an
- * account's status or a Sender ID (migration 006). Each lookup first reads the counter, one row
- * on a warm page; a changed value empties the cache before anything is read from it, so a
- * revocation or suspension made by any process, the CLI included, applies to the next request
- * everywhere, exactly as without a cache.
+ * account's status or a Sender ID (migration 006), whichever process makes it, the CLI included.
  *
- * An entry is stored under the revision read before its row was loaded, never a later one, so a
- * change that lands between the two reads can only make the entry look older than it is.
+ * Two ways to know the revision is current:
+ * - `accessSnapshot` reads it (one row) before anything is taken from the cache: the requests
+ *   that only read data (reports, the account, Sender ID lists) use this.
+ * - `lastAccessSnapshot` reads nothing and takes the revision last seen; the sends use it, because
+ *   their transaction reads the revision again as it commits (acceptance-batcher.ts) and checks
+ *   every acceptance made under an older revision against the database itself. A send is then
+ *   refused if its key was revoked, its account suspended or its Sender ID withdrawn at any time
+ *   before its commit, which is stricter than checking when the request arrives. A refusal made
+ *   from the cache is confirmed against the current revision first (`confirmRefusal`), so a
+ *   grant made elsewhere is never refused from an old entry.
+ *
+ * An entry is stored in the snapshot of the revision read before its row was loaded, never a
+ * later one, so a change that lands between the two reads can only make the entry look older
+ * than it is.
  */
 import type { Store } from '../store/connect.ts';
 import { preparedRead } from '../store/prepared-statements.ts';
@@ -21,7 +30,22 @@ const revisionRow = preparedRead((db, id: number) => db.selectFrom('access_revis
 
 export class AccessSnapshot {
   readonly #maps = new Map<string, Map<string, unknown>>();
-  constructor(readonly revision: number) {}
+  /**
+   * @param revision the access revision this snapshot's entries are at least as new as.
+   * @param checked whether the revision was read for this request (not taken from memory).
+   */
+  constructor(
+    readonly revision: number,
+    readonly checked: boolean,
+    maps?: Map<string, Map<string, unknown>>,
+  ) {
+    if (maps) this.#maps = maps;
+  }
+
+  /** The same entries, marked as checked against the database for this request. */
+  asChecked(): AccessSnapshot {
+    return this.checked ? this : new AccessSnapshot(this.revision, true, this.#maps);
+  }
 
   /** The cached value for `key` in `space`, or `load()`'s result, remembered unless undefined. */
   async get<V>(space: string, key: string, load: () => Promise<V>): Promise<V> {
@@ -41,14 +65,33 @@ export class AccessSnapshot {
 
 const snapshots = new WeakMap<Store, AccessSnapshot>();
 
+/** Records a revision read from the database; returns the snapshot to use for it. */
+export function observeAccessRevision(store: Store, revision: number): AccessSnapshot {
+  const current = snapshots.get(store);
+  // Revisions only grow: an older read (PostgreSQL answers in any order) keeps the newer snapshot.
+  if (current && current.revision >= revision) return current;
+  const snapshot = new AccessSnapshot(revision, false);
+  snapshots.set(store, snapshot);
+  return snapshot;
+}
+
 /** The cache for the store's current access revision (read now), emptied if it moved. */
 export async function accessSnapshot(store: Store): Promise<AccessSnapshot> {
   const row = await revisionRow(store, 1);
-  const revision = Number(row?.value ?? 0);
-  let snapshot = snapshots.get(store);
-  if (!snapshot || snapshot.revision !== revision) {
-    snapshot = new AccessSnapshot(revision);
-    snapshots.set(store, snapshot);
-  }
-  return snapshot;
+  return observeAccessRevision(store, Number(row?.value ?? 0)).asChecked();
+}
+
+/** The cache as of the last revision seen, without reading it: only for writes that check it as they commit. */
+export async function lastAccessSnapshot(store: Store): Promise<AccessSnapshot> {
+  return snapshots.get(store) ?? accessSnapshot(store);
+}
+
+/**
+ * Before refusing from a snapshot that was not checked for this request: the current snapshot if
+ * the revision has moved since (decide again with it), or null if the refusal stands.
+ */
+export async function confirmRefusal(store: Store, snapshot: AccessSnapshot): Promise<AccessSnapshot | null> {
+  if (snapshot.checked) return null;
+  const current = await accessSnapshot(store);
+  return current.revision === snapshot.revision ? null : current;
 }

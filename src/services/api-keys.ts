@@ -8,7 +8,8 @@ import { AppError } from '../errors/catalogue.ts';
 import type { AccountsTable, ApiKeysTable } from '../store/database.ts';
 import { newId } from '../util/ids.ts';
 import { preparedRead } from '../store/prepared-statements.ts';
-import { accessSnapshot, type AccessSnapshot } from './access-cache.ts';
+import { accessSnapshot, confirmRefusal, lastAccessSnapshot, type AccessSnapshot } from './access-cache.ts';
+import type { Executor } from '../store/connect.ts';
 import type { Context } from './context.ts';
 
 export const SCOPES = ['sms:send', 'sender_ids:read', 'sender_ids:write', 'reports:read', 'account:read'] as const;
@@ -132,21 +133,20 @@ interface KeyEntry extends Omit<Principal, 'access'> {
   lastUsedAt: number | null;
 }
 
-/**
- * Resolves an `Authorization` header to its account. The header is matched exactly: the scheme
- * `Bearer` (any case), one space, the key; nothing is trimmed, so stray whitespace is a 401.
- * Every failure before the key is found gives the same `invalid_api_key`, so a caller learns
- * nothing about which keys or prefixes exist. Known keys are cached per access revision
- * (access-cache.ts), so a revocation or suspension still applies to the very next request.
- */
-export async function authenticate(ctx: Context, header: string | undefined): Promise<Principal> {
-  const match = header === undefined ? null : /^Bearer (.*)$/is.exec(header);
-  const key = match?.[1];
-  if (key === undefined || !KEY_PATTERN.test(key)) throw new AppError('invalid_api_key');
-  const digest = digestKey(key);
-  const snapshot = await accessSnapshot(ctx.store);
+type KeyVerdict = { account_id: string; revoked_at: number | null; status: string; scopes: string };
+
+/** Why a key may not make a request needing `scope`, or null if it may. */
+function keyRefusal(row: KeyVerdict | undefined, scope: Scope | undefined): AppError | null {
+  if (!row) return new AppError('invalid_api_key');
+  if (row.revoked_at !== null) return new AppError('api_key_revoked');
+  if (row.status === 'suspended') return new AppError('account_suspended');
+  if (scope && !row.scopes.split(',').includes(scope)) return new AppError('insufficient_permissions', `This API key lacks the ${scope} scope.`);
+  return null;
+}
+
+async function keyEntry(ctx: Context, snapshot: AccessSnapshot, digest: string): Promise<KeyEntry | undefined> {
   // Unknown keys are not cached: anybody can present any number of them.
-  const entry = await snapshot.get('key', digest, async (): Promise<KeyEntry | undefined> => {
+  return snapshot.get('key', digest, async (): Promise<KeyEntry | undefined> => {
     const row = await keyByDigest(ctx.store, digest);
     if (!row) return undefined;
     return {
@@ -158,9 +158,51 @@ export async function authenticate(ctx: Context, header: string | undefined): Pr
       lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
     };
   });
-  if (!entry) throw new AppError('invalid_api_key');
-  if (entry.revoked) throw new AppError('api_key_revoked');
-  if (entry.suspended) throw new AppError('account_suspended');
+}
+
+function entryRefusal(entry: KeyEntry | undefined, scope: Scope | undefined): AppError | null {
+  if (!entry) return new AppError('invalid_api_key');
+  if (entry.revoked) return new AppError('api_key_revoked');
+  if (entry.suspended) return new AppError('account_suspended');
+  if (scope && !entry.scopes.has(scope)) return new AppError('insufficient_permissions', `This API key lacks the ${scope} scope.`);
+  return null;
+}
+
+export interface AuthenticateOptions {
+  /** The scope the request needs. */
+  scope?: Scope;
+  /**
+   * The request's writes check the access revision as they commit (sends): the revision is not
+   * read now, only a refusal is confirmed against it (access-cache.ts).
+   */
+  checkedAtCommit?: boolean;
+}
+
+/**
+ * Resolves an `Authorization` header to its account. The header is matched exactly: the scheme
+ * `Bearer` (any case), one space, the key; nothing is trimmed, so stray whitespace is a 401.
+ * Every failure before the key is found gives the same `invalid_api_key`, so a caller learns
+ * nothing about which keys or prefixes exist. Known keys are cached per access revision
+ * (access-cache.ts), so a revocation or suspension still applies to the very next request.
+ */
+export async function authenticate(ctx: Context, header: string | undefined, options: AuthenticateOptions = {}): Promise<Principal> {
+  const match = header === undefined ? null : /^Bearer (.*)$/is.exec(header);
+  const key = match?.[1];
+  if (key === undefined || !KEY_PATTERN.test(key)) throw new AppError('invalid_api_key');
+  const digest = digestKey(key);
+  let snapshot = options.checkedAtCommit ? await lastAccessSnapshot(ctx.store) : await accessSnapshot(ctx.store);
+  let entry = await keyEntry(ctx, snapshot, digest);
+  let refusal = entryRefusal(entry, options.scope);
+  if (refusal) {
+    const current = await confirmRefusal(ctx.store, snapshot);
+    if (current) {
+      snapshot = current;
+      entry = await keyEntry(ctx, snapshot, digest);
+      refusal = entryRefusal(entry, options.scope);
+    }
+  }
+  if (refusal) throw refusal;
+  entry = entry!;
   const now = ctx.clock();
   if (entry.lastUsedAt === null || now - entry.lastUsedAt > LAST_USED_RESOLUTION_MS) {
     entry.lastUsedAt = now;
@@ -174,8 +216,16 @@ export async function authenticate(ctx: Context, header: string | undefined): Pr
   return { accountId: entry.accountId, keyId: entry.keyId, scopes: entry.scopes, access: snapshot };
 }
 
-export function requireScope(principal: Principal, scope: Scope): void {
-  if (!principal.scopes.has(scope)) {
-    throw new AppError('insufficient_permissions', `This API key lacks the ${scope} scope.`);
-  }
+/**
+ * Whether the key may still make a request needing `scope`, read inside the caller's transaction
+ * (a send committing under a newer access revision than it was checked with).
+ */
+export async function keyRefusalNow(db: Executor, keyId: string, scope: Scope): Promise<AppError | null> {
+  const row = await db
+    .selectFrom('api_keys')
+    .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+    .select(['api_keys.account_id', 'api_keys.revoked_at', 'api_keys.scopes', 'accounts.status'])
+    .where('api_keys.id', '=', keyId)
+    .executeTakeFirst();
+  return keyRefusal(row && { ...row, revoked_at: row.revoked_at === null ? null : Number(row.revoked_at) }, scope);
 }

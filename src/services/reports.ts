@@ -8,18 +8,52 @@ import { MESSAGE_STATUSES, type MessageStatus } from '../domain/message-status.t
 import { AppError } from '../errors/catalogue.ts';
 import type { CreditLedgerTable, MessagesTable, WebhookAttemptsTable, WebhookEventsTable } from '../store/database.ts';
 import { listLedger } from '../store/repositories/ledger.repository.ts';
-import { listMessages, type ReportFilter } from '../store/repositories/messages.repository.ts';
+import { countMessages, listMessages, type ReportFilter } from '../store/repositories/messages.repository.ts';
 import type { Context } from './context.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/**
+ * Counting a filter reads every matching index entry: about 0.4 ms for the 7,000 delivered
+ * messages of a 10,000-message campaign, more than the page itself, and a client paging through a
+ * campaign asks the same count with every page. So a total of at least LARGE_TOTAL is remembered
+ * for TOTAL_TTL_MS per process, and may lag the page by that long; smaller totals are always
+ * counted afresh, so they are exact.
+ */
+const LARGE_TOTAL = 1000;
+const TOTAL_TTL_MS = 1000;
+const MAX_TOTALS = 10_000;
+const totals = new WeakMap<object, Map<string, { total: number; at: number }>>();
+
+async function reportTotal(ctx: Context, filter: ReportFilter): Promise<number> {
+  let cache = totals.get(ctx.store);
+  if (!cache) {
+    cache = new Map();
+    totals.set(ctx.store, cache);
+  }
+  const key = JSON.stringify([filter.accountId, filter.batchId, filter.status, filter.messageId]);
+  const now = ctx.clock();
+  const hit = cache.get(key);
+  if (hit && now - hit.at < TOTAL_TTL_MS) return hit.total;
+  const total = await countMessages(ctx.store.read, filter);
+  if (total >= LARGE_TOTAL) {
+    if (cache.size >= MAX_TOTALS) cache.clear();
+    cache.set(key, { total, at: now });
+  } else {
+    cache.delete(key);
+  }
+  return total;
+}
+
+/** One page of delivery reports and the filter's total (the API's and the dashboard's). */
 export async function listDeliveryReports(
   ctx: Context,
   filter: ReportFilter,
   page: number,
   limit: number,
 ): Promise<{ rows: MessagesTable[]; total: number }> {
-  return listMessages(ctx.store.read, filter, limit, (page - 1) * limit);
+  const [rows, total] = await Promise.all([listMessages(ctx.store.read, filter, limit, (page - 1) * limit), reportTotal(ctx, filter)]);
+  return { rows, total };
 }
 
 export interface MessageDetail {

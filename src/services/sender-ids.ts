@@ -7,7 +7,8 @@ import { checkSenderIdName, DEFAULT_RESERVED_SENDER_NAMES, senderNameKey } from 
 import type { SenderIdsTable, SenderIdStatus } from '../store/database.ts';
 import { newId } from '../util/ids.ts';
 import { preparedRead } from '../store/prepared-statements.ts';
-import { accessSnapshot, type AccessSnapshot } from './access-cache.ts';
+import { accessSnapshot, confirmRefusal, type AccessSnapshot } from './access-cache.ts';
+import type { Executor } from '../store/connect.ts';
 import type { Context } from './context.ts';
 
 /** Called after a review decision; the dashboard issue plugs e-mail in here. */
@@ -65,6 +66,18 @@ const senderByKey = preparedRead((db, accountId: string, nameKey: string) =>
   db.selectFrom('sender_ids').select(['name', 'status']).where('account_id', '=', accountId).where('name_key', '=', nameKey),
 );
 
+type SenderRow = { name: string; status: string };
+
+function senderRefusal(from: string, row: SenderRow | null | undefined): AppError | null {
+  if (!row) return new AppError('invalid_sender_id', `The Sender ID ${JSON.stringify(from)} is not registered on this account.`);
+  if (row.status !== 'approved') return new AppError('invalid_sender_id', `The Sender ID ${row.name} is ${row.status}; only approved Sender IDs can send.`);
+  return null;
+}
+
+function cachedSender(ctx: Context, snapshot: AccessSnapshot, accountId: string, nameKey: string): Promise<SenderRow | null> {
+  return snapshot.get('sender', `${accountId}\u0000${nameKey}`, async () => (await senderByKey(ctx.store, accountId, nameKey)) ?? null);
+}
+
 /**
  * The approved Sender ID an account may send from, matched case-insensitively, or an error.
  * Answers are cached per access revision (access-cache.ts): registering, reviewing or removing a
@@ -74,12 +87,28 @@ const senderByKey = preparedRead((db, accountId: string, nameKey: string) =>
 export async function approvedSenderName(ctx: Context, accountId: string, from: string, access?: AccessSnapshot): Promise<string> {
   const nameKey = senderNameKey(from);
   const snapshot = access ?? (await accessSnapshot(ctx.store));
-  const row = await snapshot.get('sender', `${accountId}\u0000${nameKey}`, async () => (await senderByKey(ctx.store, accountId, nameKey)) ?? null);
-  if (!row) throw new AppError('invalid_sender_id', `The Sender ID ${JSON.stringify(from)} is not registered on this account.`);
-  if (row.status !== 'approved') {
-    throw new AppError('invalid_sender_id', `The Sender ID ${row.name} is ${row.status}; only approved Sender IDs can send.`);
+  let row = await cachedSender(ctx, snapshot, accountId, nameKey);
+  let refusal = senderRefusal(from, row);
+  if (refusal) {
+    const current = await confirmRefusal(ctx.store, snapshot);
+    if (current) {
+      row = await cachedSender(ctx, current, accountId, nameKey);
+      refusal = senderRefusal(from, row);
+    }
   }
-  return row.name;
+  if (refusal) throw refusal;
+  return row!.name;
+}
+
+/** Whether the Sender ID still may send, read inside the caller's transaction (see keyRefusalNow). */
+export async function senderRefusalNow(db: Executor, accountId: string, from: string): Promise<AppError | null> {
+  const row = await db
+    .selectFrom('sender_ids')
+    .select(['name', 'status'])
+    .where('account_id', '=', accountId)
+    .where('name_key', '=', senderNameKey(from))
+    .executeTakeFirst();
+  return senderRefusal(from, row);
 }
 
 async function review(

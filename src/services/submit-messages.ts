@@ -9,8 +9,9 @@ import { parseRecipient } from '../domain/phone-number.ts';
 import { segmentMessage, type Encoding } from '../domain/segmentation.ts';
 import type { MessagesTable } from '../store/database.ts';
 import { newId } from '../util/ids.ts';
-import { approvedSenderName } from './sender-ids.ts';
-import { acceptanceBatcher } from './acceptance-batcher.ts';
+import { approvedSenderName, senderRefusalNow } from './sender-ids.ts';
+import { acceptanceBatcher, type Acceptance, type AccessGrant } from './acceptance-batcher.ts';
+import { keyRefusalNow } from './api-keys.ts';
 import type { AccessSnapshot } from './access-cache.ts';
 import { checkBacklog } from './backlog.ts';
 import type { Context } from './context.ts';
@@ -34,8 +35,7 @@ function countCharacters(text: string): number {
   return n;
 }
 
-function checkEntry(to: string, body: string): EntryCheck {
-  const recipient = parseRecipient(to);
+function checkEntry(to: string, body: string, recipient = parseRecipient(to)): EntryCheck {
   if (!recipient.ok) return { ok: false, code: 'invalid_recipient', message: `\`to\` is not a valid E.164 number: ${recipient.reason}` };
   const length = countCharacters(body);
   if (length === 0 || length > MAX_MESSAGE_CHARACTERS) {
@@ -93,26 +93,9 @@ function messageRow(accountId: string, batchId: string | null, sender: string, e
  * the dispatch backlog is over its limit, and `insufficient_credits`, both with
  * nothing written.
  */
-async function accept<R>(
-  ctx: Context,
-  accountId: string,
-  rows: MessagesTable[],
-  reference: string,
-  credits: number,
-  batch: { total: number } | null,
-  respond: (remaining: number) => R,
-  finish: Finish | undefined,
-): Promise<R> {
-  await checkBacklog(ctx, rows.length);
-  return acceptanceBatcher(ctx).accept({
-    accountId,
-    rows,
-    reference,
-    credits,
-    batch: batch ? { id: reference, total: batch.total } : null,
-    respond,
-    ...(finish ? { finish } : {}),
-  });
+async function accept<R>(ctx: Context, acceptance: Acceptance<R>): Promise<R> {
+  await checkBacklog(ctx, acceptance.rows.length);
+  return acceptanceBatcher(ctx).accept(acceptance);
 }
 
 async function balanceOf(ctx: Context, accountId: string): Promise<number> {
@@ -120,10 +103,24 @@ async function balanceOf(ctx: Context, accountId: string): Promise<number> {
   return Number(row.credits);
 }
 
-/** Who sends: the account, and the access snapshot its request was authenticated with, if any. */
+/**
+ * Who sends: the account, and for an API request the key and the access snapshot it was
+ * authenticated with; the acceptance is then checked again at commit if access changed since.
+ */
 export interface Sender {
   accountId: string;
+  keyId?: string;
   access?: AccessSnapshot;
+}
+
+function grantOf(sender: Sender, from: string): AccessGrant | undefined {
+  return sender.access && sender.keyId ? { revision: sender.access.revision, keyId: sender.keyId, from } : undefined;
+}
+
+/** The optional parts of an acceptance: the access grant to check at commit, the idempotency record. */
+function withGrant(sender: Sender, from: string, finish: Finish | undefined): Pick<Acceptance<unknown>, 'access' | 'finish'> {
+  const access = grantOf(sender, from);
+  return { ...(access ? { access } : {}), ...(finish ? { finish } : {}) };
 }
 
 export interface SendInput {
@@ -149,19 +146,18 @@ export async function sendMessage(ctx: Context, sender: Sender, input: SendInput
   const recipient = parseRecipient(input.to);
   if (!recipient.ok) throw new AppError('invalid_recipient', `\`to\` is not a valid E.164 number: ${recipient.reason}`);
   const from = await approvedSenderName(ctx, accountId, input.from, sender.access);
-  const check = checkEntry(input.to, input.message);
+  const check = checkEntry(input.to, input.message, recipient);
   if (!check.ok) throw new AppError(check.code, check.message);
   const callbackUrl = checkCallbackUrl(input.callback_url);
   const now = ctx.clock();
   const row = messageRow(accountId, null, from, check.entry, callbackUrl, now);
-  return accept(
-    ctx,
+  return accept(ctx, {
     accountId,
-    [row],
-    row.id,
-    row.segments,
-    null,
-    (remaining): SendResult => ({
+    rows: [row],
+    reference: row.id,
+    credits: row.segments,
+    batch: null,
+    respond: (remaining): SendResult => ({
       status: 'success',
       message_id: row.id,
       to: input.to,
@@ -171,8 +167,8 @@ export async function sendMessage(ctx: Context, sender: Sender, input: SendInput
       credits_used: row.segments,
       credits_remaining: remaining,
     }),
-    finish,
-  );
+    ...withGrant(sender, input.from, finish),
+  });
 }
 
 export interface BulkInput {
@@ -232,8 +228,24 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
     messages: accepted,
     errors,
   });
-  if (rows.length > 0) return accept(ctx, accountId, rows, batchId, credits, { total: input.messages.length }, respond, finish);
-  // Nothing valid: nothing to debit or store, but the answer is still remembered for the key.
+  if (rows.length > 0) {
+    return accept(ctx, {
+      accountId,
+      rows,
+      reference: batchId,
+      credits,
+      batch: { id: batchId, total: input.messages.length },
+      respond,
+      ...withGrant(sender, input.from, finish),
+    });
+  }
+  // Nothing valid: nothing to debit or store, but the answer is still remembered for the key; the
+  // access check that a commit would have made is made here.
+  const grant = grantOf(sender, input.from);
+  if (grant) {
+    const refusal = (await keyRefusalNow(ctx.store.db, grant.keyId, 'sms:send')) ?? (await senderRefusalNow(ctx.store.db, accountId, grant.from));
+    if (refusal) throw refusal;
+  }
   const response = respond(await balanceOf(ctx, accountId));
   if (finish) await ctx.store.db.transaction().execute((trx) => finish(trx, { status: 200, body: response }));
   return response;

@@ -6,12 +6,14 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './database.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
 export type Db = Kysely<Database>;
+/** The database or a transaction on it: what a repository function runs its queries on. */
+export type Executor = Kysely<Database> | Transaction<Database>;
 
 export interface Store {
   db: Db;

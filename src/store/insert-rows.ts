@@ -3,11 +3,11 @@
  * table, column list and row count, then only re-bound: building and compiling a large insert
  * costs more than the database spends executing it. Rows must all have the same columns.
  */
-import { CompiledQuery, type Kysely, type Transaction } from 'kysely';
+import type { Executor } from './connect.ts';
+import { CompiledQuery, type Kysely } from 'kysely';
 import type { Database } from './database.ts';
 import { chunked } from './chunk.ts';
 
-type Executor = Kysely<Database> | Transaction<Database>;
 
 interface Template {
   sql: string;

@@ -5,7 +5,7 @@
  * most of a small query's cost.
  */
 import { CompiledQuery, type Compilable, type Kysely, type QueryResult, type Transaction } from 'kysely';
-import type { Db, Store } from './connect.ts';
+import type { Db, Executor, Store } from './connect.ts';
 import type { Database } from './database.ts';
 
 const SENTINEL = /^\u0000arg(\d+)\u0000$/;
@@ -55,7 +55,6 @@ export function preparedRead<A extends readonly (string | number)[], R>(
   };
 }
 
-type Executor = Kysely<Database> | Transaction<Database>;
 
 /**
  * The same for a statement run inside a transaction (an UPDATE per message on the dispatch and

@@ -83,6 +83,48 @@ describe('authentication', () => {
     }
   });
 
+  test('access changed behind the process (as by another process) applies to the next send, with nothing charged', async () => {
+    const { key, keyId, accountId } = await h.customer({ credits: 50 });
+    const db = h.ctx.store.db;
+    const auth = `Bearer ${key}`;
+    const send = (idempotencyKey?: string) =>
+      h.app.inject({
+        method: 'POST',
+        url: '/v1/sms/send',
+        headers: { authorization: auth, ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) },
+        payload: { to: '+447911123456', from: 'Acme', message: 'hi' },
+      });
+    const bulkOfInvalid = () =>
+      h.app.inject({ method: 'POST', url: '/v1/sms/bulk', headers: { authorization: auth }, payload: { from: 'Acme', messages: [{ to: '123', message: 'hi' }] } });
+    const stored = async () => Number((await db.selectFrom('messages').select((eb) => eb.fn.countAll().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow()).n);
+    const balance = async () => Number((await db.selectFrom('accounts').select('credits').where('id', '=', accountId).executeTakeFirstOrThrow()).credits);
+    assert.equal((await send('first')).statusCode, 200, 'the key and the Sender ID are now cached');
+    const [messages, credits] = [await stored(), await balance()];
+
+    // Plain SQL, as another process would write it: nothing in this process hears of it.
+    await db.updateTable('sender_ids').set({ status: 'rejected' }).where('account_id', '=', accountId).execute();
+    assert.equal((await send()).json().code, 'invalid_sender_id');
+    await db.updateTable('sender_ids').set({ status: 'approved' }).where('account_id', '=', accountId).execute();
+    assert.equal((await send()).statusCode, 200, 'approved again: usable at once, although the refusal was cached');
+
+    await db.updateTable('accounts').set({ status: 'suspended' }).where('id', '=', accountId).execute();
+    assert.equal((await send()).json().code, 'account_suspended');
+    await db.updateTable('accounts').set({ status: 'active' }).where('id', '=', accountId).execute();
+    assert.equal((await send()).statusCode, 200);
+
+    await db.updateTable('api_keys').set({ scopes: 'reports:read' }).where('id', '=', keyId).execute();
+    assert.equal((await send()).json().code, 'insufficient_permissions');
+    await db.updateTable('api_keys').set({ scopes: 'sms:send' }).where('id', '=', keyId).execute();
+    assert.equal((await send()).statusCode, 200);
+
+    await db.updateTable('api_keys').set({ revoked_at: Date.now() }).where('id', '=', keyId).execute();
+    assert.equal((await send()).json().code, 'api_key_revoked');
+    assert.equal((await send('first')).json().code, 'api_key_revoked', 'an idempotent replay is refused too');
+    assert.equal((await bulkOfInvalid()).json().code, 'api_key_revoked', 'so is a bulk with nothing to commit');
+    assert.equal(await stored(), messages + 3, 'only the three sends made while access was granted');
+    assert.equal(await balance(), credits - 3);
+  });
+
   test('authentication is checked before the body is read', async () => {
     const res = await h.app.inject({ method: 'POST', url: '/v1/sms/send', headers: { 'content-type': 'application/json' }, payload: '{not json' });
     assert.equal(res.statusCode, 401);

@@ -73,6 +73,21 @@ describe('GET /v1/sms/delivery-reports', () => {
     assert.equal(all.size, 6);
   });
 
+  test('a total under 1,000 is exact at once; a larger one is at most a second old', async () => {
+    const { key: big } = await h.customer({ credits: 5000 });
+    const total = async () => (await h.request('GET', '/v1/sms/delivery-reports?limit=1', { key: big })).json().pagination.total as number;
+    const bulk = (n: number) =>
+      h.request('POST', '/v1/sms/bulk', { key: big, body: { from: 'Acme', messages: Array.from({ length: n }, (_, i) => ({ to: `+4479111${String(i).padStart(5, '0')}`, message: 'm' })) } });
+    assert.equal((await bulk(999)).statusCode, 200);
+    assert.equal(await total(), 999);
+    await bulk(1);
+    assert.equal(await total(), 1000, 'small totals are counted afresh');
+    await bulk(5);
+    assert.equal(await total(), 1000, 'a large total is remembered for up to a second');
+    h.clock.advance(1000);
+    assert.equal(await total(), 1005, 'and counted again after it');
+  });
+
   test('bad parameters are invalid_request', async () => {
     for (const q of ['limit=201', 'limit=0', 'page=0', 'page=-1', 'status=lost', 'limit=abc', 'page=1.5']) {
       const res = await h.request('GET', `/v1/sms/delivery-reports?${q}`, { key });

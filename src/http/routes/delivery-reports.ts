@@ -1,8 +1,8 @@
 /** `GET /v1/sms/delivery-reports`. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { MessagesTable } from '../../store/database.ts';
-import { listMessages } from '../../store/repositories/messages.repository.ts';
 import type { Context } from '../../services/context.ts';
+import { listDeliveryReports } from '../../services/reports.ts';
 import { iso } from '../../util/ids.ts';
 import { principalOf } from '../auth.ts';
 import { ReportsList, ReportsQuery } from '../schemas.ts';
@@ -41,11 +41,11 @@ export function deliveryReportRoutes(ctx: Context): FastifyPluginAsyncTypebox {
         const { message_id, batch_id, status } = request.query;
         const page = request.query.page ?? 1;
         const limit = request.query.limit ?? 50;
-        const { rows, total } = await listMessages(
-          ctx.store.read,
+        const { rows, total } = await listDeliveryReports(
+          ctx,
           { accountId: principalOf(request).accountId, messageId: message_id, batchId: batch_id, status },
+          page,
           limit,
-          (page - 1) * limit,
         );
         return { status: 'success' as const, data: rows.map(deliveryReport), pagination: { page, limit, total } };
       },

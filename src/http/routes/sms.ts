@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { requestHash, withIdempotency, type StoredResponse } from '../../services/idempotency.ts';
 import { sendBulk, sendMessage } from '../../services/submit-messages.ts';
 import type { Context } from '../../services/context.ts';
-import { principalOf } from '../auth.ts';
+import { confirmAccess, principalOf } from '../auth.ts';
 import { BulkBody, BulkResult, SendBody, SendResult } from '../schemas.ts';
 
 const IdempotencyHeaders = Type.Object({
@@ -16,7 +16,7 @@ export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
     app.post(
       '/sms/send',
       {
-        config: { scope: 'sms:send', errors: ['invalid_recipient', 'invalid_sender_id', 'invalid_message', 'invalid_callback_url', 'insufficient_credits', 'service_unavailable'] },
+        config: { scope: 'sms:send', accessCheckedAtCommit: true, errors: ['invalid_recipient', 'invalid_sender_id', 'invalid_message', 'invalid_callback_url', 'insufficient_credits', 'service_unavailable'] },
         schema: {
           summary: 'Send one SMS',
           tags: ['SMS'],
@@ -34,7 +34,10 @@ export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
           () => requestHash('POST', '/v1/sms/send', request.body),
           async (finish): Promise<StoredResponse> => ({ status: 200, body: await sendMessage(ctx, principal, request.body, finish) }),
         );
-        if (result.replayed) reply.header('Idempotent-Replayed', 'true');
+        if (result.replayed) {
+          await confirmAccess(ctx, request);
+          reply.header('Idempotent-Replayed', 'true');
+        }
         return reply.code(result.status as 200).send(result.body as never);
       },
     );
@@ -42,7 +45,7 @@ export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
     app.post(
       '/sms/bulk',
       {
-        config: { scope: 'sms:send', errors: ['invalid_sender_id', 'invalid_callback_url', 'too_many_messages', 'insufficient_credits', 'service_unavailable'] },
+        config: { scope: 'sms:send', accessCheckedAtCommit: true, errors: ['invalid_sender_id', 'invalid_callback_url', 'too_many_messages', 'insufficient_credits', 'service_unavailable'] },
         schema: {
           summary: 'Send a campaign of individually worded messages',
           tags: ['SMS'],
@@ -60,7 +63,10 @@ export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
           () => requestHash('POST', '/v1/sms/bulk', request.body),
           async (finish): Promise<StoredResponse> => ({ status: 200, body: await sendBulk(ctx, principal, request.body, finish) }),
         );
-        if (result.replayed) reply.header('Idempotent-Replayed', 'true');
+        if (result.replayed) {
+          await confirmAccess(ctx, request);
+          reply.header('Idempotent-Replayed', 'true');
+        }
         return reply.code(result.status as 200).send(result.body as never);
       },
     );

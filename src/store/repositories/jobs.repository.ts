@@ -3,14 +3,13 @@
  * database as the data they act on, so that enqueuing commits or rolls back with the change that
  * caused it (a transactional outbox).
  */
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database, JobQueue, JobsTable } from '../database.ts';
-import type { DialectName } from '../connect.ts';
+import type { DialectName, Executor } from '../connect.ts';
 import { newId } from '../../util/ids.ts';
 import { chunked } from '../chunk.ts';
 import { insertRows } from '../insert-rows.ts';
 
-type Executor = Kysely<Database> | Transaction<Database>;
 
 export interface NewJob {
   queue: JobQueue;

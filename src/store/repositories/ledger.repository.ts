@@ -1,9 +1,9 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Executor } from '../connect.ts';
+import { sql, type Transaction } from 'kysely';
 import type { CreditLedgerTable, Database, LedgerKind } from '../database.ts';
 import { insertRows } from '../insert-rows.ts';
 import { newId } from '../../util/ids.ts';
 
-type Executor = Kysely<Database> | Transaction<Database>;
 
 /**
  * Debits an account if, and only if, its balance covers the amount; returns the new balance or
