@@ -8,7 +8,6 @@ import type { Carrier } from './carriers/carrier.ts';
 import { createCarrier } from './carriers/create-carrier.ts';
 import { loadConfig, type Config } from './config/config.ts';
 import { buildApp } from './http/app.ts';
-import { RedisRateLimitStore } from './http/redis-rate-limit-store.ts';
 import type { Context } from './services/context.ts';
 import { installReviewMail } from './services/mail.ts';
 import { openStore } from './store/connect.ts';
@@ -59,7 +58,10 @@ export async function start(opts: { api: boolean; workers: boolean; env?: NodeJS
   if (workers) ctx.setWake((queue) => workers.wake(queue));
   let app: FastifyInstance | null = null;
   // Without Redis, each API process keeps its own counters (docs/deployment.md).
-  const rateLimits = opts.api && config.redisUrl ? new RedisRateLimitStore(config.redisUrl, log) : undefined;
+  // Loaded only when configured, like the PostgreSQL driver and the mail transport: a process
+  // keeps in memory only the clients it uses (ioredis alone is about 20 MiB).
+  const rateLimits =
+    opts.api && config.redisUrl ? new (await import('./http/redis-rate-limit-store.ts')).RedisRateLimitStore(config.redisUrl, log) : undefined;
   if (rateLimits && !(await rateLimits.ready())) log.warn('Redis is not reachable yet; rate limits are counted per process until it is');
   if (opts.api) {
     app = await buildApp({ ctx, carrier, logger: log, ...(rateLimits ? { rateLimits } : {}) });

@@ -4,7 +4,8 @@
  * without SMTP_URL, marks it `held` so that the operator reads it in the dashboard's outbox.
  * Whoever asks for a mail only writes rows, so a mail server's trouble never blocks them.
  */
-import nodemailer, { type Transporter } from 'nodemailer';
+import { createRequire } from 'node:module';
+import type { Transporter } from 'nodemailer';
 import type { JobsTable, MailOutboxTable, SenderIdsTable } from '../store/database.ts';
 import { deleteJobs, enqueueJobs, rescheduleJob } from '../store/repositories/jobs.repository.ts';
 import { newId } from '../util/ids.ts';
@@ -44,9 +45,12 @@ export async function enqueueMail(ctx: Context, mails: Mail[]): Promise<MailOutb
 }
 
 const transports = new Map<string, Transporter>();
+const require = createRequire(import.meta.url);
 
 function transportFor(url: string): Transporter {
   let t = transports.get(url);
+  // nodemailer is loaded by the first mail sent, not by every process that might send one.
+  const nodemailer = require('nodemailer') as typeof import('nodemailer');
   if (!t) transports.set(url, (t = nodemailer.createTransport(url)));
   return t;
 }

@@ -8,7 +8,7 @@ import { MESSAGE_STATUSES, type MessageStatus } from '../domain/message-status.t
 import { AppError } from '../errors/catalogue.ts';
 import type { CreditLedgerTable, MessagesTable, WebhookAttemptsTable, WebhookEventsTable } from '../store/database.ts';
 import { listLedger } from '../store/repositories/ledger.repository.ts';
-import { countMessages, listMessages, type ReportFilter } from '../store/repositories/messages.repository.ts';
+import { countMessages, listMessages, type ReportFilter, type ReportRow } from '../store/repositories/messages.repository.ts';
 import type { Context } from './context.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -51,7 +51,7 @@ export async function listDeliveryReports(
   filter: ReportFilter,
   page: number,
   limit: number,
-): Promise<{ rows: MessagesTable[]; total: number }> {
+): Promise<{ rows: ReportRow[]; total: number }> {
   const [rows, total] = await Promise.all([listMessages(ctx.store.read, filter, limit, (page - 1) * limit), reportTotal(ctx, filter)]);
   return { rows, total };
 }

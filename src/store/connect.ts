@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type Transaction } from 'kysely';
-import pg from 'pg';
+import { createRequire } from 'node:module';
 import type { Database } from './database.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -32,8 +32,15 @@ export interface Store {
   close(): Promise<void>;
 }
 
-// int8 (bigint) columns hold millisecond timestamps and balances, all far below 2^53.
-pg.types.setTypeParser(20, (v: string) => Number(v));
+const require = createRequire(import.meta.url);
+
+/** The PostgreSQL driver, loaded only by a process that uses PostgreSQL (it costs about 14 MiB). */
+function loadPg(): typeof import('pg') {
+  const pg = require('pg') as typeof import('pg');
+  // int8 (bigint) columns hold millisecond timestamps and balances, all far below 2^53.
+  pg.types.setTypeParser(20, (v: string) => Number(v));
+  return pg;
+}
 
 /**
  * A write transaction on SQLite starts with BEGIN IMMEDIATE: it takes the write lock up front,
@@ -127,6 +134,7 @@ export function openStore(databaseUrl: string): Store {
       },
     };
   }
+  const pg = loadPg();
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', read: db, close: () => db.destroy() };

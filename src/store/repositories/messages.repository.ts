@@ -40,15 +40,32 @@ export async function countMessages(db: Executor, filter: ReportFilter): Promise
   return Number(row.total);
 }
 
+/** What a delivery report shows of a message: not its text, which is the largest column to read. */
+export const REPORT_COLUMNS = [
+  'id',
+  'batch_id',
+  'recipient',
+  'sender',
+  'status',
+  'segments',
+  'encoding',
+  'error_code',
+  'error_message',
+  'created_at',
+  'sent_at',
+  'delivered_at',
+] as const;
+export type ReportRow = Pick<MessagesTable, (typeof REPORT_COLUMNS)[number]>;
+
 /** One page of an account's messages, newest first (ties by id, descending). */
-export async function listMessages(db: Executor, filter: ReportFilter, limit: number, offset: number): Promise<MessagesTable[]> {
+export async function listMessages(db: Executor, filter: ReportFilter, limit: number, offset: number): Promise<ReportRow[]> {
   // The page is found in the filter's index alone (every report index ends in created_at, id),
   // then only its rows are read: with OFFSET, reading whole rows would also read every skipped one.
   const page = await reportQuery(db, filter).select('id').orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute();
   if (page.length === 0) return [];
   return db
     .selectFrom('messages')
-    .selectAll()
+    .select(REPORT_COLUMNS)
     .where('id', 'in', page.map((r) => r.id))
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
