@@ -5,14 +5,14 @@
  *
  *   npm run bench                 the full suite (about 5 minutes)
  *   npm run bench -- --quick      shorter runs, for a smoke check
- *   npm run bench -- --only=send  one benchmark by name
+ *   npm run bench -- --only=send  one benchmark by name (or several: --only=send,kannel)
  */
 import { spawn } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
 import { figure, type Figure } from './lib.ts';
 
 const quick = process.argv.includes('--quick');
-const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
 
 const suites: { name: string; args: string[] }[] = [
   { name: 'send', args: ['bench/http.bench.ts', quick ? '5' : '20', 'sqlite'] },
@@ -48,7 +48,7 @@ const { existsSync } = await import('node:fs');
 const rows: Figure[] = [];
 console.log(`# Pigeon benchmarks on ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`);
 for (const suite of suites) {
-  if (only && suite.name !== only) continue;
+  if (only && !only.includes(suite.name)) continue;
   if (!existsSync(suite.args[0]!)) continue;
   console.log(`# ${suite.name}…`);
   const figures = await runOne(suite.args);
