@@ -14,7 +14,7 @@ import type { Transaction } from 'kysely';
 import { AppError } from '../errors/catalogue.ts';
 import { creditsDebited, messageTransitions } from '../metrics.ts';
 import type { BatchesTable, CreditLedgerTable, Database, MessagesTable } from '../store/database.ts';
-import type { Store } from '../store/connect.ts';
+import type { Executor, Store } from '../store/connect.ts';
 import { enqueueJobs } from '../store/repositories/jobs.repository.ts';
 import { insertLedgerRows, tryDebit } from '../store/repositories/ledger.repository.ts';
 import { insertMessages } from '../store/repositories/messages.repository.ts';
@@ -62,6 +62,11 @@ const MAX_ROWS_PER_COMMIT = 20_000;
 
 function insufficient(credits: number): AppError {
   return new AppError('insufficient_credits', `Sending needs ${credits} credit${credits === 1 ? '' : 's'}; the balance is lower.`);
+}
+
+/** Why a grant no longer holds, read from the database now (in the caller's transaction), or null. */
+export async function grantRefusalNow(db: Executor, accountId: string, grant: AccessGrant): Promise<AppError | null> {
+  return (await keyRefusalNow(db, grant.keyId, 'sms:send')) ?? (await senderRefusalNow(db, accountId, grant.from));
 }
 
 const revisionInTransaction = preparedWrite((db, id: number) => db.selectFrom('access_revision').select('value').where('id', '=', id));
@@ -222,7 +227,7 @@ export class AcceptanceBatcher {
       if (!a.access || a.access.revision >= revision) continue;
       const key = `${a.access.keyId}\u0000${a.accountId}\u0000${a.access.from}`;
       if (!verdicts.has(key)) {
-        verdicts.set(key, (await keyRefusalNow(trx, a.access.keyId, 'sms:send')) ?? (await senderRefusalNow(trx, a.accountId, a.access.from)));
+        verdicts.set(key, await grantRefusalNow(trx, a.accountId, a.access));
       }
       refusals[i] = verdicts.get(key)!;
     }

@@ -5,7 +5,7 @@
  */
 import { hash, randomBytes } from 'node:crypto';
 import { AppError } from '../errors/catalogue.ts';
-import type { AccountsTable, ApiKeysTable } from '../store/database.ts';
+import type { ApiKeysTable } from '../store/database.ts';
 import { newId } from '../util/ids.ts';
 import { preparedRead } from '../store/prepared-statements.ts';
 import { accessSnapshot, confirmRefusal, lastAccessSnapshot, type AccessSnapshot } from './access-cache.ts';
@@ -133,17 +133,6 @@ interface KeyEntry extends Omit<Principal, 'access'> {
   lastUsedAt: number | null;
 }
 
-type KeyVerdict = { account_id: string; revoked_at: number | null; status: string; scopes: string };
-
-/** Why a key may not make a request needing `scope`, or null if it may. */
-function keyRefusal(row: KeyVerdict | undefined, scope: Scope | undefined): AppError | null {
-  if (!row) return new AppError('invalid_api_key');
-  if (row.revoked_at !== null) return new AppError('api_key_revoked');
-  if (row.status === 'suspended') return new AppError('account_suspended');
-  if (scope && !row.scopes.split(',').includes(scope)) return new AppError('insufficient_permissions', `This API key lacks the ${scope} scope.`);
-  return null;
-}
-
 async function keyEntry(ctx: Context, snapshot: AccessSnapshot, digest: string): Promise<KeyEntry | undefined> {
   // Unknown keys are not cached: anybody can present any number of them.
   return snapshot.get('key', digest, async (): Promise<KeyEntry | undefined> => {
@@ -160,7 +149,8 @@ async function keyEntry(ctx: Context, snapshot: AccessSnapshot, digest: string):
   });
 }
 
-function entryRefusal(entry: KeyEntry | undefined, scope: Scope | undefined): AppError | null {
+/** Why a key may not make a request needing `scope`, or null if it may. */
+function keyRefusal(entry: Pick<KeyEntry, 'revoked' | 'suspended' | 'scopes'> | undefined, scope: Scope | undefined): AppError | null {
   if (!entry) return new AppError('invalid_api_key');
   if (entry.revoked) return new AppError('api_key_revoked');
   if (entry.suspended) return new AppError('account_suspended');
@@ -192,17 +182,16 @@ export async function authenticate(ctx: Context, header: string | undefined, opt
   const digest = digestKey(key);
   let snapshot = options.checkedAtCommit ? await lastAccessSnapshot(ctx.store) : await accessSnapshot(ctx.store);
   let entry = await keyEntry(ctx, snapshot, digest);
-  let refusal = entryRefusal(entry, options.scope);
+  let refusal = keyRefusal(entry, options.scope);
   if (refusal) {
     const current = await confirmRefusal(ctx.store, snapshot);
     if (current) {
       snapshot = current;
       entry = await keyEntry(ctx, snapshot, digest);
-      refusal = entryRefusal(entry, options.scope);
+      refusal = keyRefusal(entry, options.scope);
     }
   }
-  if (refusal) throw refusal;
-  entry = entry!;
+  if (refusal || !entry) throw refusal;
   const now = ctx.clock();
   if (entry.lastUsedAt === null || now - entry.lastUsedAt > LAST_USED_RESOLUTION_MS) {
     entry.lastUsedAt = now;
@@ -224,8 +213,8 @@ export async function keyRefusalNow(db: Executor, keyId: string, scope: Scope): 
   const row = await db
     .selectFrom('api_keys')
     .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-    .select(['api_keys.account_id', 'api_keys.revoked_at', 'api_keys.scopes', 'accounts.status'])
+    .select(['api_keys.revoked_at', 'api_keys.scopes', 'accounts.status'])
     .where('api_keys.id', '=', keyId)
     .executeTakeFirst();
-  return keyRefusal(row && { ...row, revoked_at: row.revoked_at === null ? null : Number(row.revoked_at) }, scope);
+  return keyRefusal(row && { revoked: row.revoked_at !== null, suspended: row.status === 'suspended', scopes: new Set(row.scopes.split(',')) }, scope);
 }

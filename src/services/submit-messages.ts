@@ -9,9 +9,8 @@ import { parseRecipient } from '../domain/phone-number.ts';
 import { segmentMessage, type Encoding } from '../domain/segmentation.ts';
 import type { MessagesTable } from '../store/database.ts';
 import { newId } from '../util/ids.ts';
-import { approvedSenderName, senderRefusalNow } from './sender-ids.ts';
-import { acceptanceBatcher, type Acceptance, type AccessGrant } from './acceptance-batcher.ts';
-import { keyRefusalNow } from './api-keys.ts';
+import { approvedSenderName } from './sender-ids.ts';
+import { acceptanceBatcher, grantRefusalNow, type Acceptance, type AccessGrant } from './acceptance-batcher.ts';
 import type { AccessSnapshot } from './access-cache.ts';
 import { checkBacklog } from './backlog.ts';
 import type { Context } from './context.ts';
@@ -243,7 +242,7 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
   // access check that a commit would have made is made here.
   const grant = grantOf(sender, input.from);
   if (grant) {
-    const refusal = (await keyRefusalNow(ctx.store.db, grant.keyId, 'sms:send')) ?? (await senderRefusalNow(ctx.store.db, accountId, grant.from));
+    const refusal = await grantRefusalNow(ctx.store.db, accountId, grant);
     if (refusal) throw refusal;
   }
   const response = respond(await balanceOf(ctx, accountId));

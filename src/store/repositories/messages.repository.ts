@@ -1,5 +1,5 @@
 import type { Executor } from '../connect.ts';
-import type { Database, MessagesTable } from '../database.ts';
+import type { MessagesTable } from '../database.ts';
 import type { MessageStatus } from '../../domain/message-status.ts';
 import { chunked } from '../chunk.ts';
 import { insertRows } from '../insert-rows.ts';
