@@ -53,6 +53,7 @@ export async function start(opts: { api: boolean; workers: boolean; env?: NodeJS
   const config = loadConfig(opts.env);
   const log = createLogger(config);
   const ctx = await openContext(config, log);
+  ctx.store.startBackgroundCheckpoints?.();
   const carrier = createCarrier(config, ctx.clock, log);
   const workers = opts.workers ? createWorkers(ctx, carrier) : null;
   if (workers) ctx.setWake((queue) => workers.wake(queue));

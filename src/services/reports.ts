@@ -8,7 +8,8 @@ import { MESSAGE_STATUSES, type MessageStatus } from '../domain/message-status.t
 import { AppError } from '../errors/catalogue.ts';
 import type { CreditLedgerTable, MessagesTable, WebhookAttemptsTable, WebhookEventsTable } from '../store/database.ts';
 import { listLedger } from '../store/repositories/ledger.repository.ts';
-import { countMessages, listMessages, type ReportFilter, type ReportRow } from '../store/repositories/messages.repository.ts';
+import { readRows } from '../store/connect.ts';
+import { countMessagesQuery, listMessagesQuery, type ReportFilter, type ReportRow } from '../store/repositories/messages.repository.ts';
 import type { Context } from './context.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -35,7 +36,8 @@ async function reportTotal(ctx: Context, filter: ReportFilter): Promise<number> 
   const now = ctx.clock();
   const hit = cache.get(key);
   if (hit && now - hit.at < TOTAL_TTL_MS) return hit.total;
-  const total = await countMessages(ctx.store.read, filter);
+  const [row] = await readRows(ctx.store, countMessagesQuery(ctx.store.read, filter));
+  const total = Number(row?.total ?? 0);
   if (total >= LARGE_TOTAL) {
     if (cache.size >= MAX_TOTALS) cache.clear();
     cache.set(key, { total, at: now });
@@ -52,7 +54,7 @@ export async function listDeliveryReports(
   page: number,
   limit: number,
 ): Promise<{ rows: ReportRow[]; total: number }> {
-  const [rows, total] = await Promise.all([listMessages(ctx.store.read, filter, limit, (page - 1) * limit), reportTotal(ctx, filter)]);
+  const [rows, total] = await Promise.all([readRows(ctx.store, listMessagesQuery(ctx.store.read, filter, limit, (page - 1) * limit)), reportTotal(ctx, filter)]);
   return { rows, total };
 }
 

@@ -6,7 +6,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, type Compilable, type DatabaseConnection, type Driver, type Transaction } from 'kysely';
+import { Worker } from 'node:worker_threads';
+import { ReadPool } from './read-pool.ts';
 import { createRequire } from 'node:module';
 import type { Database } from './database.ts';
 
@@ -29,7 +31,22 @@ export interface Store {
    * its first row. Used through `preparedRead` for the lookups every request makes.
    */
   readRow?: <R>(sql: string, parameters: readonly unknown[]) => R | undefined;
+  /**
+   * SQLite file only: runs a compiled query on a reader thread (read-pool.ts), for reads heavy
+   * enough to hold up the event loop. Use through `readRows`.
+   */
+  readAll?: <R>(query: CompiledQuery<R>) => Promise<R[]>;
+  /**
+   * SQLite file only, for long-running processes: checkpoint the WAL from a background thread
+   * (checkpoint-worker.mjs) instead of inside the commits of the event loop.
+   */
+  startBackgroundCheckpoints?: () => void;
   close(): Promise<void>;
+}
+
+/** Runs a read-only query off the event loop where the store can (SQLite file), else on `read`. */
+export async function readRows<R>(store: Store, query: Compilable<R> & { execute(): Promise<R[]> }): Promise<R[]> {
+  return store.readAll ? store.readAll(query.compile()) : query.execute();
 }
 
 const require = createRequire(import.meta.url);
@@ -101,7 +118,7 @@ export function openStore(databaseUrl: string): Store {
     const raw = new SqliteDatabase(path);
     raw.pragma('journal_mode = WAL');
     // NORMAL in WAL mode: a commit survives a process crash; only an OS crash or power loss can
-    // lose the last transactions. The durability trade-off is documented in docs/operations.md.
+    // lose the last transactions. The durability trade-off is documented in docs/deployment.md.
     raw.pragma('synchronous = NORMAL');
     raw.pragma('busy_timeout = 5000');
     raw.pragma('foreign_keys = ON');
@@ -120,6 +137,8 @@ export function openStore(databaseUrl: string): Store {
     readerRaw.pragma('busy_timeout = 5000');
     const reader = withStatementCache(readerRaw);
     const read = new Kysely<Database>({ dialect: new SqliteDialect({ database: reader }) });
+    const pool = new ReadPool(path);
+    let checkpointer: Worker | null = null;
     return {
       db,
       dialect: 'sqlite',
@@ -128,7 +147,24 @@ export function openStore(databaseUrl: string): Store {
       // page cache is warm; the read connection's cache is dropped at every commit of the writer.
       readRow: <R>(sql: string, parameters: readonly unknown[]) =>
         (raw.inTransaction ? reader : writerStatements).prepare(sql).get(...parameters) as R | undefined,
+      readAll: (query) => pool.all(query),
+      startBackgroundCheckpoints() {
+        if (checkpointer) return;
+        checkpointer = new Worker(new URL('./checkpoint-worker.mjs', import.meta.url), { workerData: { path, intervalMs: 200 } });
+        checkpointer.unref();
+        checkpointer.on('error', () => {
+          // The writer's own threshold (below) keeps the WAL bounded without it.
+          checkpointer = null;
+        });
+        // The checkpoints are now the thread's; the writer checkpoints only if the WAL outgrows
+        // this backstop, as when the thread falls behind.
+        raw.pragma('wal_autocheckpoint = 16000');
+      },
       close: async () => {
+        // Stopping mid-checkpoint is safe: a checkpoint is itself crash-safe.
+        await checkpointer?.terminate();
+        checkpointer = null;
+        await pool.close();
         await db.destroy();
         await read.destroy();
       },

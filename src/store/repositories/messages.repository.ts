@@ -33,11 +33,8 @@ function reportQuery(db: Executor, filter: ReportFilter) {
 }
 
 /** How many of an account's messages match the filter (an index range count). */
-export async function countMessages(db: Executor, filter: ReportFilter): Promise<number> {
-  const row = await reportQuery(db, filter)
-    .select((eb) => eb.fn.countAll<number>().as('total'))
-    .executeTakeFirstOrThrow();
-  return Number(row.total);
+export function countMessagesQuery(db: Executor, filter: ReportFilter) {
+  return reportQuery(db, filter).select((eb) => eb.fn.countAll<number>().as('total'));
 }
 
 /** What a delivery report shows of a message: not its text, which is the largest column to read. */
@@ -58,16 +55,9 @@ export const REPORT_COLUMNS = [
 export type ReportRow = Pick<MessagesTable, (typeof REPORT_COLUMNS)[number]>;
 
 /** One page of an account's messages, newest first (ties by id, descending). */
-export async function listMessages(db: Executor, filter: ReportFilter, limit: number, offset: number): Promise<ReportRow[]> {
+export function listMessagesQuery(db: Executor, filter: ReportFilter, limit: number, offset: number) {
   // The page is found in the filter's index alone (every report index ends in created_at, id),
   // then only its rows are read: with OFFSET, reading whole rows would also read every skipped one.
-  const page = await reportQuery(db, filter).select('id').orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute();
-  if (page.length === 0) return [];
-  return db
-    .selectFrom('messages')
-    .select(REPORT_COLUMNS)
-    .where('id', 'in', page.map((r) => r.id))
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .execute();
+  const page = reportQuery(db, filter).select('id').orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset);
+  return db.selectFrom('messages').select(REPORT_COLUMNS).where('id', 'in', page).orderBy('created_at', 'desc').orderBy('id', 'desc');
 }
