@@ -4,6 +4,16 @@
  */
 import { Type } from 'typebox';
 
+/**
+ * A string or null, written `type: ['string', 'null']` rather than as a union: fast-json-stringify
+ * serialises a union by validating the value against each branch (running the date-time format
+ * check on every timestamp), which was a quarter of the CPU of a page of delivery reports; a list
+ * of types costs a typeof.
+ */
+export function NullableString(options: { format?: 'date-time'; description?: string } = {}) {
+  return Type.Unsafe<string | null>({ type: ['string', 'null'], ...options });
+}
+
 export const ErrorBody = Type.Object(
   {
     status: Type.Literal('error'),
@@ -84,17 +94,17 @@ export const SenderIdBody = Type.Object({ name: Type.String({ description: '1 to
 
 export const DeliveryReport = Type.Object({
   message_id: Type.String(),
-  batch_id: Type.Union([Type.String(), Type.Null()]),
+  batch_id: NullableString(),
   to: Type.String(),
   from: Type.String(),
   status: MessageStatus,
   segments: Type.Integer(),
   encoding: Encoding,
-  error_code: Type.Union([Type.String(), Type.Null()]),
-  error_message: Type.Union([Type.String(), Type.Null()]),
+  error_code: NullableString(),
+  error_message: NullableString(),
   created_at: Type.String({ format: 'date-time' }),
-  sent_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  delivered_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  sent_at: NullableString({ format: 'date-time' }),
+  delivered_at: NullableString({ format: 'date-time' }),
 });
 
 export const Pagination = Type.Object({ page: Type.Integer(), limit: Type.Integer(), total: Type.Integer() });

@@ -24,7 +24,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const LARGE_TOTAL = 1000;
 const TOTAL_TTL_MS = 1000;
 const MAX_TOTALS = 10_000;
-const totals = new WeakMap<object, Map<string, { total: number; at: number }>>();
+const totals = new WeakMap<object, Map<string, { total: Promise<number>; at: number }>>();
 
 async function reportTotal(ctx: Context, filter: ReportFilter): Promise<number> {
   let cache = totals.get(ctx.store);
@@ -36,13 +36,23 @@ async function reportTotal(ctx: Context, filter: ReportFilter): Promise<number> 
   const now = ctx.clock();
   const hit = cache.get(key);
   if (hit && now - hit.at < TOTAL_TTL_MS) return hit.total;
-  const [row] = await readRows(ctx.store, countMessagesQuery(ctx.store.read, filter));
-  const total = Number(row?.total ?? 0);
-  if (total >= LARGE_TOTAL) {
-    if (cache.size >= MAX_TOTALS) cache.clear();
-    cache.set(key, { total, at: now });
-  } else {
+  const counting = readRows(ctx.store, countMessagesQuery(ctx.store.read, filter)).then(([row]) => Number(row?.total ?? 0));
+  // A total known to be large is counted again once for everybody: requests arriving meanwhile
+  // wait for that count instead of each running its own. Small totals are always counted for the
+  // request itself.
+  if (hit) cache.set(key, { total: counting, at: now });
+  let total: number;
+  try {
+    total = await counting;
+  } catch (err) {
+    if (cache.get(key)?.total === counting) cache.delete(key);
+    throw err;
+  }
+  if (total < LARGE_TOTAL) {
     cache.delete(key);
+  } else if (!hit) {
+    if (cache.size >= MAX_TOTALS) cache.clear();
+    cache.set(key, { total: counting, at: now });
   }
   return total;
 }

@@ -67,8 +67,30 @@ export function newId(prefix: string, now: number = Date.now()): string {
 export type Clock = () => number;
 export const systemClock: Clock = () => Date.now();
 
+const TWO_DIGITS = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'));
+const DAY_MS = 86_400_000;
+/** The last day formatted, `YYYY-MM-DDT`: the timestamps of one page mostly share it. */
+let isoDay = Number.NaN;
+let isoDayPrefix = '';
+/** Up to the year 9999, where toISOString keeps its four-digit form. */
+const MAX_FOUR_DIGIT_YEAR_MS = 253_402_300_799_999;
+
+/**
+ * `new Date(ms).toISOString()` without a Date per call: a page of 50 delivery reports formats 150
+ * timestamps, and Date's formatting was the largest single cost of serving it.
+ */
 export function iso(ms: number): string;
 export function iso(ms: number | null): string | null;
 export function iso(ms: number | null): string | null {
-  return ms === null ? null : new Date(ms).toISOString();
+  if (ms === null) return null;
+  if (!Number.isInteger(ms) || ms < 0 || ms > MAX_FOUR_DIGIT_YEAR_MS) return new Date(ms).toISOString();
+  const inDay = ms % DAY_MS;
+  const day = ms - inDay;
+  if (day !== isoDay) {
+    isoDay = day;
+    isoDayPrefix = new Date(day).toISOString().slice(0, 11);
+  }
+  const millis = inDay % 1000;
+  const seconds = (inDay - millis) / 1000;
+  return `${isoDayPrefix}${TWO_DIGITS[Math.floor(seconds / 3600)]}:${TWO_DIGITS[Math.floor(seconds / 60) % 60]}:${TWO_DIGITS[seconds % 60]}.${millis < 10 ? '00' : millis < 100 ? '0' : ''}${millis}Z`;
 }

@@ -7,15 +7,13 @@ import { Type } from 'typebox';
 import type { Context } from '../../services/context.ts';
 import { listWebhookEvents, retryWebhookEvent } from '../../services/webhook-events.ts';
 import { principalOf } from '../auth.ts';
-import { Pagination } from '../schemas.ts';
-
-const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
+import { NullableString, Pagination } from '../schemas.ts';
 
 const WebhookAttempt = Type.Object({
   attempt: Type.Integer({ description: '1 for the first attempt.' }),
   attempted_at: Type.String({ format: 'date-time' }),
   http_status: Type.Union([Type.Integer(), Type.Null()], { description: 'The receiver\'s status, or null when no response came.' }),
-  error: Nullable(Type.String({ description: 'Why the attempt failed; null on success.' })),
+  error: NullableString({ description: 'Why the attempt failed; null on success.' }),
   latency_ms: Type.Integer(),
 });
 
@@ -23,12 +21,12 @@ const WebhookEvent = Type.Object({
   id: Type.String({ description: 'Also sent as the `X-Pigeon-Event-Id` header.' }),
   event: Type.String(),
   message_id: Type.String(),
-  batch_id: Nullable(Type.String()),
+  batch_id: NullableString(),
   url: Type.String(),
   status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('undelivered')]),
   attempt_count: Type.Integer(),
-  last_error: Nullable(Type.String()),
-  next_attempt_at: Nullable(Type.String({ format: 'date-time' })),
+  last_error: NullableString(),
+  next_attempt_at: NullableString({ format: 'date-time' }),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
   payload: Type.Record(Type.String(), Type.Unknown(), { description: 'The exact body sent (spec section 6.2).' }),
