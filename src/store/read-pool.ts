@@ -27,7 +27,11 @@ export class ReadPool {
   #next = 0;
   #ids = 0;
 
-  constructor(path: string, size = Math.min(2, availableParallelism())) {
+  /**
+   * One core is left to the event loop: on a 2-core machine a second reader thread only competed
+   * with it (report p99 28 ms with two readers against 21 ms with one, and 50 MiB more memory).
+   */
+  constructor(path: string, size = Math.max(1, Math.min(4, availableParallelism() - 1))) {
     this.#path = path;
     this.#size = size;
   }
