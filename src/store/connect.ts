@@ -4,12 +4,12 @@
  * the SQL differs ask `store.dialect`.
  */
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import SqliteDatabase from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, type Compilable, type DatabaseConnection, type Driver, type Transaction } from 'kysely';
-import { Worker } from 'node:worker_threads';
 import { ReadPool } from './read-pool.ts';
-import { createRequire } from 'node:module';
 import type { Database } from './database.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -50,6 +50,9 @@ export async function readRows<R>(store: Store, query: Compilable<R> & { execute
 }
 
 const require = createRequire(import.meta.url);
+
+/** How many WAL pages the writer lets accumulate before it checkpoints inside a commit. */
+const WRITER_CHECKPOINT_PAGES = 4000;
 
 /** The PostgreSQL driver, loaded only by a process that uses PostgreSQL (it costs about 14 MiB). */
 function loadPg(): typeof import('pg') {
@@ -125,7 +128,7 @@ export function openStore(databaseUrl: string): Store {
     // A checkpoint ends with an fsync of the database file; checkpointing every 4,000 pages instead
     // of SQLite's 1,000 makes them four times rarer under load, and the WAL file is truncated back
     // to 64 MiB after each, so it does not stay large.
-    raw.pragma('wal_autocheckpoint = 4000');
+    raw.pragma(`wal_autocheckpoint = ${WRITER_CHECKPOINT_PAGES}`);
     // 32 MiB of page cache (the default is 2 MiB): the hot index pages of messages and jobs stay
     // in memory instead of being read again for every insert.
     raw.pragma('cache_size = -32768');
@@ -153,8 +156,9 @@ export function openStore(databaseUrl: string): Store {
         checkpointer = new Worker(new URL('./checkpoint-worker.mjs', import.meta.url), { workerData: { path, intervalMs: 200 } });
         checkpointer.unref();
         checkpointer.on('error', () => {
-          // The writer's own threshold (below) keeps the WAL bounded without it.
+          // Without the thread, the writer checkpoints as it did before.
           checkpointer = null;
+          raw.pragma(`wal_autocheckpoint = ${WRITER_CHECKPOINT_PAGES}`);
         });
         // The checkpoints are now the thread's; the writer checkpoints only if the WAL outgrows
         // this backstop, as when the thread falls behind.
