@@ -153,7 +153,11 @@ export function openStore(databaseUrl: string): Store {
       readAll: (query) => pool.all(query),
       startBackgroundCheckpoints() {
         if (checkpointer) return;
-        checkpointer = new Worker(new URL('./checkpoint-worker.mjs', import.meta.url), { workerData: { path, intervalMs: 200 } });
+        checkpointer = new Worker(new URL('./checkpoint-worker.mjs', import.meta.url), {
+          workerData: { path, intervalMs: 200 },
+          // It allocates next to nothing: a JavaScript heap of a few MiB is plenty.
+          resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 32 },
+        });
         checkpointer.unref();
         checkpointer.on('error', () => {
           // Without the thread, the writer checkpoints as it did before.

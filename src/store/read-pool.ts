@@ -37,7 +37,10 @@ export class ReadPool {
   }
 
   #start(): Reader {
-    const reader: Reader = { worker: new Worker(new URL('./read-worker.mjs', import.meta.url), { workerData: { path: this.#path } }), pending: new Map() };
+    // A reader's own allocations live for one query (its results are copied to the main thread), so
+    // a small young generation suffices and keeps the thread's memory small.
+    const worker = new Worker(new URL('./read-worker.mjs', import.meta.url), { workerData: { path: this.#path }, resourceLimits: { maxYoungGenerationSizeMb: 4 } });
+    const reader: Reader = { worker, pending: new Map() };
     reader.worker.unref();
     reader.worker.on('message', ({ id, rows, error }: { id: number; rows?: unknown[]; error?: { message: string; code?: string } }) => {
       const pending = reader.pending.get(id);
