@@ -43,6 +43,9 @@ export async function confirmAccess(ctx: Context, request: FastifyRequest): Prom
   await authenticate(ctx, request.headers.authorization, scope ? { scope } : {});
 }
 
+/** The refusals that come from the key or its account: nothing to confirm before answering them. */
+const ACCESS_REFUSALS = new Set(['invalid_api_key', 'api_key_revoked', 'account_suspended', 'insufficient_permissions']);
+
 /** Codes that mean "this caller could not prove who it is", the ones a key guesser collects. */
 const AUTH_FAILURES = new Set(['invalid_api_key', 'api_key_revoked']);
 
@@ -63,6 +66,18 @@ export function installAuth(app: FastifyInstance, ctx: Context, rateLimits: Rate
       headers: { 'Retry-After': seconds },
     });
   };
+
+  // A request authenticated without reading the access revision (a send) may fail for another
+  // reason before its commit would have re-checked access (a bad body, no credits). Its error is
+  // answered only once access is confirmed, so a withdrawn key or account still answers first,
+  // as the order of checks says; the confirmed error goes on to the application's handler.
+  app.setErrorHandler(async (error, request) => {
+    const principal = request.principal;
+    if (principal && !principal.access.checked && !(error instanceof AppError && ACCESS_REFUSALS.has(error.code))) {
+      await confirmAccess(ctx, request);
+    }
+    throw error;
+  });
 
   app.decorateRequest('principal', undefined);
   app.addHook('onRequest', async (request, reply) => {

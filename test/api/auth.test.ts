@@ -117,12 +117,17 @@ describe('authentication', () => {
     await db.updateTable('api_keys').set({ scopes: 'sms:send' }).where('id', '=', keyId).execute();
     assert.equal((await send()).statusCode, 200);
 
+    assert.equal((await send()).statusCode, 200, 'and now cached as valid again');
     await db.updateTable('api_keys').set({ revoked_at: Date.now() }).where('id', '=', keyId).execute();
+    const badBody = await h.app.inject({ method: 'POST', url: '/v1/sms/send', headers: { authorization: auth }, payload: { to: 'nope', from: 'Acme', message: 'hi' } });
+    assert.equal(badBody.json().code, 'api_key_revoked', 'access answers before the body, as for any other request');
+    const noBody = await h.app.inject({ method: 'POST', url: '/v1/sms/send', headers: { authorization: auth }, payload: {} });
+    assert.equal(noBody.json().code, 'api_key_revoked', 'also when the body fails the schema');
     assert.equal((await send()).json().code, 'api_key_revoked');
     assert.equal((await send('first')).json().code, 'api_key_revoked', 'an idempotent replay is refused too');
     assert.equal((await bulkOfInvalid()).json().code, 'api_key_revoked', 'so is a bulk with nothing to commit');
-    assert.equal(await stored(), messages + 3, 'only the three sends made while access was granted');
-    assert.equal(await balance(), credits - 3);
+    assert.equal(await stored(), messages + 4, 'only the four sends made while access was granted');
+    assert.equal(await balance(), credits - 4);
   });
 
   test('authentication is checked before the body is read', async () => {
