@@ -1,17 +1,15 @@
 /** A SQLite or PostgreSQL store with one customer ready to send, for the benchmarks. */
-import pino from 'pino';
-import { loadConfig } from '../src/config/config.ts';
 import { createAccount } from '../src/services/accounts.ts';
 import { createApiKey } from '../src/services/api-keys.ts';
-import type { Context } from '../src/services/context.ts';
 import { approveSenderId, registerSenderId } from '../src/services/sender-ids.ts';
 import { openStore } from '../src/store/connect.ts';
 import { migrateToLatest } from '../src/store/migrate.ts';
+import { serviceContext } from '../test/helpers/test-store.ts';
 
 export async function prepareCustomer(databaseUrl: string, credits = 100_000_000): Promise<{ accountId: string; key: string }> {
   const store = openStore(databaseUrl);
   await migrateToLatest(store.db);
-  const ctx: Context = { store, config: loadConfig({ DATABASE_URL: databaseUrl }), clock: Date.now, log: pino({ level: 'silent' }), wake: () => {} };
+  const ctx = serviceContext(store, { DATABASE_URL: databaseUrl });
   const account = await createAccount(ctx, { name: 'Bench', email: 'bench@example.com', credits });
   const key = await createApiKey(ctx, account.id, { label: 'bench' });
   await approveSenderId(ctx, (await registerSenderId(ctx, account.id, 'Bench')).id);

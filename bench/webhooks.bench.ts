@@ -13,16 +13,15 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
-import { loadConfig } from '../src/config/config.ts';
 import { createAccount } from '../src/services/accounts.ts';
 import type { Context } from '../src/services/context.ts';
 import { openStore, type Store } from '../src/store/connect.ts';
 import { migrateToLatest } from '../src/store/migrate.ts';
-import { newId, systemClock } from '../src/util/ids.ts';
+import { newId } from '../src/util/ids.ts';
 import { chunked } from '../src/store/chunk.ts';
 import type { JobsTable, WebhookEventsTable } from '../src/store/database.ts';
 import { makeTestCa } from '../test/api/webhooks-receiver.ts';
+import { serviceContext } from '../test/helpers/test-store.ts';
 
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 20_000);
 const HANGING_EVENTS = Math.round(EVENTS / 10);
@@ -88,7 +87,7 @@ async function scenario(name: string, ca: { caFile: string }, dir: string, targe
   };
   const store = openStore(databaseUrl);
   await migrateToLatest(store.db);
-  const ctx: Context = { store, config: loadConfig(env), clock: systemClock, log: pino({ level: 'silent' }), wake: () => {} };
+  const ctx = serviceContext(store, env);
   await seed(store, ctx, targets);
   const total = targets.find((t) => t.url === measured)!.count;
   const delivered = async () =>

@@ -10,16 +10,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
-import { loadConfig } from '../../src/config/config.ts';
 import { createAccount } from '../../src/services/accounts.ts';
 import { createApiKey } from '../../src/services/api-keys.ts';
-import type { Context } from '../../src/services/context.ts';
 import { approveSenderId, registerSenderId } from '../../src/services/sender-ids.ts';
 import { openStore } from '../../src/store/connect.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
-import { systemClock } from '../../src/util/ids.ts';
 import { makeTestCa, startReceiver, type Receiver, type TestCa } from './webhooks-receiver.ts';
+import { serviceContext } from '../helpers/test-store.ts';
 
 const DELAYS = [0, 2000, 300];
 
@@ -87,7 +84,7 @@ test('the retry schedule resumes in a new worker process after a restart mid-sch
   };
   const store = openStore(databaseUrl);
   await migrateToLatest(store.db);
-  const ctx: Context = { store, config: loadConfig(env), clock: systemClock, log: pino({ level: 'silent' }), wake: () => {} };
+  const ctx = serviceContext(store, env);
   const account = await createAccount(ctx, { name: 'Restart', email: 'restart@example.com', credits: 10 });
   const { key } = await createApiKey(ctx, account.id, { label: 'test' });
   await approveSenderId(ctx, (await registerSenderId(ctx, account.id, 'Acme')).id);

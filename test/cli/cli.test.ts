@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort, startPigeon } from '../helpers/processes.ts';
-import { TEST_DATABASE_URL } from '../helpers/test-store.ts';
+import { serviceContext, TEST_DATABASE_URL } from '../helpers/test-store.ts';
 
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'pigeon-cli-'));
@@ -92,10 +92,8 @@ describe('pigeon command line', () => {
   test('sender-id list, approve, reject, request-info', async () => {
     const { openStore } = await import('../../src/store/connect.ts');
     const { registerSenderId } = await import('../../src/services/sender-ids.ts');
-    const pino = (await import('pino')).default;
-    const { loadConfig } = await import('../../src/config/config.ts');
     const store = openStore(env.DATABASE_URL);
-    const ctx = { store, config: loadConfig({}), clock: Date.now, log: pino({ level: 'silent' }), wake: () => {} };
+    const ctx = serviceContext(store);
     const a = await registerSenderId(ctx, accountId, 'AcmeOne');
     const b = await registerSenderId(ctx, accountId, 'AcmeTwo');
     const c = await registerSenderId(ctx, accountId, 'AcmeThree');

@@ -15,16 +15,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pino from 'pino';
 import { sql } from 'kysely';
-import { loadConfig } from '../../src/config/config.ts';
 import type { Store } from '../../src/store/connect.ts';
 import { createAccount } from '../../src/services/accounts.ts';
 import { createApiKey } from '../../src/services/api-keys.ts';
 import { approveSenderId, registerSenderId } from '../../src/services/sender-ids.ts';
-import type { Context } from '../../src/services/context.ts';
 import { freePort, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
-import { processDatabase, testDialect, waitForEmptyQueues } from '../helpers/test-store.ts';
+import { processDatabase, serviceContext, testDialect, waitForEmptyQueues } from '../helpers/test-store.ts';
 
 const CREDITS = 1_000_000;
 const LOOPS = 4;
@@ -69,7 +66,7 @@ describe(`SIGKILL during a steady stream of sends (${testDialect})`, () => {
   });
 
   test('nothing accepted is lost, nothing refused is charged, balances equal the ledger', { timeout: 120_000 }, async () => {
-    const ctx: Context = { store, config: loadConfig({ DATABASE_URL: databaseUrl }), clock: Date.now, log: pino({ level: 'silent' }), wake: () => {} };
+    const ctx = serviceContext(store, { DATABASE_URL: databaseUrl });
     const account = await createAccount(ctx, { name: 'Crash', email: 'crash@example.com', credits: CREDITS });
     const { key } = await createApiKey(ctx, account.id, { label: 'crash' });
     await approveSenderId(ctx, (await registerSenderId(ctx, account.id, 'Acme')).id);

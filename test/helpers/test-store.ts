@@ -8,12 +8,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import pino from 'pino';
+import { loadConfig } from '../../src/config/config.ts';
+import type { Context } from '../../src/services/context.ts';
 import { openStore, type Store } from '../../src/store/connect.ts';
+import { systemClock } from '../../src/util/ids.ts';
 import type { Database } from '../../src/store/database.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? '';
 export const testDialect = TEST_DATABASE_URL.startsWith('postgres') ? 'postgres' : 'sqlite';
+
+/**
+ * A context for calling the services directly on `store`, beside a server process or in a script:
+ * the real clock, no logs, no workers to wake.
+ */
+export function serviceContext(store: Store, env: NodeJS.ProcessEnv = {}): Context {
+  return { store, config: loadConfig(env), clock: systemClock, log: pino({ level: 'silent' }), wake: () => {} };
+}
 
 export async function openTestStore(): Promise<Store> {
   if (testDialect === 'sqlite') {

@@ -13,9 +13,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
 import { sql } from 'kysely';
-import { loadConfig } from '../../src/config/config.ts';
 import type { Store } from '../../src/store/connect.ts';
 import { createAccount } from '../../src/services/accounts.ts';
 import { createApiKey } from '../../src/services/api-keys.ts';
@@ -23,7 +21,7 @@ import { approveSenderId, registerSenderId } from '../../src/services/sender-ids
 import { simulatedOutcome } from '../../src/carriers/simulator/simulator-carrier.ts';
 import type { Context } from '../../src/services/context.ts';
 import { freePort, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
-import { processDatabase, TEST_DATABASE_URL, waitForEmptyQueues } from '../helpers/test-store.ts';
+import { processDatabase, serviceContext, TEST_DATABASE_URL, waitForEmptyQueues } from '../helpers/test-store.ts';
 
 const TOTAL = 20_000;
 const BULK_SIZE = 1000;
@@ -49,7 +47,7 @@ describe('two API and two worker processes on PostgreSQL', { skip }, () => {
 
   before(async () => {
     store = await database.open();
-    ctx = { store, config: loadConfig({ DATABASE_URL: databaseUrl }), clock: Date.now, log: pino({ level: 'silent' }), wake: () => {} };
+    ctx = serviceContext(store, { DATABASE_URL: databaseUrl });
   });
 
   after(async () => {

@@ -9,16 +9,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
-import { loadConfig } from '../../src/config/config.ts';
 import type { Store } from '../../src/store/connect.ts';
 import { createAccount } from '../../src/services/accounts.ts';
 import { createApiKey } from '../../src/services/api-keys.ts';
 import { createOperator } from '../../src/services/operators.ts';
 import { approveSenderId, registerSenderId } from '../../src/services/sender-ids.ts';
-import type { Context } from '../../src/services/context.ts';
 import { freePort, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
-import { processDatabase, testDialect } from '../helpers/test-store.ts';
+import { processDatabase, serviceContext, testDialect } from '../helpers/test-store.ts';
 
 const OPERATOR_PASSWORD = 'operator-Secret-4f9c1e';
 const OWNER_PASSWORD = 'owner-Secret-8d2b7a';
@@ -74,7 +71,7 @@ describe(`secrets in logs, errors and the database (${testDialect})`, () => {
   });
 
   test('a full flow at trace level leaves no key, password or webhook secret in the logs or the tables', { timeout: 120_000 }, async () => {
-    const ctx: Context = { store, config: loadConfig({ DATABASE_URL: databaseUrl }), clock: Date.now, log: pino({ level: 'silent' }), wake: () => {} };
+    const ctx = serviceContext(store, { DATABASE_URL: databaseUrl });
     const account = await createAccount(ctx, { name: 'Secretive', email: 'secret@example.com', credits: 1000 });
     const { key } = await createApiKey(ctx, account.id, { label: 'secrets' });
     const sender = await registerSenderId(ctx, account.id, 'Acme');
