@@ -7,6 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
 import type { Logger } from 'pino';
 import { isUtf8 } from 'node:buffer';
+import { requestLogger } from './request-logger.ts';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { AppError, catalogue, type ErrorCode } from '../errors/catalogue.ts';
@@ -85,7 +86,7 @@ function methodIndex() {
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const { ctx } = opts;
   const app = Fastify({
-    ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
+    ...(opts.logger ? { loggerInstance: opts.logger, childLoggerFactory: requestLogger } : { logger: false }),
     // One line per request at info level costs more than the request itself under load.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: ctx.config.bodyLimitBytes,
