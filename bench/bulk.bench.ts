@@ -8,10 +8,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, startPigeon } from '../test/helpers/processes.ts';
-import { figure, report, sampleRss } from './lib.ts';
+import { figure, report, sampleRss, targetsFor } from './lib.ts';
 import { freshDatabase, prepareCustomer } from './setup.ts';
 
 const STORE = process.argv[2] ?? 'sqlite';
+const target = targetsFor(STORE);
 
 function campaign(n: number, offset: number) {
   return Array.from({ length: n }, (_, i) => ({
@@ -49,9 +50,9 @@ try {
   const peak = rss.stop();
   await server.stop();
   report([
-    figure(`bulk 10,000 accepted (${STORE})`, one, 'ms', { max: 400 }),
+    figure(`bulk 10,000 accepted (${STORE})`, one, 'ms', target({ max: 400 })),
     figure(`bulk 100,000 in ten calls (${STORE})`, ten, 'ms'),
-    figure(`bulk (${STORE}) peak RSS`, peak, 'MiB', { max: 300 }),
+    figure(`bulk (${STORE}) peak RSS`, peak, 'MiB', target({ max: 300 })),
   ]);
 } finally {
   rmSync(dir, { recursive: true, force: true });

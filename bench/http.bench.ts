@@ -11,12 +11,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, startPigeon } from '../test/helpers/processes.ts';
-import { figure, load, report, sampleRss, type Figure } from './lib.ts';
+import { figure, load, report, sampleRss, targetsFor, type Figure } from './lib.ts';
 import { freshDatabase, prepareCustomer } from './setup.ts';
 
 const SECONDS = Number(process.argv[2] ?? 20);
 const STORE = process.argv[3] ?? 'sqlite';
 const CONNECTIONS = 64;
+const target = targetsFor(STORE);
 
 async function ceiling(): Promise<number> {
   const port = await freePort();
@@ -49,10 +50,10 @@ async function send(databaseUrl: string): Promise<Figure[]> {
   const peak = rss.stop();
   await server.stop();
   return [
-    figure(`send (${STORE}) requests/s`, r.requestsPerSecond, 'req/s', { min: 10_000 }),
+    figure(`send (${STORE}) requests/s`, r.requestsPerSecond, 'req/s', target({ min: 10_000 })),
     figure(`send (${STORE}) p50`, r.p50, 'ms'),
-    figure(`send (${STORE}) p99`, r.p99, 'ms', { max: 25 }),
-    figure(`send (${STORE}) peak RSS`, peak, 'MiB', { max: 300 }),
+    figure(`send (${STORE}) p99`, r.p99, 'ms', target({ max: 25 })),
+    figure(`send (${STORE}) peak RSS`, peak, 'MiB', target({ max: 300 })),
   ];
 }
 
@@ -62,7 +63,7 @@ try {
   const databaseUrl = await freshDatabase(STORE, dir);
   const figures = await send(databaseUrl);
   const rate = figures[0]!.value;
-  report([figure('ceiling (bare Fastify) requests/s', top, 'req/s'), ...figures, figure(`send (${STORE}) / ceiling`, (rate / top) * 100, '%', { min: 12 })]);
+  report([figure('ceiling (bare Fastify) requests/s', top, 'req/s'), ...figures, figure(`send (${STORE}) / ceiling`, (rate / top) * 100, '%', target({ min: 12 }))]);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -32,6 +32,14 @@ export function figure(name: string, value: number, unit: string, target?: { min
   return f;
 }
 
+/**
+ * The issue's targets are set for the embedded store on this machine; PostgreSQL figures are
+ * printed beside them for information, without a target.
+ */
+export function targetsFor(store: string): (t: { min?: number; max?: number }) => { min?: number; max?: number } | undefined {
+  return (t) => (store === 'sqlite' ? t : undefined);
+}
+
 export function report(figures: Figure[]): void {
   process.stdout.write(`${JSON.stringify({ figures })}\n`);
 }

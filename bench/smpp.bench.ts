@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { figure, percentile } from './lib.ts';
 import type { SmppCarrier } from '../src/carriers/smpp/smpp-carrier.ts';
 import { start } from '../src/runtime.ts';
 import { createAccount } from '../src/services/accounts.ts';
@@ -27,11 +28,6 @@ const TOTAL = Number(process.argv[2] ?? 20_000);
 const BULK = 1000;
 const IN_FLIGHT = 4;
 const DEADLINE_MS = 45_000;
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 
 async function main(): Promise<void> {
   const smsc = fork(fileURLToPath(new URL('./smpp-smsc.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -124,8 +120,8 @@ async function main(): Promise<void> {
     console.log(
       JSON.stringify({
         figures: [
-          { name: 'SMPP submit to receipt', value: rate, unit: 'msg/s', target: '>= 3000' },
-          { name: 'SMPP acceptance to sent p99', value: percentile(toSent, 99), unit: 'ms' },
+          figure('SMPP submit to receipt', rate, 'msg/s', { min: 3000 }),
+          figure('SMPP acceptance to sent p99', percentile(toSent, 99), 'ms'),
         ],
       }),
     );
