@@ -14,13 +14,14 @@ import { openStore } from '../src/store/connect.ts';
 import type { MessagesTable } from '../src/store/database.ts';
 import { insertMessages } from '../src/store/repositories/messages.repository.ts';
 import { newId } from '../src/util/ids.ts';
-import { figure, load, report, sampleRss } from './lib.ts';
+import { figure, load, report, sampleRss, targetsFor } from './lib.ts';
 import { freshDatabase, prepareCustomer } from './setup.ts';
 
 const SECONDS = Number(process.argv[2] ?? 10);
 const TOTAL = Number(process.argv[3] ?? 1_000_000);
 const STORE = process.argv[4] ?? 'sqlite';
 const PER_BATCH = 10_000;
+const target = targetsFor(STORE);
 const STATUSES = ['delivered', 'delivered', 'delivered', 'delivered', 'delivered', 'delivered', 'sent', 'failed', 'pending', 'delivered'] as const;
 
 const dir = mkdtempSync(join(tmpdir(), 'pigeon-bench-'));
@@ -77,10 +78,10 @@ try {
   const peak = rss.stop();
   await server.stop();
   report([
-    figure(`reports by batch and status, ${TOTAL} stored (${STORE}) p99`, filtered.p99, 'ms', { max: 20 }),
+    figure(`reports by batch and status, ${TOTAL} stored (${STORE}) p99`, filtered.p99, 'ms', target({ max: 20 })),
     figure(`reports by batch and status (${STORE}) requests/s`, filtered.requestsPerSecond, 'req/s'),
     figure(`reports, no filter, 200 per page (${STORE}) p99`, all.p99, 'ms'),
-    figure(`reports (${STORE}) peak RSS`, peak, 'MiB', { max: 300 }),
+    figure(`reports (${STORE}) peak RSS`, peak, 'MiB', target({ max: 300 })),
   ]);
 } finally {
   rmSync(dir, { recursive: true, force: true });
