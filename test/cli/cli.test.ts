@@ -53,6 +53,12 @@ describe('pigeon command line', () => {
     accountId = created.json.id;
   });
 
+  test('starts without a warning: the V8 setting bin/pigeon makes is one this Node knows', async () => {
+    const res = await pigeon('--help');
+    assert.equal(res.code, 0, res.stderr);
+    assert.equal(res.stderr, '');
+  });
+
   test('migrate', async () => {
     const res = await pigeon('migrate', '--json');
     assert.equal(res.code, 0, res.stderr);
