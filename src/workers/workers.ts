@@ -19,29 +19,62 @@ export interface Workers {
   stop(): Promise<void>;
 }
 
+type Loop = Pick<QueueWorker, 'start' | 'wake' | 'drain' | 'stop'>;
+
+/** Several loops on one queue, driven as one. */
+function loops(count: number, make: () => QueueWorker): Loop {
+  const all = Array.from({ length: count }, make);
+  return {
+    start: () => all.forEach((w) => w.start()),
+    wake: () => all.forEach((w) => w.wake()),
+    drain: async () => {
+      let n = 0;
+      for (const w of all) n += await w.drain();
+      return n;
+    },
+    stop: async () => {
+      await Promise.all(all.map((w) => w.stop()));
+    },
+  };
+}
+
 export function createWorkers(ctx: Context, carrier: Carrier, opts: { webhook?: WebhookWorkerOptions } = {}): Workers {
   const common = { store: ctx.store, clock: ctx.clock, log: ctx.log };
-  const queues: Record<string, Pick<QueueWorker, 'start' | 'wake' | 'drain' | 'stop'>> = {
-    dispatch: new QueueWorker({
-      ...common,
-      queue: 'dispatch',
-      batchSize: 500,
-      leaseMs: ctx.config.jobLeaseMs,
-      idleMs: 200,
-      handle: async (jobs) => {
-        await dispatchJobs(ctx, carrier, jobs);
-      },
-    }),
-    receipt: new QueueWorker({
-      ...common,
-      queue: 'receipt',
-      batchSize: 500,
-      leaseMs: ctx.config.jobLeaseMs,
-      idleMs: 100,
-      handle: async (jobs) => {
-        await applyReceiptJobs(ctx, jobs);
-      },
-    }),
+  // A batch's status changes are one UPDATE each: on PostgreSQL a round trip each, so a loop
+  // spends much of its time waiting and several loops (claiming disjoint jobs with SKIP LOCKED)
+  // keep the database busier. They share one batch's worth of claims, so a process that dies
+  // still leaves at most 500 messages to be submitted again. SQLite has one writer: one loop.
+  const perQueue = ctx.store.dialect === 'postgres' ? 3 : 1;
+  const batchSize = Math.floor(500 / perQueue);
+  const queues: Record<string, Loop> = {
+    dispatch: loops(
+      perQueue,
+      () =>
+        new QueueWorker({
+          ...common,
+          queue: 'dispatch',
+          batchSize,
+          leaseMs: ctx.config.jobLeaseMs,
+          idleMs: 200,
+          handle: async (jobs) => {
+            await dispatchJobs(ctx, carrier, jobs);
+          },
+        }),
+    ),
+    receipt: loops(
+      perQueue,
+      () =>
+        new QueueWorker({
+          ...common,
+          queue: 'receipt',
+          batchSize,
+          leaseMs: ctx.config.jobLeaseMs,
+          idleMs: 100,
+          handle: async (jobs) => {
+            await applyReceiptJobs(ctx, jobs);
+          },
+        }),
+    ),
     webhook: new WebhookWorker(ctx, opts.webhook),
     // Mail is slow and rare: small batches, a long lease (an SMTP exchange can take a while).
     mail: new QueueWorker({ ...common, queue: 'mail', batchSize: 20, leaseMs: 120_000, idleMs: 1000, handle: (jobs) => sendMailJobs(ctx, jobs) }),
