@@ -4,13 +4,13 @@
  * outcome was committed, the job's lease runs out and it is submitted again (at-least-once,
  * with Pigeon's message id passed to the carrier so it can drop the repeat).
  */
-import type { Carrier, OutboundMessage } from '../carriers/carrier.ts';
+import type { Carrier, OutboundMessage, SubmitOutcome } from '../carriers/carrier.ts';
 import { carrierIdKeys } from '../carriers/carrier-ids.ts';
 import { chunked } from '../store/chunk.ts';
 import type { CarrierPartsTable, JobsTable, MessagesTable } from '../store/database.ts';
 import { deleteJobs, rescheduleJob, type NewJob } from '../store/repositories/jobs.repository.ts';
 import { messagesByIds } from '../store/repositories/messages.repository.ts';
-import { applyStatusChange, enqueueFollowUps } from './message-status-changes.ts';
+import { applyStatusChange, applyStatusChanges, enqueueFollowUps } from './message-status-changes.ts';
 import type { Context } from './context.ts';
 import { carrierSubmits } from '../metrics.ts';
 
@@ -50,8 +50,10 @@ export async function dispatchJobs(ctx: Context, carrier: Carrier, jobs: JobsTab
       return work[a]!.message.account_id < work[b]!.message.account_id ? -1 : work[a]!.message.account_id > work[b]!.message.account_id ? 1 : a - b;
     });
   await ctx.store.db.transaction().execute(async (trx) => {
+    const accepted: { i: number; outcome: Extract<SubmitOutcome, { kind: 'accepted' }> }[] = [];
+    const rejected: { i: number; outcome: Extract<SubmitOutcome, { kind: 'rejected' }> }[] = [];
     for (const i of order) {
-      const { job, message } = work[i]!;
+      const { job } = work[i]!;
       const outcome = outcomes[i]!;
       if (outcome.kind === 'retry') {
         await rescheduleJob(trx, job.id, now + outcome.delayMs);
@@ -59,29 +61,38 @@ export async function dispatchJobs(ctx: Context, carrier: Carrier, jobs: JobsTab
         continue;
       }
       done.push(job.id);
-      if (outcome.kind === 'accepted') {
-        const applied = await applyStatusChange(trx, message, { to: 'sent', at: now, carrierMessageId: outcome.carrierMessageId }, now, followUps);
-        if (applied) summary.sent++;
-        if (applied && outcome.carrierPartIds) {
-          outcome.carrierPartIds.forEach((carrierId, partIndex) => {
-            const { key, alt } = carrierIdKeys(carrierId);
-            parts.push({ message_id: message.id, part_index: partIndex, carrier_id: carrierId, part_key: key, part_alt: alt, created_at: now });
-          });
-        }
-        if (applied && outcome.scheduledReport) {
-          const { dueAt, ...report } = outcome.scheduledReport;
-          followUps.push({ queue: 'receipt', ref: message.id, payload: report, runAt: dueAt });
-        }
-      } else {
-        const applied = await applyStatusChange(
-          trx,
-          message,
-          { to: 'failed', at: now, errorCode: outcome.errorCode, errorMessage: outcome.errorMessage },
-          now,
-          followUps,
-        );
-        if (applied) summary.failed++;
+      if (outcome.kind === 'accepted') accepted.push({ i, outcome });
+      else rejected.push({ i, outcome });
+    }
+    // The accepted ones (most of a batch) move to `sent` together: one UPDATE, not one each.
+    const sent = await applyStatusChanges(
+      trx,
+      accepted.map(({ i, outcome }) => ({ message: work[i]!.message, change: { to: 'sent' as const, at: now, carrierMessageId: outcome.carrierMessageId } })),
+      now,
+      followUps,
+    );
+    accepted.forEach(({ i, outcome }, k) => {
+      if (!sent[k]) return;
+      summary.sent++;
+      const message = work[i]!.message;
+      outcome.carrierPartIds?.forEach((carrierId, partIndex) => {
+        const { key, alt } = carrierIdKeys(carrierId);
+        parts.push({ message_id: message.id, part_index: partIndex, carrier_id: carrierId, part_key: key, part_alt: alt, created_at: now });
+      });
+      if (outcome.scheduledReport) {
+        const { dueAt, ...report } = outcome.scheduledReport;
+        followUps.push({ queue: 'receipt', ref: message.id, payload: report, runAt: dueAt });
       }
+    });
+    for (const { i, outcome } of rejected) {
+      const applied = await applyStatusChange(
+        trx,
+        work[i]!.message,
+        { to: 'failed', at: now, errorCode: outcome.errorCode, errorMessage: outcome.errorMessage },
+        now,
+        followUps,
+      );
+      if (applied) summary.failed++;
     }
     for (const rows of chunked(parts, 6)) await trx.insertInto('carrier_parts').values(rows).execute();
     await deleteJobs(trx, done);

@@ -3,9 +3,11 @@
  * same transaction: the webhook event in the outbox (when the message has a `callback_url`) and,
  * for a message the carrier refused before it was ever `sent`, the refund.
  */
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { canTransition, eventForStatus, type MessageStatus } from '../domain/message-status.ts';
-import type { Database, MessagesTable } from '../store/database.ts';
+import type { Database, MessagesTable, WebhookEventsTable } from '../store/database.ts';
+import { chunked } from '../store/chunk.ts';
+import { insertRows } from '../store/insert-rows.ts';
 import { creditCredits } from '../store/repositories/ledger.repository.ts';
 import { enqueueJobs, type NewJob } from '../store/repositories/jobs.repository.ts';
 import { iso, newId } from '../util/ids.ts';
@@ -71,6 +73,48 @@ const updateStatus = preparedWrite(
       .where('status', '=', previous as MessageStatus),
 );
 
+/** The message after `change`, or null if the state machine does not allow it. */
+function nextState(message: MessagesTable, change: StatusChange, now: number): MessagesTable | null {
+  if (!canTransition(message.status, change.to)) return null;
+  const next: MessagesTable = { ...message, status: change.to, updated_at: now };
+  if (change.to === 'sent') next.sent_at = change.at;
+  if (change.to === 'delivered') next.delivered_at = change.at;
+  if (change.carrierMessageId !== undefined) next.carrier_message_id = change.carrierMessageId;
+  if (change.to === 'failed') {
+    next.error_code = change.errorCode ?? 'unknown';
+    next.error_message = change.errorMessage ?? 'Delivery failed.';
+  }
+  return next;
+}
+
+/** What follows from a change that applied: the refund, and the webhook event (returned). */
+async function afterChange(trx: Transaction<Database>, previous: MessagesTable, next: MessagesTable, now: number, followUps: NewJob[]): Promise<WebhookEventsTable | null> {
+  messageTransitions.inc({ status: next.status });
+  // Refused before it ever left: the customer paid for nothing, so the segments come back.
+  if (previous.status === 'pending' && next.status === 'failed') {
+    await creditCredits(trx, previous.account_id, previous.segments, 'refund', previous.id, next.error_code, now);
+  }
+  if (!next.callback_url) return null;
+  const payload = webhookPayload(next, now);
+  if (!payload) return null;
+  const eventId = newId('evt', now);
+  followUps.push({ queue: 'webhook', ref: eventId, runAt: now });
+  return {
+    id: eventId,
+    account_id: next.account_id,
+    message_id: next.id,
+    batch_id: next.batch_id,
+    event: payload.event as string,
+    url: next.callback_url,
+    payload: JSON.stringify(payload),
+    status: 'pending',
+    attempts: 0,
+    last_error: null,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
 /**
  * Applies one change if the state machine allows it, guarded in SQL by the current status so a
  * duplicate or late report (at-least-once delivery of jobs and receipts) changes nothing.
@@ -83,15 +127,8 @@ export async function applyStatusChange(
   now: number,
   followUps: NewJob[],
 ): Promise<MessagesTable | null> {
-  if (!canTransition(message.status, change.to)) return null;
-  const next: MessagesTable = { ...message, status: change.to, updated_at: now };
-  if (change.to === 'sent') next.sent_at = change.at;
-  if (change.to === 'delivered') next.delivered_at = change.at;
-  if (change.carrierMessageId !== undefined) next.carrier_message_id = change.carrierMessageId;
-  if (change.to === 'failed') {
-    next.error_code = change.errorCode ?? 'unknown';
-    next.error_message = change.errorMessage ?? 'Delivery failed.';
-  }
+  const next = nextState(message, change, now);
+  if (!next) return null;
   const result = await updateStatus(
     trx,
     next.status,
@@ -105,37 +142,87 @@ export async function applyStatusChange(
     message.status,
   );
   if (result.numAffectedRows === 0n) return null;
-  messageTransitions.inc({ status: change.to });
+  const event = await afterChange(trx, message, next, now, followUps);
+  if (event) await insertRows(trx, 'webhook_events', [event]);
+  return next;
+}
 
-  // Refused before it ever left: the customer paid for nothing, so the segments come back.
-  if (message.status === 'pending' && change.to === 'failed') {
-    await creditCredits(trx, message.account_id, message.segments, 'refund', message.id, next.error_code, now);
-  }
-  if (next.callback_url) {
-    const payload = webhookPayload(next, now);
-    if (payload) {
-      const eventId = newId('evt', now);
-      await trx
-        .insertInto('webhook_events')
-        .values({
-          id: eventId,
-          account_id: next.account_id,
-          message_id: next.id,
-          batch_id: next.batch_id,
-          event: payload.event as string,
-          url: next.callback_url,
-          payload: JSON.stringify(payload),
-          status: 'pending',
-          attempts: 0,
-          last_error: null,
-          created_at: now,
+/** `case id when … then cast(… as type) … end`: one value per message in one UPDATE. */
+function perMessage<T extends string | number | null>(nexts: MessagesTable[], value: (m: MessagesTable) => T, type: 'bigint' | 'text') {
+  return sql<T>`case ${sql.ref('id')} ${sql.join(
+    nexts.map((m) => sql`when ${m.id} then cast(${value(m)} as ${sql.raw(type)})`),
+    sql` `,
+  )} end`;
+}
+
+/**
+ * `applyStatusChange` for many messages at once: one UPDATE per pair of statuses (and per chunk)
+ * instead of one per message, with the same guard and the same follow-ups. Returns, for each
+ * item, the updated message or null. A message named twice gets its later changes one by one
+ * afterwards, as a loop of `applyStatusChange` over the same items would.
+ */
+export async function applyStatusChanges(
+  trx: Transaction<Database>,
+  items: { message: MessagesTable; change: StatusChange }[],
+  now: number,
+  followUps: NewJob[],
+): Promise<(MessagesTable | null)[]> {
+  const nexts = items.map(({ message, change }) => nextState(message, change, now));
+  const named = new Set<string>();
+  const repeats: number[] = [];
+  const groups = new Map<string, MessagesTable[]>();
+  items.forEach(({ message }, i) => {
+    const next = nexts[i];
+    if (!next) return;
+    if (named.has(message.id)) {
+      repeats.push(i);
+      nexts[i] = null;
+      return;
+    }
+    named.add(message.id);
+    const key = `${message.status}>${next.status}`;
+    const group = groups.get(key);
+    if (group) group.push(next);
+    else groups.set(key, [next]);
+  });
+  const applied = new Set<string>();
+  for (const [key, group] of groups) {
+    const [from, to] = key.split('>') as [MessageStatus, MessageStatus];
+    // Eleven parameters per message: an id in the list and two in each of five CASE branches.
+    for (const part of chunked(group, 11)) {
+      const rows = await trx
+        .updateTable('messages')
+        .set({
+          status: to,
           updated_at: now,
+          sent_at: perMessage(part, (m) => m.sent_at, 'bigint'),
+          delivered_at: perMessage(part, (m) => m.delivered_at, 'bigint'),
+          carrier_message_id: perMessage(part, (m) => m.carrier_message_id, 'text'),
+          error_code: perMessage(part, (m) => m.error_code, 'text'),
+          error_message: perMessage(part, (m) => m.error_message, 'text'),
         })
+        .where('id', 'in', part.map((m) => m.id))
+        .where('status', '=', from)
+        .returning('id')
         .execute();
-      followUps.push({ queue: 'webhook', ref: eventId, runAt: now });
+      for (const row of rows) applied.add(row.id);
     }
   }
-  return next;
+  const events: WebhookEventsTable[] = [];
+  const out: (MessagesTable | null)[] = [];
+  for (const [i, { message }] of items.entries()) {
+    const next = nexts[i];
+    if (!next || !applied.has(next.id)) {
+      out.push(null);
+      continue;
+    }
+    const event = await afterChange(trx, message, next, now, followUps);
+    if (event) events.push(event);
+    out.push(next);
+  }
+  await insertRows(trx, 'webhook_events', events);
+  for (const i of repeats) out[i] = await applyStatusChange(trx, items[i]!.message, items[i]!.change, now, followUps);
+  return out;
 }
 
 /** Flushes the follow-up jobs collected while applying changes. */

@@ -7,7 +7,7 @@ import { carrierIdKeys, matchRank } from '../carriers/carrier-ids.ts';
 import type { JobsTable, MessagesTable } from '../store/database.ts';
 import { deleteJobs, enqueueJobs, releaseJobs, type NewJob } from '../store/repositories/jobs.repository.ts';
 import { messagesByIds } from '../store/repositories/messages.repository.ts';
-import { applyStatusChange, enqueueFollowUps } from './message-status-changes.ts';
+import { applyStatusChange, applyStatusChanges, enqueueFollowUps, type StatusChange } from './message-status-changes.ts';
 import type { Context } from './context.ts';
 
 /**
@@ -108,6 +108,15 @@ async function findByPartIds(ctx: Context, carrierIds: string[]): Promise<Map<st
   return out;
 }
 
+/** How a receipt is found among the looked-up messages (see findMessages). */
+function receiptKey(report: DeliveryReport): string {
+  return report.byMessageId ? report.carrierMessageId : `carrier:${report.carrierMessageId}`;
+}
+
+function receiptChange(report: DeliveryReport): StatusChange {
+  return { to: report.status, at: report.at, errorCode: report.errorCode, errorMessage: report.errorMessage };
+}
+
 export async function applyReceiptJobs(ctx: Context, jobs: JobsTable[]): Promise<{ applied: number; dropped: number }> {
   // In arrival order (job ids count up), whatever order the claim returned them in (PostgreSQL's
   // UPDATE … RETURNING keeps none): for a multi-part message the first final receipt decides.
@@ -123,9 +132,14 @@ export async function applyReceiptJobs(ctx: Context, jobs: JobsTable[]): Promise
   // A fast SMSC reports before the submit's outcome is committed: put those back in one statement.
   const early: string[] = [];
   await ctx.store.db.transaction().execute(async (trx) => {
+    // Most messages have one receipt in a batch: those are applied together, in one UPDATE per
+    // pair of statuses. A message's further receipts in the same batch follow one by one, each
+    // on the state the earlier ones left (applying a change never makes a message pending again,
+    // so which receipts are early does not depend on that order).
+    const first: { report: DeliveryReport; message: MessagesTable }[] = [];
+    const further: DeliveryReport[] = [];
     for (const { job, report } of reports) {
-      const lookedUp = found.get(report.byMessageId ? report.carrierMessageId : `carrier:${report.carrierMessageId}`);
-      const message = lookedUp ? (latest.get(lookedUp.id) ?? lookedUp) : undefined;
+      const message = found.get(receiptKey(report));
       if ((!message || message.status === 'pending') && job.attempts < EARLY_RECEIPT_MAX_ATTEMPTS) {
         early.push(job.id);
         continue;
@@ -136,17 +150,33 @@ export async function applyReceiptJobs(ctx: Context, jobs: JobsTable[]): Promise
         ctx.log.warn({ carrierMessageId: report.carrierMessageId }, 'receipt for an unknown message dropped');
         continue;
       }
-      const next = await applyStatusChange(
-        trx,
-        message,
-        { to: report.status, at: report.at, errorCode: report.errorCode, errorMessage: report.errorMessage },
-        now,
-        followUps,
-      );
+      if (latest.has(message.id)) {
+        further.push(report);
+        continue;
+      }
+      latest.set(message.id, message);
+      first.push({ report, message });
+    }
+    const nexts = await applyStatusChanges(
+      trx,
+      first.map(({ report, message }) => ({ message, change: receiptChange(report) })),
+      now,
+      followUps,
+    );
+    first.forEach(({ report, message }, i) => {
+      const next = nexts[i];
+      if (!next) return;
+      applied++;
+      found.set(receiptKey(report), next);
+      latest.set(message.id, next);
+    });
+    for (const report of further) {
+      const lookedUp = found.get(receiptKey(report))!;
+      const next = await applyStatusChange(trx, latest.get(lookedUp.id) ?? lookedUp, receiptChange(report), now, followUps);
       if (next) {
         applied++;
         // Several parts of one message may report: the first final one decides.
-        found.set(report.byMessageId ? report.carrierMessageId : `carrier:${report.carrierMessageId}`, next);
+        found.set(receiptKey(report), next);
         latest.set(next.id, next);
       }
     }

@@ -129,6 +129,43 @@ describe('message lifecycle through the simulator', () => {
     assert.equal((await m.events()).length, 2, 'no event for a change that did not happen');
   });
 
+  test('a batch of receipts applies each as if one by one: mixed outcomes, a second receipt for one message', async () => {
+    const { key } = await h.customer();
+    const [m1, m2, m3] = [await sendAndTrack(key, '+447911123456'), await sendAndTrack(key, '+447911123457'), await sendAndTrack(key, '+447911123458')];
+    await h.workers.drain();
+    const at = h.clock.now() + 500;
+    const receipts = [
+      { ref: m1.id, status: 'delivered' },
+      { ref: m2.id, status: 'failed', errorCode: 'subscriber_absent' },
+      { ref: m3.id, status: 'delivered' },
+      // Another part of m3 reports later in the same batch: the first final receipt decides.
+      { ref: m3.id, status: 'failed', errorCode: 'too_late' },
+    ];
+    const jobs = receipts.map(({ ref, ...r }, i) => ({
+      id: `job_batch${i}`,
+      queue: 'receipt' as const,
+      ref,
+      run_at: at,
+      attempts: 0,
+      created_at: at,
+      payload: JSON.stringify({ carrierMessageId: ref, byMessageId: true, at, ...r }),
+    }));
+    await h.ctx.store.db.insertInto('jobs').values(jobs).execute();
+    const result = await applyReceiptJobs(h.ctx, jobs);
+    assert.deepEqual(result, { applied: 3, dropped: 0 });
+    const r1 = await m1.report();
+    assert.deepEqual([r1.status, r1.delivered_at, r1.error_code], ['delivered', new Date(at).toISOString(), null]);
+    const r2 = await m2.report();
+    assert.deepEqual([r2.status, r2.delivered_at, r2.error_code, r2.error_message], ['failed', null, 'subscriber_absent', 'Delivery failed.']);
+    assert.equal((await m3.report()).status, 'delivered');
+    assert.deepEqual(
+      (await m3.events()).map((e) => e.body.event),
+      ['sms.sent', 'sms.delivered'],
+      'no event for the receipt that changed nothing',
+    );
+    assert.deepEqual((await m2.events()).map((e) => [e.body.event, e.body.error_code]), [['sms.sent', undefined], ['sms.failed', 'subscriber_absent']]);
+  });
+
   test('every message reaches the simulator exactly once', async () => {
     const { key } = await h.customer({ credits: 500 });
     const res = await h.request('POST', '/v1/sms/bulk', {
