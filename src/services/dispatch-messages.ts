@@ -67,6 +67,7 @@ export async function dispatchJobs(ctx: Context, carrier: Carrier, jobs: JobsTab
     // The accepted ones (most of a batch) move to `sent` together: one UPDATE, not one each.
     const sent = await applyStatusChanges(
       trx,
+      ctx.store.dialect,
       accepted.map(({ i, outcome }) => ({ message: work[i]!.message, change: { to: 'sent' as const, at: now, carrierMessageId: outcome.carrierMessageId } })),
       now,
       followUps,

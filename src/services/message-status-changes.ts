@@ -6,7 +6,7 @@
 import { sql, type Transaction } from 'kysely';
 import { canTransition, eventForStatus, type MessageStatus } from '../domain/message-status.ts';
 import type { Database, MessagesTable, WebhookEventsTable } from '../store/database.ts';
-import { chunked } from '../store/chunk.ts';
+import type { DialectName } from '../store/connect.ts';
 import { insertRows } from '../store/insert-rows.ts';
 import { creditCredits } from '../store/repositories/ledger.repository.ts';
 import { enqueueJobs, type NewJob } from '../store/repositories/jobs.repository.ts';
@@ -155,18 +155,30 @@ function perMessage<T extends string | number | null>(nexts: MessagesTable[], va
   )} end`;
 }
 
+/** Messages per batched UPDATE: each row's CASE lookups scan the list, so cost grows with its square. */
+const ROWS_PER_UPDATE = 100;
+
 /**
- * `applyStatusChange` for many messages at once: one UPDATE per pair of statuses (and per chunk)
- * instead of one per message, with the same guard and the same follow-ups. Returns, for each
- * item, the updated message or null. A message named twice gets its later changes one by one
- * afterwards, as a loop of `applyStatusChange` over the same items would.
+ * `applyStatusChange` for many messages at once, with the same guard and the same follow-ups;
+ * returns, for each item, the updated message or null. On PostgreSQL, where every statement is a
+ * round trip and the server's per-statement work is what limits the pipeline, the changes go in
+ * one UPDATE per pair of statuses and per hundred messages. SQLite runs in the process with no
+ * round trip, and its one prepared UPDATE per message is cheaper than a statement built anew for
+ * each batch, so there the changes are applied one by one. A message named twice gets its later
+ * changes one by one afterwards, as a loop of `applyStatusChange` over the items would.
  */
 export async function applyStatusChanges(
   trx: Transaction<Database>,
+  dialect: DialectName,
   items: { message: MessagesTable; change: StatusChange }[],
   now: number,
   followUps: NewJob[],
 ): Promise<(MessagesTable | null)[]> {
+  if (dialect === 'sqlite') {
+    const out: (MessagesTable | null)[] = [];
+    for (const { message, change } of items) out.push(await applyStatusChange(trx, message, change, now, followUps));
+    return out;
+  }
   const nexts = items.map(({ message, change }) => nextState(message, change, now));
   const named = new Set<string>();
   const repeats: number[] = [];
@@ -188,8 +200,8 @@ export async function applyStatusChanges(
   const applied = new Set<string>();
   for (const [key, group] of groups) {
     const [from, to] = key.split('>') as [MessageStatus, MessageStatus];
-    // Eleven parameters per message: an id in the list and two in each of five CASE branches.
-    for (const part of chunked(group, 11)) {
+    for (let start = 0; start < group.length; start += ROWS_PER_UPDATE) {
+      const part = group.slice(start, start + ROWS_PER_UPDATE);
       const rows = await trx
         .updateTable('messages')
         .set({
