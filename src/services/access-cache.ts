@@ -13,13 +13,14 @@
  *   every acceptance made under an older revision against the database itself. A send is then
  *   refused if its key was revoked, its account suspended or its Sender ID withdrawn at any time
  *   before its commit, which is stricter than checking when the request arrives. A refusal made
- *   from the cache is confirmed against the current revision first (`confirmRefusal`), so a
+ *   from the cache is confirmed against the current revision first (`decideAccess`), so a
  *   grant made elsewhere is never refused from an old entry.
  *
  * An entry is stored in the snapshot of the revision read before its row was loaded, never a
  * later one, so a change that lands between the two reads can only make the entry look older
  * than it is.
  */
+import type { AppError } from '../errors/catalogue.ts';
 import type { Store } from '../store/connect.ts';
 import { preparedRead } from '../store/prepared-statements.ts';
 
@@ -87,11 +88,24 @@ export async function lastAccessSnapshot(store: Store): Promise<AccessSnapshot> 
 }
 
 /**
- * Before refusing from a snapshot that was not checked for this request: the current snapshot if
- * the revision has moved since (decide again with it), or null if the refusal stands.
+ * Decides access from `snapshot` with `decide` (a value, or the refusal). A refusal made from a
+ * snapshot not read for this request is not trusted at once: if the revision has moved since,
+ * the decision is made again on the current snapshot, so a grant made elsewhere is never refused
+ * from an old entry. Returns the value and the snapshot it was decided on; throws the refusal.
  */
-export async function confirmRefusal(store: Store, snapshot: AccessSnapshot): Promise<AccessSnapshot | null> {
-  if (snapshot.checked) return null;
-  const current = await accessSnapshot(store);
-  return current.revision === snapshot.revision ? null : current;
+export async function decideAccess<V>(
+  store: Store,
+  snapshot: AccessSnapshot,
+  decide: (snapshot: AccessSnapshot) => Promise<{ value: V } | { refusal: AppError }>,
+): Promise<{ value: V; snapshot: AccessSnapshot }> {
+  let decision = await decide(snapshot);
+  if ('refusal' in decision && !snapshot.checked) {
+    const current = await accessSnapshot(store);
+    if (current.revision !== snapshot.revision) {
+      snapshot = current;
+      decision = await decide(snapshot);
+    }
+  }
+  if ('refusal' in decision) throw decision.refusal;
+  return { value: decision.value, snapshot };
 }

@@ -8,7 +8,7 @@ import { AppError } from '../errors/catalogue.ts';
 import type { ApiKeysTable } from '../store/database.ts';
 import { newId } from '../util/ids.ts';
 import { preparedRead } from '../store/prepared-statements.ts';
-import { accessSnapshot, confirmRefusal, lastAccessSnapshot, type AccessSnapshot } from './access-cache.ts';
+import { accessSnapshot, decideAccess, lastAccessSnapshot, type AccessSnapshot } from './access-cache.ts';
 import type { Executor } from '../store/connect.ts';
 import type { Context } from './context.ts';
 
@@ -180,18 +180,15 @@ export async function authenticate(ctx: Context, header: string | undefined, opt
   const key = match?.[1];
   if (key === undefined || !KEY_PATTERN.test(key)) throw new AppError('invalid_api_key');
   const digest = digestKey(key);
-  let snapshot = options.checkedAtCommit ? await lastAccessSnapshot(ctx.store) : await accessSnapshot(ctx.store);
-  let entry = await keyEntry(ctx, snapshot, digest);
-  let refusal = keyRefusal(entry, options.scope);
-  if (refusal) {
-    const current = await confirmRefusal(ctx.store, snapshot);
-    if (current) {
-      snapshot = current;
-      entry = await keyEntry(ctx, snapshot, digest);
-      refusal = keyRefusal(entry, options.scope);
-    }
-  }
-  if (refusal || !entry) throw refusal;
+  const { value: entry, snapshot } = await decideAccess<KeyEntry>(
+    ctx.store,
+    options.checkedAtCommit ? await lastAccessSnapshot(ctx.store) : await accessSnapshot(ctx.store),
+    async (s) => {
+      const found = await keyEntry(ctx, s, digest);
+      const refusal = keyRefusal(found, options.scope);
+      return refusal ? { refusal } : { value: found! };
+    },
+  );
   const now = ctx.clock();
   if (entry.lastUsedAt === null || now - entry.lastUsedAt > LAST_USED_RESOLUTION_MS) {
     entry.lastUsedAt = now;

@@ -7,7 +7,7 @@ import { checkSenderIdName, DEFAULT_RESERVED_SENDER_NAMES, senderNameKey } from 
 import type { SenderIdsTable, SenderIdStatus } from '../store/database.ts';
 import { newId } from '../util/ids.ts';
 import { preparedRead } from '../store/prepared-statements.ts';
-import { accessSnapshot, confirmRefusal, type AccessSnapshot } from './access-cache.ts';
+import { accessSnapshot, decideAccess, type AccessSnapshot } from './access-cache.ts';
 import type { Executor } from '../store/connect.ts';
 import type { Context } from './context.ts';
 
@@ -62,9 +62,10 @@ export async function listSenderIds(
   return q.execute();
 }
 
-const senderByKey = preparedRead((db, accountId: string, nameKey: string) =>
-  db.selectFrom('sender_ids').select(['name', 'status']).where('account_id', '=', accountId).where('name_key', '=', nameKey),
-);
+const senderQuery = (db: Executor, accountId: string, nameKey: string) =>
+  db.selectFrom('sender_ids').select(['name', 'status']).where('account_id', '=', accountId).where('name_key', '=', nameKey);
+
+const senderByKey = preparedRead(senderQuery);
 
 type SenderRow = { name: string; status: string };
 
@@ -86,29 +87,17 @@ function cachedSender(ctx: Context, snapshot: AccessSnapshot, accountId: string,
  */
 export async function approvedSenderName(ctx: Context, accountId: string, from: string, access?: AccessSnapshot): Promise<string> {
   const nameKey = senderNameKey(from);
-  const snapshot = access ?? (await accessSnapshot(ctx.store));
-  let row = await cachedSender(ctx, snapshot, accountId, nameKey);
-  let refusal = senderRefusal(from, row);
-  if (refusal) {
-    const current = await confirmRefusal(ctx.store, snapshot);
-    if (current) {
-      row = await cachedSender(ctx, current, accountId, nameKey);
-      refusal = senderRefusal(from, row);
-    }
-  }
-  if (refusal) throw refusal;
-  return row!.name;
+  const { value } = await decideAccess<string>(ctx.store, access ?? (await accessSnapshot(ctx.store)), async (s) => {
+    const row = await cachedSender(ctx, s, accountId, nameKey);
+    const refusal = senderRefusal(from, row);
+    return refusal ? { refusal } : { value: row!.name };
+  });
+  return value;
 }
 
 /** Whether the Sender ID still may send, read inside the caller's transaction (see keyRefusalNow). */
 export async function senderRefusalNow(db: Executor, accountId: string, from: string): Promise<AppError | null> {
-  const row = await db
-    .selectFrom('sender_ids')
-    .select(['name', 'status'])
-    .where('account_id', '=', accountId)
-    .where('name_key', '=', senderNameKey(from))
-    .executeTakeFirst();
-  return senderRefusal(from, row);
+  return senderRefusal(from, await senderQuery(db, accountId, senderNameKey(from)).executeTakeFirst());
 }
 
 async function review(

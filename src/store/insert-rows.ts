@@ -8,7 +8,6 @@ import { CompiledQuery, type Kysely } from 'kysely';
 import type { Database } from './database.ts';
 import { chunked } from './chunk.ts';
 
-
 interface Template {
   sql: string;
   /** For each parameter: [row index, column index]. */

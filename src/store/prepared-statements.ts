@@ -55,7 +55,6 @@ export function preparedRead<A extends readonly (string | number)[], R>(
   };
 }
 
-
 /**
  * The same for a statement run inside a transaction (an UPDATE per message on the dispatch and
  * receipt paths): compiled once per dialect, then only re-bound. Returns the driver's result

@@ -10,14 +10,12 @@ import { newId } from '../../util/ids.ts';
 import { chunked } from '../chunk.ts';
 import { insertRows } from '../insert-rows.ts';
 
-
 export interface NewJob {
   queue: JobQueue;
   ref: string;
   payload?: unknown;
   runAt: number;
 }
-
 
 export async function enqueueJobs(db: Executor, jobs: NewJob[], now: number): Promise<void> {
   const rows: JobsTable[] = jobs.map((j) => ({

@@ -4,7 +4,6 @@ import type { CreditLedgerTable, Database, LedgerKind } from '../database.ts';
 import { insertRows } from '../insert-rows.ts';
 import { newId } from '../../util/ids.ts';
 
-
 /**
  * Debits an account if, and only if, its balance covers the amount; returns the new balance or
  * null. The guard is inside the UPDATE itself, so two concurrent debits can never both pass on

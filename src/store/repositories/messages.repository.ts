@@ -4,7 +4,6 @@ import type { MessageStatus } from '../../domain/message-status.ts';
 import { chunked } from '../chunk.ts';
 import { insertRows } from '../insert-rows.ts';
 
-
 export async function insertMessages(db: Executor, rows: MessagesTable[]): Promise<void> {
   await insertRows(db, 'messages', rows);
 }
