@@ -122,7 +122,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     if (!isUtf8(body as Buffer)) return done(new AppError('invalid_request', 'The body is not valid UTF-8.'), undefined);
     parseJson(request, (body as Buffer).toString('utf8'), done);
   });
-  app.setErrorHandler(makeErrorHandler(ctx.config.publicUrl));
+  app.setErrorHandler(makeErrorHandler(ctx.config.publicUrl, ctx.config.bodyLimitBytes));
 
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';

@@ -16,7 +16,7 @@ import { creditsDebited, messageTransitions } from '../metrics.ts';
 import type { BatchesTable, CreditLedgerTable, Database, MessagesTable } from '../store/database.ts';
 import type { Executor, Store } from '../store/connect.ts';
 import { enqueueJobs } from '../store/repositories/jobs.repository.ts';
-import { insertLedgerRows, tryDebit } from '../store/repositories/ledger.repository.ts';
+import { creditBalance, insertLedgerRows, tryDebit } from '../store/repositories/ledger.repository.ts';
 import { insertMessages } from '../store/repositories/messages.repository.ts';
 import { preparedWrite } from '../store/prepared-statements.ts';
 import { newId } from '../util/ids.ts';
@@ -60,8 +60,14 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 /** A flush takes acceptances until it holds this many messages (a bulk is never split). */
 const MAX_ROWS_PER_COMMIT = 20_000;
 
-function insufficient(credits: number): AppError {
-  return new AppError('insufficient_credits', `Sending needs ${credits} credit${credits === 1 ? '' : 's'}; the balance is lower.`);
+/** Names both numbers, and for an empty account what to do next (a new account starts at 0). */
+export function insufficient(credits: number, balance: number, accountId: string): AppError {
+  const plural = (n: number) => `${n.toLocaleString('en')} credit${n === 1 ? '' : 's'}`;
+  const hint =
+    balance === 0
+      ? ` The account has no credits yet: the operator adds them (\`pigeon credits add ${accountId} AMOUNT\`); the dashboard's Credits page shows the balance.`
+      : ' Ask the operator for a top-up, or send fewer messages.';
+  return new AppError('insufficient_credits', `Sending needs ${plural(credits)}; the balance is ${plural(balance)}.${hint}`);
 }
 
 /** Why a grant no longer holds, read from the database now (in the caller's transaction), or null. */
@@ -173,6 +179,10 @@ export class AcceptanceBatcher {
     return this.ctx.store.db.transaction().execute(async (trx) => {
       const refusals = await this.#recheckAccess(trx, acceptances);
       const remaining = await this.#debit(trx, acceptances, refusals);
+      const balances = new Map<string, number>();
+      for (const [i, a] of acceptances.entries()) {
+        if (!refusals[i] && remaining[i] == null && !balances.has(a.accountId)) balances.set(a.accountId, await creditBalance(trx, a.accountId));
+      }
       const outcomes: Outcome[] = [];
       const ledger: CreditLedgerTable[] = [];
       const batches: BatchesTable[] = [];
@@ -186,7 +196,7 @@ export class AcceptanceBatcher {
         }
         const balance = remaining[i];
         if (balance === null || balance === undefined) {
-          outcomes.push({ ok: false, error: insufficient(a.credits) });
+          outcomes.push({ ok: false, error: insufficient(a.credits, balances.get(a.accountId) ?? 0, a.accountId) });
           return;
         }
         ledger.push({ id: newId('led', now), account_id: a.accountId, amount: -a.credits, kind: 'debit', reference: a.reference, note: null, created_at: now });

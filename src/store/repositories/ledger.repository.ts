@@ -20,6 +20,12 @@ export async function tryDebit(trx: Transaction<Database>, accountId: string, am
   return row ? Number(row.credits) : null;
 }
 
+/** The balance as this transaction sees it (after its own debits), or 0 for an unknown account. */
+export async function creditBalance(db: Executor, accountId: string): Promise<number> {
+  const row = await db.selectFrom('accounts').select('credits').where('id', '=', accountId).executeTakeFirst();
+  return row ? Number(row.credits) : 0;
+}
+
 export async function insertLedgerRows(db: Executor, rows: CreditLedgerTable[]): Promise<void> {
   await insertRows(db, 'credit_ledger', rows);
 }
