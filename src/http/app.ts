@@ -7,6 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
 import type { Logger } from 'pino';
 import { isUtf8 } from 'node:buffer';
+import { readFileSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { AppError, catalogue, type ErrorCode } from '../errors/catalogue.ts';
@@ -15,13 +16,15 @@ import type { Context } from '../services/context.ts';
 import { httpDuration, httpRequests } from '../metrics.ts';
 import { installAuth } from './auth.ts';
 import { dashboardRoutes } from './dashboard/dashboard-routes.ts';
+import { page } from './dashboard/layout.ts';
+import { html } from './html.ts';
 import { errorBody, makeErrorHandler } from './error-handler.ts';
 import { MemoryRateLimitStore, type RateLimitStore } from './rate-limit.ts';
 import { requestLogger } from './request-logger.ts';
 import { accountRoutes } from './routes/account.ts';
 import { deliveryReportRoutes } from './routes/delivery-reports.ts';
 import { docsRoutes } from './routes/docs.ts';
-import { openApiRoute, registerOpenApi } from './openapi.ts';
+import { OPENAPI_PATH, openApiRoute, registerOpenApi } from './openapi.ts';
 import { healthRoutes } from './routes/health.ts';
 import { senderIdRoutes } from './routes/sender-ids.ts';
 import { smsRoutes } from './routes/sms.ts';
@@ -80,6 +83,51 @@ function methodIndex() {
     allowed(path: string): string[] {
       return routes.filter((r) => r.pattern.test(path)).flatMap((r) => [...r.methods]);
     },
+  };
+}
+
+/**
+ * `GET /`: where a newcomer lands after starting Pigeon. A browser gets a page of links (the
+ * owner dashboard, the operator console, the docs, health); an API client gets the same links
+ * as JSON, absolute from PUBLIC_URL.
+ */
+function rootRoutes(publicUrl: string) {
+  const links = {
+    dashboard: `${publicUrl}/dashboard`,
+    operator: `${publicUrl}/operator`,
+    docs: `${publicUrl}/docs`,
+    guides: `${publicUrl}/docs/guides`,
+    errors: `${publicUrl}/docs/errors`,
+    openapi: `${publicUrl}${OPENAPI_PATH}`,
+    health: `${publicUrl}/health`,
+  };
+  const landing = page({
+    title: 'Pigeon SMS gateway',
+    area: 'owner',
+    body: html`<section><p>This server runs Pigeon, a business SMS API. Where to go next:</p>
+<ul class="links">
+<li><a href="/dashboard">Dashboard</a>: sign up or log in to manage API keys, Sender IDs, messages and credits.</li>
+<li><a href="/docs/guides/quick-start">Quick start</a> and the other <a href="/docs/guides">guides</a>.</li>
+<li><a href="/docs">API reference</a> (OpenAPI: <a href="${OPENAPI_PATH}"><code>${OPENAPI_PATH}</code></a>) and the <a href="/docs/errors">error codes</a>.</li>
+<li><a href="/operator">Operator console</a>: Sender ID review, accounts, the mail outbox.</li>
+<li><a href="/health"><code>/health</code></a>: whether the server is up.</li>
+</ul></section>`,
+  });
+  // Read once: the icon is tiny and never changes while the process runs.
+  const favicon = readFileSync(new URL('./dashboard/assets/favicon.svg', import.meta.url));
+  return async (app: FastifyInstance) => {
+    app.get('/', { schema: { hide: true } }, async (request, reply) => {
+      reply.header('vary', 'accept');
+      // Browsers name text/html first; curl's `*/*` and API clients get JSON.
+      if (/^\s*text\/html/i.test(request.headers.accept ?? '')) {
+        return reply.type('text/html; charset=utf-8').send(landing);
+      }
+      return { status: 'success', data: { name: 'Pigeon', links } };
+    });
+    // Browsers ask for /favicon.ico whatever the page links to; the SVG answers it.
+    app.get('/favicon.ico', { schema: { hide: true } }, async (_request, reply) =>
+      reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400').send(favicon),
+    );
   };
 }
 
@@ -152,6 +200,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   openApiRoute(app);
   await app.register(healthRoutes(ctx, opts.carrier ?? null));
   await app.register(docsRoutes);
+  await app.register(rootRoutes(ctx.config.publicUrl));
   await app.register(dashboardRoutes(ctx));
   await app.register(
     async (v1) => {

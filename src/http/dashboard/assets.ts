@@ -14,6 +14,7 @@ const own = (name: string) => fileURLToPath(new URL(`./assets/${name}`, import.m
 const FILES: Record<string, { path: string; type: string }> = {
   'app.css': { path: own('app.css'), type: 'text/css; charset=utf-8' },
   'app.js': { path: own('app.js'), type: 'text/javascript; charset=utf-8' },
+  'favicon.svg': { path: own('favicon.svg'), type: 'image/svg+xml' },
   'htmx.min.js': { path: require.resolve('htmx.org/dist/htmx.min.js'), type: 'text/javascript; charset=utf-8' },
   'uPlot.iife.min.js': { path: require.resolve('uplot/dist/uPlot.iife.min.js'), type: 'text/javascript; charset=utf-8' },
   'uPlot.min.css': { path: require.resolve('uplot/dist/uPlot.min.css'), type: 'text/css; charset=utf-8' },

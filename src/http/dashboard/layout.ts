@@ -49,6 +49,7 @@ export function page(opts: PageOptions): string {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${opts.title} · Pigeon${opts.area === 'operator' ? ' operator' : ''}</title>
+<link rel="icon" type="image/svg+xml" href="${asset('favicon.svg')}">
 <link rel="stylesheet" href="${asset('app.css')}">
 <script src="${asset('htmx.min.js')}" defer></script>
 <script src="${asset('app.js')}" defer></script>
