@@ -185,6 +185,10 @@ export interface SessionsTable {
   csrf_token: string;
   created_at: number;
   expires_at: number;
+  /** SHA-256 of the one-time nonce in the API-key form last shown (migration 012). */
+  key_form_nonce?: string | null;
+  /** SHA-256 of the last API-key form nonce used: a repeat of that post is recognised. */
+  key_form_used?: string | null;
 }
 
 /** Failed logins per e-mail and client address, for the lockout. */

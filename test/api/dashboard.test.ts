@@ -107,7 +107,8 @@ describe('dashboard: owners', () => {
     const client = await signUp(h, 'keys@example.com');
     const page = await client.get('/dashboard/settings/api-keys');
     assert.match(page.body, /Generate New Key/);
-    const created = await client.post('/dashboard/settings/api-keys', { label: 'Production <server>', scopes: ['account:read', 'reports:read'] }, page.body);
+    const nonce = /name="nonce" value="([^"]+)"/.exec(page.body)![1]!;
+    const created = await client.post('/dashboard/settings/api-keys', { label: 'Production <server>', scopes: ['account:read', 'reports:read'], nonce }, page.body);
     assert.equal(created.statusCode, 200);
     const key = /id="new-key">(pk_live_[0-9A-Za-z]{32})</.exec(created.body)?.[1];
     assert.ok(key, 'the full key is on the page once');
@@ -138,6 +139,37 @@ describe('dashboard: owners', () => {
     const otherPage = await other.get('/dashboard/settings/api-keys');
     const foreign = await other.post(`/dashboard/settings/api-keys/${keyId}/revoke`, {}, otherPage.body);
     assert.equal(foreign.statusCode, 404);
+  });
+
+  test('Generate New Key posted twice (a reload of the result page) creates one key and says it was shown once', async () => {
+    const client = await signUp(h, 'reload@example.com');
+    const page = await client.get('/dashboard/settings/api-keys');
+    const nonce = /name="nonce" value="([^"]+)"/.exec(page.body)![1]!;
+    const form = { label: 'Reloaded', scopes: ['account:read'], nonce };
+    const first = await client.post('/dashboard/settings/api-keys', form, page.body);
+    assert.equal(first.statusCode, 200);
+    assert.match(first.body, /id="new-key">pk_live_/);
+    assert.equal(first.headers['cache-control'], 'no-store');
+
+    const again = await client.post('/dashboard/settings/api-keys', form, page.body);
+    assert.equal(again.statusCode, 409);
+    assert.doesNotMatch(again.body, /id="new-key"/);
+    assert.doesNotMatch(again.body, /pk_live_[0-9A-Za-z]{32}/, 'no key of any kind is on the page');
+    assert.match(again.body, /already sent and its key was shown once/);
+    const list = await client.get('/dashboard/settings/api-keys');
+    assert.equal(list.body.match(/<td data-label="Label">Reloaded<\/td>/g)?.length, 1, 'exactly one key');
+
+    // A post without the form's nonce (or with an old one) creates nothing either.
+    const bare = await client.post('/dashboard/settings/api-keys', { label: 'Bare', scopes: ['account:read'] }, page.body);
+    assert.equal(bare.statusCode, 409);
+    assert.match(bare.body, /out of date/);
+    assert.doesNotMatch((await client.get('/dashboard/settings/api-keys')).body, />Bare</);
+
+    // Two tabs posting the same fresh form at once: one key.
+    const fresh = await client.get('/dashboard/settings/api-keys');
+    const twice = { label: 'Race', scopes: ['account:read'], nonce: /name="nonce" value="([^"]+)"/.exec(fresh.body)![1]! };
+    const both = await Promise.all([client.post('/dashboard/settings/api-keys', twice, fresh.body), client.post('/dashboard/settings/api-keys', twice, fresh.body)]);
+    assert.deepEqual(both.map((r) => r.statusCode).sort(), [200, 409]);
   });
 
   test('Sender IDs: the name is checked as you type; registration with documents; bad files refused', async () => {

@@ -152,6 +152,13 @@ describe('dashboard in a browser', () => {
     const key = ((await page.locator('#new-key').textContent()) ?? '').trim();
     assert.match(key, /^pk_live_[0-9A-Za-z]{32}$/);
     await page.screenshot({ path: `${SHOTS}/api-key-created-desktop.png`, fullPage: true });
+    // Reloading the page that showed the key posts the form again: no second key, and no key shown.
+    const reloaded = await page.reload();
+    assert.equal(reloaded?.request().method(), 'POST', 'the reload re-posted the form');
+    assert.equal(reloaded?.status(), 409);
+    assert.equal(await page.locator('#new-key').count(), 0);
+    await page.getByText('its key was shown once').waitFor();
+    assert.equal(await page.locator('td[data-label="Label"]', { hasText: 'Production server' }).count(), 1, 'one key, not two');
     await page.goto(`${base}/dashboard/settings/api-keys`);
     const listed = await page.content();
     assert.ok(!listed.includes(key), 'the key is not shown again');

@@ -13,6 +13,7 @@ import type { Context } from '../../services/context.ts';
 import { addSenderIdDocuments, checkDocument, getSenderIdDocument, listSenderIdDocuments, MAX_DOCUMENTS_PER_UPLOAD } from '../../services/documents.ts';
 import { changeOwnerPassword, getOwnerWithAccount, logInOwner, signUpOwner, type OwnerWithAccount } from '../../services/owners.ts';
 import { dailyMessageStats, listCreditLedger, listDeliveryReports, messageDetail } from '../../services/reports.ts';
+import { newKeyFormNonce, useKeyFormNonce } from '../../services/key-form-nonce.ts';
 import { listSenderIds, registerSenderId } from '../../services/sender-ids.ts';
 import { createSession, endOtherSessions, endSession, resolveSession } from '../../services/sessions.ts';
 import type { SessionsTable } from '../../store/database.ts';
@@ -168,6 +169,7 @@ export function ownerPages(ctx: Context) {
     const keysPage = async (request: FastifyRequest, reply: FastifyReply, opts: { created?: CreatedKey; error?: string; label?: string } = {}) => {
       const { account, session } = state(request);
       const keys = await listApiKeys(ctx, account.id);
+      const nonce = await newKeyFormNonce(ctx, session.id);
       const created = opts.created
         ? html`<section class="card" aria-labelledby="new-key-title"><h2 id="new-key-title">New key “${opts.created.label}”</h2>
 <p><strong>Copy this key now: it is shown only once.</strong> Pigeon keeps only a digest of it.</p>
@@ -191,7 +193,7 @@ export function ownerPages(ctx: Context) {
         'settings',
         html`${settingsTabs('api-keys')}${alert(opts.error)}${created}
 <section><h2>Generate New Key</h2>
-<form method="post" action="/dashboard/settings/api-keys">${csrfField(session.csrf_token)}
+<form method="post" action="/dashboard/settings/api-keys">${csrfField(session.csrf_token)}<input type="hidden" name="nonce" value="${nonce}">
 <label for="label">Label</label><input id="label" name="label" type="text" required maxlength="100" placeholder="e.g. Production server" value="${opts.label ?? ''}" aria-describedby="label-hint">
 <p class="hint" id="label-hint">A description that tells you where the key is used.</p>
 <fieldset><legend>Scopes</legend>${SCOPES.map((s) => html`<label><input type="checkbox" name="scopes" value="${s}" checked> <code>${s}</code></label>`)}</fieldset>
@@ -206,6 +208,17 @@ ${table('Your API keys', ['Label', 'Prefix', 'Scopes', 'Created', 'Last used', '
     app.post('/settings/api-keys', async (request, reply) => {
       const label = field(request.body, 'label');
       const scopes = fields(request.body, 'scopes');
+      // A reload of the page that showed a new key posts the same form again: nothing is created.
+      const use = await useKeyFormNonce(ctx, state(request).session.id, field(request.body, 'nonce'));
+      if (use !== 'fresh') {
+        reply.code(409).header('cache-control', 'no-store');
+        return keysPage(request, reply, {
+          error:
+            use === 'used'
+              ? 'This form was already sent and its key was shown once; Pigeon keeps no copy, so it cannot be shown again, and no new key was created. If you did not copy it, revoke it below and generate another.'
+              : 'This form is out of date (a newer one was opened); no key was created. Generate the key again below.',
+        });
+      }
       try {
         if (scopes.length === 0) throw new AppError('invalid_request', 'Choose at least one scope.');
         const created = await createApiKey(ctx, state(request).account.id, { label, scopes });
