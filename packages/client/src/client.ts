@@ -5,7 +5,7 @@
 import { PigeonApiError } from './errors.ts';
 import { Transport, type ClientOptions, type RawResponse } from './transport.ts';
 import type {
-  Account,
+  AccountResult,
   BulkRequest,
   BulkResult,
   DeliveryReport,
@@ -14,6 +14,9 @@ import type {
   SendRequest,
   SendResult,
   SenderId,
+  SenderIdCreated,
+  SenderIdList,
+  WebhookEventAccepted,
   WebhookEventPage,
   WebhookEventQuery,
   WebhookEventRecord,
@@ -38,6 +41,11 @@ function object(response: RawResponse): Record<string, unknown> {
   }
   return response.body as Record<string, unknown>;
 }
+
+/**
+ * Every method returns the answer's whole JSON body (`status: "success"` and the rest), typed:
+ * never a part of it. Only `deliveryReports.iterate` yields single reports.
+ */
 
 /** Accepts both documented shapes of Sender ID answers: `data` (reference) and `sender_ids` / `sender_id` (guide). */
 export function senderIdsFrom(body: Record<string, unknown>): SenderId[] {
@@ -89,18 +97,18 @@ export class Pigeon {
   /** Sender IDs. */
   readonly senderIds = {
     /** `GET /v1/sms/sender-ids`, newest first. */
-    list: async (options: CallOptions = {}): Promise<SenderId[]> => {
+    list: async (options: CallOptions = {}): Promise<SenderIdList> => {
       const response = await this.#http.request({ method: 'GET', path: '/sms/sender-ids', signal: options.signal });
-      return senderIdsFrom(object(response));
+      return { status: 'success', data: senderIdsFrom(object(response)) };
     },
     /**
      * `POST /v1/sms/sender-ids`: registers a name for review; it starts `pending`. Not retried
      * after a network error (the endpoint takes no Idempotency-Key); a repeat would be
      * `sender_id_exists`.
      */
-    create: async (name: string, options: CallOptions = {}): Promise<SenderId> => {
+    create: async (name: string, options: CallOptions = {}): Promise<SenderIdCreated> => {
       const response = await this.#http.request({ method: 'POST', path: '/sms/sender-ids', body: { name }, signal: options.signal });
-      return senderIdFrom(object(response));
+      return { status: 'success', data: senderIdFrom(object(response)) };
     },
   };
 
@@ -139,18 +147,18 @@ export class Pigeon {
       return object(response) as unknown as WebhookEventPage;
     },
     /** `POST /v1/webhooks/events/{id}/retry`: sends an `undelivered` event once more; answers at once (202). */
-    retryEvent: async (id: string, options: CallOptions = {}): Promise<WebhookEventRecord> => {
+    retryEvent: async (id: string, options: CallOptions = {}): Promise<WebhookEventAccepted> => {
       const response = await this.#http.request({ method: 'POST', path: `/webhooks/events/${encodeURIComponent(id)}/retry`, signal: options.signal });
-      return object(response).data as WebhookEventRecord;
+      return object(response) as unknown as WebhookEventAccepted;
     },
   };
 
   /** The account. */
   readonly account = {
     /** `GET /v1/account`: name, state and credit balance. */
-    get: async (options: CallOptions = {}): Promise<Account> => {
+    get: async (options: CallOptions = {}): Promise<AccountResult> => {
       const response = await this.#http.request({ method: 'GET', path: '/account', signal: options.signal });
-      return object(response).data as Account;
+      return object(response) as unknown as AccountResult;
     },
   };
 }

@@ -94,6 +94,18 @@ export interface DeliveryReportQuery {
   limit?: number;
 }
 
+/** `GET /v1/sms/sender-ids`. */
+export interface SenderIdList {
+  status: 'success';
+  data: SenderId[];
+}
+
+/** `POST /v1/sms/sender-ids`. */
+export interface SenderIdCreated {
+  status: 'success';
+  data: SenderId;
+}
+
 export interface DeliveryReportPage {
   status: 'success';
   data: DeliveryReport[];
@@ -107,6 +119,12 @@ export interface Account {
   credits_remaining: number;
   /** Messages accepted and not yet handed to the carrier. */
   messages_pending: number;
+}
+
+/** `GET /v1/account`. */
+export interface AccountResult {
+  status: 'success';
+  data: Account;
 }
 
 export type WebhookEventType = 'sms.sent' | 'sms.delivered' | 'sms.failed';
@@ -174,4 +192,10 @@ export interface WebhookEventPage {
   status: 'success';
   data: WebhookEventRecord[];
   pagination: Pagination;
+}
+
+/** `POST /v1/webhooks/events/{id}/retry`. */
+export interface WebhookEventAccepted {
+  status: 'success';
+  data: WebhookEventRecord;
 }

@@ -25,24 +25,47 @@ describe('client against a live server', () => {
   test('account.get reads the balance', async () => {
     const { key, accountId } = await server.h.customer({ credits: 42 });
     const account = await client(key).account.get();
-    assert.deepEqual(account, { id: accountId, name: account.name, status: 'active', credits_remaining: 42, messages_pending: 0 });
+    assert.deepEqual(account, { status: 'success', data: { id: accountId, name: account.data.name, status: 'active', credits_remaining: 42, messages_pending: 0 } });
+  });
+
+  test('one return convention: every method gives the whole JSON body the API answered', async () => {
+    const { key } = await server.h.customer({ credits: 10 });
+    const pigeon = client(key);
+    const raw = async (path: string) => (await fetch(`${server.baseUrl}/v1${path}`, { headers: { authorization: `Bearer ${key}` } })).json();
+    const sent = await pigeon.sms.send({ to: '+447911123456', from: 'Acme', message: 'shape' });
+    await server.h.workers.drain();
+    assert.deepEqual(await pigeon.account.get(), await raw('/account'));
+    assert.deepEqual(await pigeon.senderIds.list(), await raw('/sms/sender-ids'));
+    assert.deepEqual(await pigeon.deliveryReports.list({ message_id: sent.message_id }), await raw(`/sms/delivery-reports?message_id=${sent.message_id}`));
+    assert.deepEqual(await pigeon.webhooks.listEvents(), await raw('/webhooks/events'));
+    const results = [
+      sent,
+      await pigeon.sms.bulk({ from: 'Acme', messages: [{ to: '+447911123457', message: 'x' }] }),
+      await pigeon.senderIds.create('Shape1'),
+      await pigeon.account.get(),
+      await pigeon.senderIds.list(),
+      await pigeon.deliveryReports.list(),
+      await pigeon.webhooks.listEvents(),
+    ];
+    for (const r of results) assert.equal((r as { status: string }).status, 'success', JSON.stringify(r));
   });
 
   test('the base URL may carry /v1', async () => {
     const { key } = await server.h.customer({ credits: 1 });
     const account = await new Pigeon({ apiKey: key, baseUrl: `${server.baseUrl}/v1/` }).account.get();
-    assert.equal(account.credits_remaining, 1);
+    assert.equal(account.data.credits_remaining, 1);
   });
 
   test('senderIds.create and senderIds.list', async () => {
     const { key } = await server.h.customer({ sender: null });
     const pigeon = client(key);
     const created = await pigeon.senderIds.create('Brand1');
-    assert.equal(created.name, 'Brand1');
-    assert.equal(created.status, 'pending');
-    assert.match(created.id ?? '', /\S/);
+    assert.equal(created.status, 'success');
+    assert.equal(created.data.name, 'Brand1');
+    assert.equal(created.data.status, 'pending');
+    assert.match(created.data.id ?? '', /\S/);
     const list = await pigeon.senderIds.list();
-    assert.deepEqual(list, [created]);
+    assert.deepEqual(list, { status: 'success', data: [created.data] });
   });
 
   test('sms.send returns the send result and the message shows in the reports', async () => {
@@ -114,7 +137,8 @@ describe('client against a live server', () => {
     const undelivered = page.data.find((e) => e.status === 'undelivered');
     assert.ok(undelivered, `an undelivered event: ${JSON.stringify(page.data.map((e) => [e.event, e.status, e.last_error]))}`);
     const retried = await pigeon.webhooks.retryEvent(undelivered.id);
-    assert.equal(retried.id, undelivered.id);
+    assert.equal(retried.status, 'success');
+    assert.equal(retried.data.id, undelivered.id);
     await assert.rejects(pigeon.webhooks.retryEvent('evt_unknown'), (err: PigeonApiError) => {
       assert.ok(err instanceof PigeonInvalidRequestError);
       assert.equal(err.status, 404);

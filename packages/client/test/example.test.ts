@@ -81,7 +81,7 @@ describe('examples/csv-campaign', () => {
 
     const again = await runCampaign(pigeon, rows, { from: 'Acme', chunkSize: 2, callbackUrl: receiverUrl, progress }, 'f'.repeat(64));
     assert.deepEqual(again.batch_ids, summary.batch_ids, 'answered from the idempotency store');
-    assert.equal((await pigeon.account.get()).credits_remaining, 16);
+    assert.equal((await pigeon.account.get()).data.credits_remaining, 16);
 
     // Dispatch, receipts, then the webhook deliveries to the example receiver.
     for (let i = 0; i < 3; i++) {

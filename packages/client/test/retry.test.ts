@@ -101,7 +101,7 @@ describe('retry after a dropped connection', () => {
       const reports = await direct.deliveryReports.list();
       assert.equal(reports.pagination.total, 1, 'one message');
       assert.equal(reports.data[0]?.message_id, sent.message_id);
-      assert.equal((await direct.account.get()).credits_remaining, 9);
+      assert.equal((await direct.account.get()).data.credits_remaining, 9);
       const debits = await server.h.ctx.store.db
         .selectFrom('credit_ledger')
         .selectAll()
@@ -125,7 +125,7 @@ describe('retry after a dropped connection', () => {
       assert.equal(result.credits_remaining, 8);
       const direct = new Pigeon({ apiKey: key, baseUrl: server.baseUrl });
       assert.equal((await direct.deliveryReports.list()).pagination.total, 2);
-      assert.equal((await direct.account.get()).credits_remaining, 8);
+      assert.equal((await direct.account.get()).data.credits_remaining, 8);
     } finally {
       await proxy.close();
     }

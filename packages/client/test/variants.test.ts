@@ -34,10 +34,9 @@ describe('tolerated variant answers', () => {
   const pigeon = () => new Pigeon({ apiKey: 'pk_live_test', baseUrl, sleep: async () => {} });
 
   test('sender_ids / sender_id keys and records without id', async () => {
-    assert.deepEqual(await pigeon().senderIds.list(), [{ name: 'Acme', status: 'approved', created_at: '2026-03-01T12:00:00Z' }]);
+    assert.deepEqual(await pigeon().senderIds.list(), { status: 'success', data: [{ name: 'Acme', status: 'approved', created_at: '2026-03-01T12:00:00Z' }] });
     const created = await pigeon().senderIds.create('Brand');
-    assert.equal(created.name, 'Brand');
-    assert.equal(created.id, undefined);
+    assert.deepEqual(created, { status: 'success', data: { name: 'Brand', status: 'pending', created_at: '2026-03-01T12:00:00Z' } });
   });
 
   test('a 401 with the code unauthorized is an authentication error', async () => {
