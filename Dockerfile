@@ -6,6 +6,8 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
+# The client package is an npm workspace: npm ci needs its manifest (and runs its build script).
+COPY packages/client/package.json packages/client/build.mjs packages/client/
 RUN npm ci --omit=dev --no-audit --no-fund
 COPY . .
 USER node

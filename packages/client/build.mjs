@@ -8,7 +8,16 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+let tsc;
+try {
+  tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+} catch {
+  // A production install (`npm ci --omit=dev`, as in the Dockerfile) has no TypeScript, and the
+  // server does not need the client; only packing it must not go ahead without a build.
+  if (process.env.npm_command === 'pack' || process.env.npm_command === 'publish') throw new Error('TypeScript is needed to build @pigeon-sms/client');
+  console.warn('@pigeon-sms/client: TypeScript is not installed (a production install), so the client is not built.');
+  process.exit(0);
+}
 rmSync(join(here, 'dist'), { recursive: true, force: true });
 for (const config of ['tsconfig.build.json', 'tsconfig.cjs.json']) {
   const result = spawnSync(process.execPath, [tsc, '-p', join(here, config)], { stdio: 'inherit' });
