@@ -11,7 +11,9 @@
  * `"msg_…"` for any text starting `msg_`, and a timestamp for any timestamp; objects must have
  * exactly the keys written. A placeholder id in a command (`msg_…`, `bat_…`) becomes the last id
  * of that kind an earlier answer gave. Between commands of a guide, Sender IDs waiting for review
- * are approved (the operator's part, which the guides leave to the reader's operator).
+ * are approved (the operator's part, which the guides leave to the reader's operator). A block
+ * this test cannot run (a long-running command) is marked by a `<!-- docs-test: skip -->` line
+ * right before it.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -38,6 +40,8 @@ interface Block {
   lang: string;
   code: string;
   line: number;
+  /** Preceded by `<!-- docs-test: skip -->`: an example this test cannot run (a long-running command). */
+  skip: boolean;
 }
 
 function fencedBlocks(markdown: string): Block[] {
@@ -47,9 +51,10 @@ function fencedBlocks(markdown: string): Block[] {
     const open = /^```(\w*)\s*$/.exec(lines[i]!);
     if (!open) continue;
     const start = i;
+    const before = lines.slice(0, i).filter((l) => l.trim() !== '').at(-1) ?? '';
     const body: string[] = [];
     for (i++; i < lines.length && !/^```\s*$/.test(lines[i]!); i++) body.push(lines[i]!);
-    blocks.push({ lang: open[1] ?? '', code: body.join('\n'), line: start + 1 });
+    blocks.push({ lang: open[1] ?? '', code: body.join('\n'), line: start + 1, skip: before.trim() === '<!-- docs-test: skip -->' });
   }
   return blocks;
 }
@@ -100,7 +105,7 @@ function steps(block: Block, markdown: string, blocks: Block[]): Step[] {
 function curlSteps(file: string): Step[] {
   const markdown = readFileSync(join(ROOT, file), 'utf8');
   const blocks = fencedBlocks(markdown);
-  return blocks.filter((b) => (b.lang === 'sh' || b.lang === 'bash') && /\bcurl\b/.test(b.code)).flatMap((b) => steps(b, markdown, blocks));
+  return blocks.filter((b) => (b.lang === 'sh' || b.lang === 'bash') && !b.skip && /\bcurl\b/.test(b.code)).flatMap((b) => steps(b, markdown, blocks));
 }
 
 // ---- Comparing answers -------------------------------------------------------------------------
