@@ -61,11 +61,11 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 const MAX_ROWS_PER_COMMIT = 20_000;
 
 /** Names both numbers, and for an empty account what to do next (a new account starts at 0). */
-export function insufficient(credits: number, balance: number, accountId: string): AppError {
+function insufficient(credits: number, balance: number, accountId: string): AppError {
   const plural = (n: number) => `${n.toLocaleString('en')} credit${n === 1 ? '' : 's'}`;
   const hint =
     balance === 0
-      ? ` The account has no credits yet: the operator adds them (\`pigeon credits add ${accountId} AMOUNT\`); the dashboard's Credits page shows the balance.`
+      ? ` The account has no credits (a new account starts with none): the operator adds them (\`pigeon credits add ${accountId} AMOUNT\`); the dashboard's Credits page shows the balance.`
       : ' Ask the operator for a top-up, or send fewer messages.';
   return new AppError('insufficient_credits', `Sending needs ${plural(credits)}; the balance is ${plural(balance)}.${hint}`);
 }
