@@ -1,6 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { harness, type Harness } from '../helpers/harness.ts';
+import { DashboardClient } from '../helpers/dashboard-client.ts';
 
 /** Error messages a person can act on: one line per field, the allowed values, the numbers. */
 describe('readable error messages', () => {
@@ -64,5 +65,17 @@ describe('readable error messages', () => {
     assert.equal(res.statusCode, 413);
     assert.equal(res.json().code, 'payload_too_large');
     assert.match(res.json().message, /limit of 2,048 bytes/);
+  });
+
+  test('an unknown scope on a new key is one message listing the scopes there are', async () => {
+    const client = new DashboardClient(h.app);
+    const form = await client.get('/dashboard/signup');
+    await client.post('/dashboard/signup', { name: 'Scopes', email: 'scopes@example.com', password: 'a long enough password' }, form.body);
+    const page = await client.get('/dashboard/settings/api-keys');
+    const nonce = /name="nonce" value="([^"]+)"/.exec(page.body)![1]!;
+    const res = await client.post('/dashboard/settings/api-keys', { label: 'x', scopes: ['sms:send', 'bogus'], nonce }, page.body);
+    assert.equal(res.statusCode, 400);
+    assert.match(res.body, /Unknown scope &quot;bogus&quot;; scopes are sms:send, sender_ids:read, sender_ids:write, reports:read, account:read\./);
+    assert.equal(res.body.match(/Unknown scope/g)?.length, 1);
   });
 });
