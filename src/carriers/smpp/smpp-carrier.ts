@@ -148,8 +148,8 @@ export class SmppCarrier implements Carrier {
     // Pigeon's clock, not the receipt's done date: the latter has no time zone and minute precision.
     const report: DeliveryReport =
       outcome.status === 'delivered'
-        ? { carrierMessageId: receipt.id, status: 'delivered', at: this.clock() }
-        : { carrierMessageId: receipt.id, status: 'failed', errorCode: outcome.errorCode, errorMessage: outcome.errorMessage, at: this.clock() };
+        ? { carrierMessageId: receipt.id, route: routeName, status: 'delivered', at: this.clock() }
+        : { carrierMessageId: receipt.id, route: routeName, status: 'failed', errorCode: outcome.errorCode, errorMessage: outcome.errorMessage, at: this.clock() };
     await this.#handler(report);
   }
 

@@ -12,8 +12,8 @@ import { decodeSubmit, PerlSmsc, type SubmitEvent } from './perl-smsc.ts';
 const GSM_LONG = 'Prices: {10} [EUR] €5 ~ 20^2 | back\\slash. '.repeat(6);
 const UCS_LONG = 'Grüße aus Köln 🐦🎉 — ça marche! '.repeat(5);
 
-async function setup(opts: { ids?: 'decimal' | 'hex'; firstId?: number; env?: Record<string, string> } = {}) {
-  const smsc = await PerlSmsc.start({ ids: opts.ids, firstId: opts.firstId });
+async function setup(opts: { ids?: 'decimal' | 'hex'; firstId?: number; receiptIds?: 'same' | 'other'; env?: Record<string, string> } = {}) {
+  const smsc = await PerlSmsc.start({ ids: opts.ids, firstId: opts.firstId, receiptIds: opts.receiptIds });
   const p = await smppPigeon({ SMPP_HOST: '127.0.0.1', SMPP_PORT: String(smsc.port), SMPP_WINDOW: '10', ...opts.env });
   const customer = await p.h.customer({ credits: 10_000 });
   return { smsc, p, key: customer.key, accountId: customer.accountId as string | undefined };
@@ -247,5 +247,41 @@ describe('interop (Net::SMPP): a reset right after an answer', () => {
     assert.deepEqual(await Promise.all([a, b].map((id) => status(p, id))), ['sent', 'sent']);
     assert.equal(smsc.submitsTo(String(held.dst)).length, 1, 'the answered message went once');
     assert.ok(smsc.count('bind') > binds);
+  });
+});
+
+describe('interop (Net::SMPP): an SMSC that quotes hex ids in decimal in its receipts', () => {
+  let smsc: PerlSmsc;
+  let p: SmppPigeon;
+  let key: string;
+  before(async () => ({ smsc, p, key } = await setup({ ids: 'hex', firstId: 0x2b00, receiptIds: 'other' })));
+  after(async () => {
+    await p?.close();
+    await smsc?.stop();
+  });
+
+  test('learned from its receipts and stored for the route; then applied at once, even with submits in flight', async () => {
+    const a = await p.send(key, '+447911900001', 'learn');
+    await p.settle(async () => (await status(p, a)) === 'sent', 'sent');
+    await smsc.receipt(smsc.submitsTo('447911900001')[0]!.id!, 'DELIVRD', 'tlv');
+    await p.settle(async () => (await status(p, a)) === 'delivered', 'delivered through the converted id');
+    const stored = await p.h.ctx.store.db.selectFrom('carrier_routes').selectAll().execute();
+    assert.deepEqual(stored.map((r) => [r.route, r.receipt_ids]), [['default', 'hex_as_decimal']]);
+
+    const c = await p.send(key, '+447911900002', 'known route');
+    await p.settle(async () => (await status(p, c)) === 'sent', 'sent');
+    // Another submit is held unanswered while the receipt for `c` arrives.
+    await smsc.next('hold');
+    const b = await p.send(key, '+447911900003', 'in flight');
+    const dispatching = p.workers.drain();
+    await smsc.waitFor((e) => e.ev === 'submit' && e.held === true, 'the held submit');
+    await smsc.receipt(smsc.submitsTo('447911900002')[0]!.id!, 'UNDELIV', 'text');
+    await smsc.waitFor(() => smsc.count('deliver_sm_resp') >= 2, 'the receipt answered');
+    const receipts = await claimJobs(p.h.ctx.store.db, p.h.ctx.store.dialect, 'receipt', 100, p.h.clock.now(), 60_000);
+    await applyReceiptJobs(p.h.ctx, receipts);
+    assert.equal(await status(p, c), 'failed', 'applied at once');
+    await smsc.command({ cmd: 'release' });
+    await dispatching;
+    assert.equal(await status(p, b), 'sent');
   });
 });

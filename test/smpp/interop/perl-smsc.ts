@@ -67,9 +67,9 @@ export class PerlSmsc {
     });
   }
 
-  static async start(opts: { ids?: 'decimal' | 'hex'; firstId?: number; systemId?: string; password?: string } = {}): Promise<PerlSmsc> {
+  static async start(opts: { ids?: 'decimal' | 'hex'; firstId?: number; receiptIds?: 'same' | 'other'; systemId?: string; password?: string } = {}): Promise<PerlSmsc> {
     requireNetSmpp();
-    const args = [SCRIPT, '--ids', opts.ids ?? 'decimal', '--first-id', String(opts.firstId ?? 1)];
+    const args = [SCRIPT, '--ids', opts.ids ?? 'decimal', '--first-id', String(opts.firstId ?? 1), '--receipt-ids', opts.receiptIds ?? 'same'];
     args.push('--system-id', opts.systemId ?? 'pigeon', '--password', opts.password ?? 'secret');
     const smsc = new PerlSmsc(spawn('perl', args));
     const listening = await smsc.waitFor((e) => e.ev === 'listening', 'the Perl SMSC to listen');

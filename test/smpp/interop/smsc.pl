@@ -2,7 +2,9 @@
 # An SMSC written with Perl's Net::SMPP (Debian: libnet-smpp-perl) for the interoperability tests:
 # an implementation of SMPP 3.4 independent of the `smpp` npm package that Pigeon uses.
 #
-#   perl smsc.pl --system-id ID --password PW [--ids decimal|hex] [--first-id N]
+#   perl smsc.pl --system-id ID --password PW [--ids decimal|hex] [--first-id N] [--receipt-ids same|other]
+#
+# --receipt-ids other: receipts quote each id in the other base (hex ids in decimal, decimal in hex).
 #
 # Listens on 127.0.0.1 on a free port and prints `{"ev":"listening","port":N}`. Then every event
 # is one JSON line on stdout (binds, each submit_sm with its bytes, answers, receipts, unbinds,
@@ -36,8 +38,8 @@ use Socket qw(SOL_SOCKET SO_LINGER);
 use JSON::PP;
 use Getopt::Long;
 
-my ($system_id, $password, $ids, $first_id) = ('pigeon', 'secret', 'decimal', 1);
-GetOptions('system-id=s' => \$system_id, 'password=s' => \$password, 'ids=s' => \$ids, 'first-id=i' => \$first_id)
+my ($system_id, $password, $ids, $first_id, $receipt_ids) = ('pigeon', 'secret', 'decimal', 1, 'same');
+GetOptions('system-id=s' => \$system_id, 'password=s' => \$password, 'ids=s' => \$ids, 'first-id=i' => \$first_id, 'receipt-ids=s' => \$receipt_ids)
   or die "bad arguments\n";
 $| = 1;
 # Writing to a connection Pigeon has reset must not kill the SMSC.
@@ -84,6 +86,7 @@ sub receipt {
   my (%a) = @_;
   return emit(ev => 'error', what => 'no connection for a receipt') unless $conn;
   my $format = $a{format} // 'text';
+  if ($receipt_ids eq 'other' && !$a{verbatim}) { $a{id} = $ids eq 'hex' ? hex($a{id}) : sprintf('%X', $a{id}) }
   my @opt;
   my $stat = $a{stat} // 'DELIVRD';
   my %state = (ENROUTE => 1, DELIVRD => 2, EXPIRED => 3, DELETED => 4, UNDELIV => 5, ACCEPTD => 6, UNKNOWN => 7, REJECTD => 8);
