@@ -4,8 +4,12 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { claimJobs } from '../../../src/store/repositories/jobs.repository.ts';
 import { applyReceiptJobs } from '../../../src/services/record-delivery-reports.ts';
+import { startPigeon } from '../../helpers/processes.ts';
 import { smppPigeon, type SmppPigeon } from '../pigeon-smpp.ts';
 import { decodeSubmit, PerlSmsc, type SubmitEvent } from './perl-smsc.ts';
 
@@ -283,5 +287,43 @@ describe('interop (Net::SMPP): an SMSC that quotes hex ids in decimal in its rec
     await smsc.command({ cmd: 'release' });
     await dispatching;
     assert.equal(await status(p, b), 'sent');
+  });
+});
+
+describe('interop (Net::SMPP): shutdown', () => {
+  let smsc: PerlSmsc;
+  before(async () => {
+    smsc = await PerlSmsc.start();
+  });
+  after(() => smsc?.stop());
+
+  test('SIGTERM, and a second SIGTERM during the shutdown: the process still unbinds before it exits', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pigeon-smpp-interop-'));
+    const pigeon = await startPigeon(['worker'], {
+      CARRIER: 'smpp',
+      SMPP_HOST: '127.0.0.1',
+      SMPP_PORT: String(smsc.port),
+      SMPP_SYSTEM_ID: 'pigeon',
+      SMPP_PASSWORD: 'secret',
+      DATABASE_URL: `sqlite:${join(dir, 'pigeon.db')}`,
+    });
+    try {
+      await smsc.waitFor((e) => e.ev === 'bind', 'the bind');
+      const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+        pigeon.child.once('exit', (code, signal) => resolve({ code, signal })),
+      );
+      pigeon.child.kill('SIGTERM');
+      for (const until = Date.now() + 10_000; !pigeon.output().includes('"msg":"shutting down"'); ) {
+        if (Date.now() > until) throw new Error(`no shutdown logged:\n${pigeon.output()}`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      pigeon.child.kill('SIGTERM');
+      const { code, signal } = await exited;
+      assert.equal(signal, null, `killed by ${signal}:\n${pigeon.output()}`);
+      assert.equal(code, 0);
+      await smsc.waitFor((e) => e.ev === 'unbind', 'the unbind');
+    } finally {
+      await pigeon.kill();
+    }
   });
 });
