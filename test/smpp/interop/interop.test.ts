@@ -223,34 +223,32 @@ describe('interop (Net::SMPP): a reset right after an answer', () => {
   let smsc: PerlSmsc;
   let p: SmppPigeon;
   let key: string;
-  // 10 submits a second: the second message waits for a timer, which fires before Pigeon reads.
-  before(async () => ({ smsc, p, key } = await setup({ ids: 'decimal', firstId: 7000, env: { SMPP_TPS: '10' } })));
+  before(async () => ({ smsc, p, key } = await setup({ ids: 'decimal', firstId: 7000 })));
   after(async () => {
     await p?.close();
     await smsc?.stop();
   });
 
-  test('the answer read before the reset counts: the message it answered is not submitted again', async () => {
+  test('the answer that came before the reset counts: the message it answered is not submitted again', async () => {
     const binds = smsc.count('bind');
     await smsc.next('hold');
     const a = await p.send(key, '+447911800001', 'first');
-    const b = await p.send(key, '+447911800002', 'second');
     const dispatching = p.workers.drain();
-    const held = await smsc.waitFor((e) => e.ev === 'submit' && e.held === true, 'a held submit');
-    // The answer and the reset arrive while Pigeon is busy, and the next submit's timer is due by
-    // the time it looks again: it tries to write before it reads.
-    smsc.commandWhileBusy({ cmd: 'release', then: 'reset' }, { busyUntil: Date.now() + 150 });
+    await smsc.waitFor((e) => e.ev === 'submit' && e.held === true, 'the held submit');
+    // The answer and the reset arrive while Pigeon is busy; the next submit comes before Pigeon
+    // has read its socket again, and its write fails on the reset connection.
+    smsc.commandWhileBusy({ cmd: 'release', then: 'reset' });
+    const other = p.carrier.submit([{ id: 'msg_interop_other', recipient: '+447911800002', sender: 'Acme', body: 'second', encoding: 'GSM-7', segments: 1 }]);
     await dispatching;
-    for (const until = Date.now() + 8000; Date.now() < until; ) {
-      const statuses = await Promise.all([a, b].map((id) => status(p, id)));
-      if (statuses.every((s) => s === 'sent')) break;
+    await other;
+    for (const until = Date.now() + 8000; (await status(p, a)) === 'pending' && Date.now() < until; ) {
       await p.workers.drain();
       if (!p.carrier.status().ready) await new Promise((resolve) => setTimeout(resolve, 5));
       else p.h.clock.advance(1000);
     }
-    assert.deepEqual(await Promise.all([a, b].map((id) => status(p, id))), ['sent', 'sent']);
-    assert.equal(smsc.submitsTo(String(held.dst)).length, 1, 'the answered message went once');
-    assert.ok(smsc.count('bind') > binds);
+    assert.equal(await status(p, a), 'sent');
+    assert.equal(smsc.submitsTo('447911800001').length, 1, 'the answered message went once');
+    await p.settle(() => smsc.count('bind') > binds && p.carrier.status().ready, 'rebound');
   });
 });
 
