@@ -173,6 +173,8 @@ export class SmppLink {
     // The SMSC ended its side: nothing more is written (node ends ours), answers still in flight are read.
     session.socket.on('end', () => {
       this.lastError ??= 'the SMSC closed the connection';
+      // Everything it sent has been read ('end' comes after the last data): nothing more can come.
+      setImmediate(() => session.destroy());
     });
     session.on('deliver_sm', (pdu: smpp.PDU) => this.#deliver(session, pdu));
     session.on('enquire_link', (pdu: smpp.PDU) => {

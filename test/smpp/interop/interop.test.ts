@@ -175,8 +175,13 @@ describe('interop (Net::SMPP): resets, half-close, resubmission', () => {
 
   test('a half-close after an answer: no PDU is written to the ended side, the rest goes after the rebind', async () => {
     const binds = smsc.count('bind');
-    await smsc.next('halfclose');
+    await smsc.next('hold');
     const id = await p.send(key, '+447911700002', 'h'.repeat(153 * 3));
+    const dispatching = p.workers.drain();
+    await smsc.waitFor((e) => e.ev === 'submit' && e.dst === '447911700002' && e.held === true, 'part 1 held');
+    // The answer and the SMSC's end of the connection arrive together, while Pigeon is busy.
+    smsc.commandWhileBusy({ cmd: 'release', then: 'halfclose' });
+    await dispatching;
     await untilDispatched(id);
     await rebound(binds);
     assert.equal(await status(p, id), 'sent');

@@ -24,8 +24,8 @@
 #       receipt-hold   send the receipt for its id at once, hold the answer until released
 #   {"cmd":"receipt","id":"...","stat":"DELIVRD","format":"text|tlv|both"}
 #   {"cmd":"halfclose"}   end this side of the current connection now
-#   {"cmd":"release"}     send the answers held back; with "then":"reset", reset the connection
-#                         right after them; with "mark":PATH, create PATH once done (a test whose
+#   {"cmd":"release"}     send the answers held back; with "then":"reset" or "halfclose", reset
+#                         the connection or end this side right after them; with "mark":PATH, create PATH once done (a test whose
 #                         event loop is blocked can wait for that file synchronously)
 #   {"cmd":"quit"}
 #
@@ -119,6 +119,7 @@ sub command {
     for my $h (@held) { $conn->submit_sm_resp(seq => $h->[0], message_id => $h->[1]) if $conn; emit(ev => 'released', id => $h->[1]) }
     @held = ();
     reset_conn() if ($c->{then} // '') eq 'reset';
+    halfclose() if ($c->{then} // '') eq 'halfclose' && $conn;
     if ($c->{mark}) { open(my $m, '>', $c->{mark}) or die "mark: $!"; close $m }
   }
   elsif ($c->{cmd} eq 'quit') { exit 0 }
