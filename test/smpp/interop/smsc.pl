@@ -116,7 +116,7 @@ sub command {
     halfclose() if $conn;
   }
   elsif ($c->{cmd} eq 'release') {
-    for my $h (@held) { $conn->submit_sm_resp(seq => $h->[0], message_id => $h->[1]) if $conn; emit(ev => 'released', id => $h->[1]) }
+    for my $h (@held) { emit(ev => 'released', id => $h->[1]); $conn->submit_sm_resp(seq => $h->[0], message_id => $h->[1]) if $conn }
     @held = ();
     reset_conn() if ($c->{then} // '') eq 'reset';
     halfclose() if ($c->{then} // '') eq 'halfclose' && $conn;
@@ -136,9 +136,10 @@ sub submit {
     esm => $pdu->{esm_class}, dcs => $pdu->{data_coding}, rd => $pdu->{registered_delivery},
     sm => unpack('H*', $pdu->{short_message} // ''),
   );
+  # Each event is printed before the answer goes out: the test never sees less than Pigeon.
   if ($action =~ /^status:(\d+)$/) {
-    $conn->submit_sm_resp(seq => $pdu->{seq}, status => $1, message_id => '');
-    return emit(%ev, status => $1 + 0, id => undef);
+    emit(%ev, status => $1 + 0, id => undef);
+    return $conn->submit_sm_resp(seq => $pdu->{seq}, status => $1, message_id => '');
   }
   if ($action eq 'silent' || $action eq 'silent-reset' || $action eq 'after-halfclose') {
     emit(%ev, id => undef);
@@ -151,8 +152,8 @@ sub submit {
     push @held, [$pdu->{seq}, $id];
     return emit(%ev, status => 0, id => $id, held => JSON::PP::true);
   }
-  $conn->submit_sm_resp(seq => $pdu->{seq}, message_id => $id);
   emit(%ev, status => 0, id => $id);
+  $conn->submit_sm_resp(seq => $pdu->{seq}, message_id => $id);
   if ($action eq 'reset') { reset_conn() }
   elsif ($action eq 'halfclose') { halfclose() }
 }
