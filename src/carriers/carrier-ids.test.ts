@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { carrierIdKeys, matchRank } from './carrier-ids.ts';
+import { carrierIdKeys, matchRank, rankOfSpelling, SPELLING_OF_RANK } from './carrier-ids.ts';
 
 const rank = (stored: string, receipt: string) => matchRank(carrierIdKeys(stored), carrierIdKeys(receipt));
 
@@ -23,4 +23,11 @@ test('exact spelling ranks before a converted one; unrelated ids do not match', 
   assert.equal(rank('123', '124'), null);
   assert.equal(rank('abc-1', 'abc-2'), null);
   assert.equal(carrierIdKeys('msg-1').alt, null);
+});
+
+test('a route that converts ids: the spelling names the match rank it produces', () => {
+  assert.equal(rankOfSpelling(SPELLING_OF_RANK[rank('0A1B2C', '662316') as 1]), 1);
+  assert.equal(SPELLING_OF_RANK[rank('12345', '3039') as 2], 'decimal_as_hex');
+  assert.equal(rankOfSpelling('same'), null);
+  assert.equal(rankOfSpelling(undefined), null);
 });

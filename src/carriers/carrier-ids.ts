@@ -33,3 +33,17 @@ export function matchRank(stored: CarrierIdKeys, receipt: CarrierIdKeys): number
   if (receipt.alt !== null && stored.key === receipt.alt) return 2;
   return null;
 }
+
+/**
+ * How a route's SMSC spells ids in its receipts: as it answered the submit, or converted to the
+ * other base (`hex_as_decimal`: answers in hex, receipts in decimal; match rank 1; and the reverse,
+ * rank 2). Learned from receipts and stored per route.
+ */
+export type ReceiptIdSpelling = 'same' | 'hex_as_decimal' | 'decimal_as_hex';
+
+export const SPELLING_OF_RANK: Record<1 | 2, ReceiptIdSpelling> = { 1: 'hex_as_decimal', 2: 'decimal_as_hex' };
+
+/** The match rank a route known to convert ids produces (null for `same`). */
+export function rankOfSpelling(spelling: ReceiptIdSpelling | undefined): 1 | 2 | null {
+  return spelling === 'hex_as_decimal' ? 1 : spelling === 'decimal_as_hex' ? 2 : null;
+}

@@ -19,6 +19,11 @@ export interface DeliveryReport {
   carrierMessageId: string;
   /** Set when the carrier reports with Pigeon's own message id. */
   byMessageId?: boolean;
+  /**
+   * The carrier route it came over (SMPP): how that route's SMSC spells ids is learned per route,
+   * so that a receipt whose id matches only through base conversion is applied at once or waits.
+   */
+  route?: string;
   status: 'delivered' | 'failed';
   errorCode?: string;
   errorMessage?: string;

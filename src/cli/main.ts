@@ -46,7 +46,11 @@ const commands: Record<string, Command> = {
 
 async function runService(opts: { api: boolean; workers: boolean }): Promise<void> {
   const running = await start(opts);
+  let stopping = false;
   const shutdown = (signal: string) => {
+    // A repeated signal must not kill the process before it has unbound from the SMSC.
+    if (stopping) return running.ctx.log.warn({ signal }, 'already shutting down');
+    stopping = true;
     running.ctx.log.info({ signal }, 'shutting down');
     // A stuck shutdown must not hang the supervisor: exit anyway after a bound.
     setTimeout(() => process.exit(1), 15_000).unref();
@@ -55,8 +59,8 @@ async function runService(opts: { api: boolean; workers: boolean }): Promise<voi
       () => process.exit(1),
     );
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
 function usage(): string {

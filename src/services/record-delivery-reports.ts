@@ -3,16 +3,19 @@
  * as the receipt is durable) and applied in batches by the receipt worker.
  */
 import type { DeliveryReport } from '../carriers/carrier.ts';
-import { carrierIdKeys, matchRank } from '../carriers/carrier-ids.ts';
+import { carrierIdKeys, matchRank, rankOfSpelling, SPELLING_OF_RANK, type ReceiptIdSpelling } from '../carriers/carrier-ids.ts';
 import type { JobsTable, MessagesTable } from '../store/database.ts';
 import { deleteJobs, enqueueJobs, releaseJobs, type NewJob } from '../store/repositories/jobs.repository.ts';
+import { carrierPartsByKeys, messagesByCarrierIds, oldestDispatchClaim, routeIdSpellings, saveRouteIdSpelling } from '../store/repositories/carrier-receipts.repository.ts';
 import { messagesByIds } from '../store/repositories/messages.repository.ts';
 import { applyStatusChange, applyStatusChanges, enqueueFollowUps, type StatusChange } from './message-status-changes.ts';
 import type { Context } from './context.ts';
 
 /**
  * A receipt can overtake the commit of the submit it reports on (SMPP answers deliver_sm on
- * another PDU than submit_sm_resp). Such a receipt is retried a few times before it is dropped.
+ * another PDU than submit_sm_resp). Such a receipt is retried for about 30 s before it is dropped;
+ * one that matches a message only through base conversion is retried the same way while submits
+ * made before it arrived may still commit, then applied.
  */
 const EARLY_RECEIPT_RETRY_MS = 1000;
 const EARLY_RECEIPT_MAX_ATTEMPTS = 30;
@@ -54,63 +57,53 @@ export function recordDeliveryReport(ctx: Context, report: DeliveryReport): Prom
   return new Promise((resolve, reject) => batch.waiters.push({ resolve, reject }));
 }
 
-async function findMessages(ctx: Context, reports: { job: JobsTable; report: DeliveryReport }[]): Promise<Map<string, MessagesTable>> {
-  const byId = await messagesByIds(ctx.store.db, reports.filter((r) => r.report.byMessageId).map((r) => r.report.carrierMessageId));
-  const found = new Map(byId.map((m) => [m.id, m]));
-  const carrierIds = [...new Set(reports.filter((r) => !r.report.byMessageId).map((r) => r.report.carrierMessageId))];
-  if (carrierIds.length > 0) {
-    const rows = await ctx.store.db.selectFrom('messages').selectAll().where('carrier_message_id', 'in', carrierIds).execute();
-    for (const m of rows) found.set(`carrier:${m.carrier_message_id}`, m);
-    const missing = carrierIds.filter((id) => !found.has(`carrier:${id}`));
-    if (missing.length > 0) for (const [id, m] of await findByPartIds(ctx, missing)) found.set(`carrier:${id}`, m);
-  }
-  return found;
-}
+/** Message ids whose parts match a receipt's id: exactly (index 0), or through base conversion (1, 2; see matchRank). */
+type Candidates = [string | undefined, string | undefined, string | undefined];
 
-/**
- * Finds messages by the id of any of their parts (`carrier_parts`), however the carrier spells
- * it (hex or decimal, leading zeros); an exact spelling wins over a converted one.
- */
-async function findByPartIds(ctx: Context, carrierIds: string[]): Promise<Map<string, MessagesTable>> {
-  const wanted = carrierIds.map((id) => ({ id, keys: carrierIdKeys(id) }));
+/** Candidates for each id; `rows` collects the messages read on the way. */
+async function candidatesFor(ctx: Context, carrierIds: string[], alwaysConvert: Set<string>, rows: Map<string, MessagesTable>): Promise<Map<string, Candidates>> {
+  const out = new Map<string, Candidates>(carrierIds.map((id) => [id, [undefined, undefined, undefined]]));
+  for (const m of await messagesByCarrierIds(ctx.store.db, carrierIds)) {
+    rows.set(m.id, m);
+    out.get(m.carrier_message_id!)![0] ??= m.id;
+  }
+  const wanted = carrierIds.filter((id) => out.get(id)![0] === undefined || alwaysConvert.has(id)).map((id) => ({ id, keys: carrierIdKeys(id) }));
+  if (wanted.length === 0) return out;
   const lookFor = [...new Set(wanted.flatMap((w) => (w.keys.alt === null ? [w.keys.key] : [w.keys.key, w.keys.alt])))];
-  const parts = await ctx.store.db
-    .selectFrom('carrier_parts')
-    .select(['message_id', 'part_key', 'part_alt'])
-    .where((eb) => eb.or([eb('part_key', 'in', lookFor), eb('part_alt', 'in', lookFor)]))
-    .execute();
   const byKey = new Map<string, { key: string; alt: string | null; messageId: string }[]>();
-  for (const p of parts) {
+  for (const p of await carrierPartsByKeys(ctx.store.db, lookFor)) {
     for (const k of p.part_alt === null ? [p.part_key] : [p.part_key, p.part_alt]) {
       const list = byKey.get(k) ?? [];
       list.push({ key: p.part_key, alt: p.part_alt, messageId: p.message_id });
       byKey.set(k, list);
     }
   }
-  const best = new Map<string, string>();
   for (const w of wanted) {
-    let rank = Infinity;
-    const candidates = [...(byKey.get(w.keys.key) ?? []), ...(w.keys.alt === null ? [] : (byKey.get(w.keys.alt) ?? []))];
-    for (const c of candidates) {
-      const r = matchRank(c, w.keys);
-      if (r !== null && r < rank) {
-        rank = r;
-        best.set(w.id, c.messageId);
-      }
+    const candidates = out.get(w.id)!;
+    for (const c of [...(byKey.get(w.keys.key) ?? []), ...(w.keys.alt === null ? [] : (byKey.get(w.keys.alt) ?? []))]) {
+      const rank = matchRank(c, w.keys);
+      if (rank !== null) candidates[rank] ??= c.messageId;
     }
-  }
-  const messages = new Map((await messagesByIds(ctx.store.db, [...new Set(best.values())])).map((m) => [m.id, m]));
-  const out = new Map<string, MessagesTable>();
-  for (const [id, messageId] of best) {
-    const m = messages.get(messageId);
-    if (m) out.set(id, m);
   }
   return out;
 }
 
-/** How a receipt is found among the looked-up messages (see findMessages). */
-function receiptKey(report: DeliveryReport): string {
-  return report.byMessageId ? report.carrierMessageId : `carrier:${report.carrierMessageId}`;
+/** What a receipt's id designates, given what its route's SMSC is known to do with ids. */
+interface Resolution {
+  messageId: string | null;
+  /** Found only through base conversion, on a route not known to convert: wait for submits in flight. */
+  provisional: 1 | 2 | null;
+  /** An exact match on a route thought to convert: it no longer does. */
+  unlearn: boolean;
+}
+
+function resolve(candidates: Candidates | undefined, spelling: ReceiptIdSpelling | undefined): Resolution {
+  if (!candidates) return { messageId: null, provisional: null, unlearn: false };
+  const learned = rankOfSpelling(spelling);
+  if (learned !== null && candidates[learned]) return { messageId: candidates[learned]!, provisional: null, unlearn: false };
+  if (candidates[0]) return { messageId: candidates[0], provisional: null, unlearn: learned !== null };
+  const rank = candidates[1] ? 1 : candidates[2] ? 2 : null;
+  return { messageId: rank === null ? null : candidates[rank]!, provisional: rank, unlearn: false };
 }
 
 function receiptChange(report: DeliveryReport): StatusChange {
@@ -121,10 +114,26 @@ export async function applyReceiptJobs(ctx: Context, jobs: JobsTable[]): Promise
   // In arrival order (job ids count up), whatever order the claim returned them in (PostgreSQL's
   // UPDATE … RETURNING keeps none): for a multi-part message the first final receipt decides.
   const reports = [...jobs].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((job) => ({ job, report: JSON.parse(job.payload ?? '{}') as DeliveryReport }));
-  const found = await findMessages(ctx, reports);
   const now = ctx.clock();
+  const byCarrier = reports.filter((r) => !r.report.byMessageId);
+  const routes = [...new Set(byCarrier.flatMap((r) => (r.report.route === undefined ? [] : [r.report.route])))];
+  const spellings = await routeIdSpellings(ctx.store.db, routes);
+  // On a route known to convert ids, a converted match beats an exact one: look for both.
+  const alwaysConvert = new Set(byCarrier.filter((r) => rankOfSpelling(spellings.get(r.report.route ?? '')) !== null).map((r) => r.report.carrierMessageId));
+  const found = new Map<string, MessagesTable>();
+  const candidates =
+    byCarrier.length > 0 ? await candidatesFor(ctx, [...new Set(byCarrier.map((r) => r.report.carrierMessageId))], alwaysConvert, found) : new Map<string, Candidates>();
+  const resolved = reports.map(({ report }): Resolution =>
+    report.byMessageId ? { messageId: report.carrierMessageId, provisional: null, unlearn: false } : resolve(candidates.get(report.carrierMessageId), spellings.get(report.route ?? '')),
+  );
+  // A converted match is provisional while a submit made before the receipt arrived may still be
+  // committing: the receipt may be for that submit's message, whose id it names exactly.
+  const oldestClaim = resolved.some((r) => r.provisional !== null) ? await oldestDispatchClaim(ctx.store.db, now, ctx.config.jobLeaseMs) : null;
+  const unread = [...new Set(resolved.flatMap((r) => (r.messageId === null || found.has(r.messageId) ? [] : [r.messageId])))];
+  for (const m of await messagesByIds(ctx.store.db, unread)) found.set(m.id, m);
   const followUps: NewJob[] = [];
   const done: string[] = [];
+  const learnt = new Map<string, ReceiptIdSpelling>();
   let applied = 0;
   let dropped = 0;
   // Parts of one message report under different ids: keep each message's latest state by its id.
@@ -137,26 +146,35 @@ export async function applyReceiptJobs(ctx: Context, jobs: JobsTable[]): Promise
     // on the state the earlier ones left (applying a change never makes a message pending again,
     // so which receipts are early does not depend on that order).
     const first: { report: DeliveryReport; message: MessagesTable }[] = [];
-    const further: DeliveryReport[] = [];
-    for (const { job, report } of reports) {
-      const message = found.get(receiptKey(report));
-      if ((!message || message.status === 'pending') && job.attempts < EARLY_RECEIPT_MAX_ATTEMPTS) {
+    const further: { report: DeliveryReport; message: MessagesTable }[] = [];
+    reports.forEach(({ job, report }, i) => {
+      const resolution = resolved[i]!;
+      const message = resolution.messageId === null ? undefined : found.get(resolution.messageId);
+      const retriesLeft = job.attempts < EARLY_RECEIPT_MAX_ATTEMPTS;
+      const inFlight = resolution.provisional !== null && oldestClaim !== null && oldestClaim <= report.at;
+      if (((!message || message.status === 'pending') && retriesLeft) || (inFlight && retriesLeft)) {
         early.push(job.id);
-        continue;
+        return;
       }
       done.push(job.id);
       if (!message) {
         dropped++;
         ctx.log.warn({ carrierMessageId: report.carrierMessageId }, 'receipt for an unknown message dropped');
-        continue;
+        return;
+      }
+      if (report.route !== undefined) {
+        // Every submit made before the receipt came is committed and still only the other base
+        // matches: this route's SMSC converts ids.
+        if (resolution.provisional !== null && !inFlight) learnt.set(report.route, SPELLING_OF_RANK[resolution.provisional]);
+        else if (resolution.unlearn) learnt.set(report.route, 'same');
       }
       if (latest.has(message.id)) {
-        further.push(report);
-        continue;
+        further.push({ report, message });
+        return;
       }
       latest.set(message.id, message);
       first.push({ report, message });
-    }
+    });
     const nexts = await applyStatusChanges(
       trx,
       ctx.store.dialect,
@@ -164,22 +182,24 @@ export async function applyReceiptJobs(ctx: Context, jobs: JobsTable[]): Promise
       now,
       followUps,
     );
-    first.forEach(({ report, message }, i) => {
+    first.forEach(({ message }, i) => {
       const next = nexts[i];
       if (!next) return;
       applied++;
-      found.set(receiptKey(report), next);
       latest.set(message.id, next);
     });
-    for (const report of further) {
-      const lookedUp = found.get(receiptKey(report))!;
-      const next = await applyStatusChange(trx, latest.get(lookedUp.id) ?? lookedUp, receiptChange(report), now, followUps);
+    for (const { report, message } of further) {
+      // Several parts of one message may report: the first final one decides.
+      const next = await applyStatusChange(trx, latest.get(message.id) ?? message, receiptChange(report), now, followUps);
       if (next) {
         applied++;
-        // Several parts of one message may report: the first final one decides.
-        found.set(receiptKey(report), next);
         latest.set(next.id, next);
       }
+    }
+    for (const [route, spelling] of learnt) {
+      if (spellings.get(route) === spelling || (spelling === 'same' && !spellings.has(route))) continue;
+      ctx.log.info({ route, receiptIds: spelling }, 'carrier route: receipt id spelling learned');
+      await saveRouteIdSpelling(trx, route, spelling, now);
     }
     await releaseJobs(trx, early, now + EARLY_RECEIPT_RETRY_MS);
     await deleteJobs(trx, done);

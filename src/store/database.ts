@@ -240,6 +240,14 @@ export interface CarrierPartsTable {
   created_at: number;
 }
 
+/** How a carrier route's SMSC spells message ids in receipts (src/carriers/carrier-ids.ts). */
+export interface CarrierRoutesTable {
+  route: string;
+  /** `same`, `hex_as_decimal` (hex ids quoted in decimal) or `decimal_as_hex`. */
+  receipt_ids: string;
+  updated_at: number;
+}
+
 /** One row (id 1): moved by triggers whenever a key, an account's status or a Sender ID changes. */
 export interface AccessRevisionTable {
   id: number;
@@ -260,6 +268,7 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   idempotency_keys: IdempotencyKeysTable;
   carrier_parts: CarrierPartsTable;
+  carrier_routes: CarrierRoutesTable;
   owners: OwnersTable;
   sessions: SessionsTable;
   login_throttle: LoginThrottleTable;

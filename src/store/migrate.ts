@@ -10,6 +10,7 @@ import * as m004 from './migrations/004-carrier-parts.ts';
 import * as m005 from './migrations/005-login-backoff.ts';
 import * as m006 from './migrations/006-access-revision.ts';
 import * as m007 from './migrations/007-partial-message-indexes.ts';
+import * as m008 from './migrations/008-carrier-route-ids.ts';
 import * as m012 from './migrations/012-key-form-nonce.ts';
 
 const migrations: Record<string, Migration> = {
@@ -19,6 +20,7 @@ const migrations: Record<string, Migration> = {
   '005-login-backoff': m005,
   '006-access-revision': m006,
   '007-partial-message-indexes': m007,
+  '008-carrier-route-ids': m008,
   '012-key-form-nonce': m012,
 };
 

@@ -10,13 +10,15 @@ import type { Clock } from '../../util/ids.ts';
 import type { Carrier, CarrierStatus, DeliveryReport, OutboundMessage, SubmitOutcome } from '../carrier.ts';
 import { ESM_CLASS_RECEIPT, parseReceipt, receiptOutcome } from './receipt.ts';
 import { chooseRoute } from './routes.ts';
-import { SmppLink, type PartResult } from './smpp-link.ts';
+import { SmppLink } from './smpp-link.ts';
 import { submitErrorFor } from './smpp-status.ts';
 import { buildSubmitParts } from './submit-parts.ts';
 
 /** How long a message waits (pending) before the next try while its route is unbound. */
 const UNBOUND_RETRY_MS = 1000;
 const UNBOUND_RETRY_MAX_MS = 5000;
+/** error_code of a message whose submit went unanswered twice (docs/smpp.md). */
+export const SMPP_NO_RESPONSE = 'smpp_no_response';
 
 /** The text of a decoded short_message / message_payload, whatever shape the library gave it. */
 function textOf(value: unknown): string | null {
@@ -34,10 +36,12 @@ export class SmppCarrier implements Carrier {
   #handler: ((report: DeliveryReport) => Promise<void>) | null = null;
   #reference = 0;
   /**
-   * Parts the SMSC already acknowledged of messages that must be tried again (a later part hit a
-   * dropped link): the retry sends only the rest, so nothing acknowledged is sent twice.
+   * Messages to be tried again (a part hit a dropped link), by Pigeon's id: the retry keeps the
+   * concatenation reference (a handset that got the first copy of a part can drop the second),
+   * sends only the parts the SMSC did not acknowledge, and knows which parts were already written
+   * once without an answer (those get one more submit, never two).
    */
-  #acknowledged = new Map<string, { reference: number; ids: (string | undefined)[] }>();
+  #retrying = new Map<string, { reference: number; ids: (string | undefined)[]; lost: boolean[] }>();
 
   constructor(
     config: SmppConfig,
@@ -80,32 +84,40 @@ export class SmppCarrier implements Carrier {
       const delayMs = Math.min(UNBOUND_RETRY_MAX_MS, Math.max(UNBOUND_RETRY_MS, link.retryInMs));
       return { kind: 'retry', delayMs, reason: `route ${link.route.name} is not bound` };
     }
-    const earlier = this.#acknowledged.get(message.id);
+    const earlier = this.#retrying.get(message.id);
     const reference = earlier?.reference ?? this.#reference++ & 0xff;
     const parts = buildSubmitParts(message, reference);
     if (parts.length !== message.segments) {
       this.log.warn({ messageId: message.id, segments: message.segments, parts: parts.length }, 'smpp part count differs from the segments charged');
     }
-    const ids = earlier?.ids ?? new Array<string | undefined>(parts.length);
-    // Queued back to back on one link, so all parts go over the same bind, in order.
-    const results = await Promise.all(
-      parts.map((fields, i): Promise<PartResult> => (ids[i] !== undefined ? Promise.resolve({ kind: 'ok', messageId: ids[i]! }) : link.submit(fields))),
-    );
-    results.forEach((r, i) => {
-      if (r.kind === 'ok') ids[i] = r.messageId;
-    });
-    const refused = results.find((r): r is Extract<PartResult, { kind: 'error' }> => r.kind === 'error');
-    if (refused) {
-      this.#acknowledged.delete(message.id);
-      return { kind: 'rejected', ...submitErrorFor(refused.status) };
+    const state = earlier ?? { reference, ids: new Array<string | undefined>(parts.length), lost: new Array<boolean>(parts.length).fill(false) };
+    // One part at a time, in order, over one bind: a part the SMSC throttles is resent before any
+    // later part of its message goes out, and a dropped link leaves no later part in doubt.
+    for (const [i, fields] of parts.entries()) {
+      if (state.ids[i] !== undefined) continue;
+      const result = await link.submit(fields);
+      if (result.kind === 'ok') {
+        state.ids[i] = result.messageId;
+        continue;
+      }
+      if (result.kind === 'error') {
+        this.#retrying.delete(message.id);
+        return { kind: 'rejected', ...submitErrorFor(result.status) };
+      }
+      if (result.kind === 'lost') {
+        if (state.lost[i]) {
+          // Written twice without an answer: a third copy could reach the handset a third time.
+          this.#retrying.delete(message.id);
+          this.log.warn({ messageId: message.id, route: link.route.name, part: i + 1 }, 'smpp submit unanswered twice; the message fails');
+          return { kind: 'rejected', errorCode: SMPP_NO_RESPONSE, errorMessage: 'The carrier connection failed twice before the carrier answered the message; it was not sent again.' };
+        }
+        state.lost[i] = true;
+      }
+      this.#retrying.set(message.id, state);
+      return { kind: 'retry', delayMs: UNBOUND_RETRY_MS, reason: result.reason };
     }
-    const retry = results.find((r): r is Extract<PartResult, { kind: 'retry' }> => r.kind === 'retry');
-    if (retry) {
-      if (ids.some((id) => id !== undefined)) this.#acknowledged.set(message.id, { reference, ids });
-      return { kind: 'retry', delayMs: UNBOUND_RETRY_MS, reason: retry.reason };
-    }
-    this.#acknowledged.delete(message.id);
-    const partIds = ids as string[];
+    this.#retrying.delete(message.id);
+    const partIds = state.ids as string[];
     return { kind: 'accepted', carrierMessageId: partIds[0]!, carrierPartIds: partIds };
   }
 
@@ -136,8 +148,8 @@ export class SmppCarrier implements Carrier {
     // Pigeon's clock, not the receipt's done date: the latter has no time zone and minute precision.
     const report: DeliveryReport =
       outcome.status === 'delivered'
-        ? { carrierMessageId: receipt.id, status: 'delivered', at: this.clock() }
-        : { carrierMessageId: receipt.id, status: 'failed', errorCode: outcome.errorCode, errorMessage: outcome.errorMessage, at: this.clock() };
+        ? { carrierMessageId: receipt.id, route: routeName, status: 'delivered', at: this.clock() }
+        : { carrierMessageId: receipt.id, route: routeName, status: 'failed', errorCode: outcome.errorCode, errorMessage: outcome.errorMessage, at: this.clock() };
     await this.#handler(report);
   }
 

@@ -3,6 +3,10 @@
  * exponential backoff after a drop or a refused bind, and sends submits through a window of
  * outstanding requests and a TPS cap. Throttling answers (ESME_RTHROTTLED, ESME_RMSGQFUL) pause
  * the whole link and put the submit back at the head of the queue.
+ *
+ * When the link fails, every answer the SMSC already sent is read before what is still outstanding
+ * is handed back, and nothing is written once the SMSC has ended its side: a part it answered must
+ * not be submitted again.
  */
 import * as smpp from 'smpp';
 import type { Logger } from 'pino';
@@ -16,8 +20,13 @@ export type PartResult =
   | { kind: 'ok'; messageId: string }
   /** The SMSC refused the part for good with this command_status. */
   | { kind: 'error'; status: number }
-  /** Not taken: the link went down, or throttling outlasted the deadline. Safe to send again. */
-  | { kind: 'retry'; reason: string };
+  /** Not sent: the link was down, or throttling outlasted the deadline. Safe to send again. */
+  | { kind: 'retry'; reason: string }
+  /**
+   * Written, and the link failed before an answer came: the SMSC may or may not have it (SMPP
+   * offers no way to ask).
+   */
+  | { kind: 'lost'; reason: string };
 
 export interface LinkTimings {
   enquireLinkMs: number;
@@ -62,6 +71,7 @@ export class SmppLink {
   #throttleDelay = THROTTLE_MIN_MS;
   #lastHeard = 0;
   #onBound: (() => void)[] = [];
+  #pumpQueued = false;
 
   constructor(
     readonly route: SmppRouteConfig,
@@ -107,16 +117,19 @@ export class SmppLink {
     this.state = 'closed';
     if (this.#reconnectTimer) clearTimeout(this.#reconnectTimer);
     this.#reconnectTimer = null;
-    this.#failAll('the connector is shutting down');
     const session = this.#session;
-    if (!session) return;
+    if (!session) {
+      this.#failAll('the connector is shutting down');
+      return;
+    }
     await new Promise<void>((resolve) => {
       const timer = setTimeout(() => session.destroy(), 1000);
       session.socket.once('close', () => {
         clearTimeout(timer);
         resolve();
       });
-      if (previous === 'bound' && session.unbind(() => session.close())) return;
+      // Answers still on their way count: the submits are failed once the connection is closed.
+      if (previous === 'bound' && !session.socket.readableEnded && session.unbind(() => session.close())) return;
       session.destroy();
     });
   }
@@ -128,6 +141,7 @@ export class SmppLink {
     const session = smpp.connect({ host: this.route.host, port: this.route.port });
     // Many small PDUs in flight: Nagle's algorithm with the peer's delayed ACK would stall the window.
     session.socket.setNoDelay(true);
+    this.#keepReadingAfterWriteError(session);
     this.#session = session;
     // An SMSC that takes the connection but never answers the bind must not leave us waiting.
     const bindTimer = setTimeout(() => {
@@ -156,6 +170,12 @@ export class SmppLink {
       this.lastError = err.message;
     });
     session.on('close', () => this.#closed(session));
+    // The SMSC ended its side: nothing more is written (node ends ours), answers still in flight are read.
+    session.socket.on('end', () => {
+      this.lastError ??= 'the SMSC closed the connection';
+      // Everything it sent has been read ('end' comes after the last data): nothing more can come.
+      setImmediate(() => session.destroy());
+    });
     session.on('deliver_sm', (pdu: smpp.PDU) => this.#deliver(session, pdu));
     session.on('enquire_link', (pdu: smpp.PDU) => {
       this.#lastHeard = Date.now();
@@ -204,12 +224,31 @@ export class SmppLink {
     if (now - this.#lastHeard >= this.timings.enquireLinkMs) session.enquire_link();
   }
 
+  /**
+   * A write that fails because the SMSC reset the connection would close the socket at once, and
+   * with it the answers the SMSC sent just before the reset, still unread: the part they answer
+   * would be submitted again. Instead writing stops and the read side ends the connection, after
+   * everything that arrived has been read.
+   */
+  #keepReadingAfterWriteError(session: smpp.Session): void {
+    const socket = session.socket;
+    const destroy = socket.destroy.bind(socket);
+    socket.destroy = (err?: Error) => {
+      if (!err || (err as NodeJS.ErrnoException).syscall !== 'write' || socket.destroyed || socket.readableEnded) return destroy(err);
+      this.lastError = err.message;
+      // Bounded: a peer that neither answers nor closes is dropped anyway.
+      setTimeout(() => destroy(err), this.timings.responseTimeoutMs).unref();
+      return socket;
+    };
+  }
+
   #closed(session: smpp.Session): void {
     if (this.#session !== session) return;
     this.#session = null;
     if (this.#keepAlive) clearInterval(this.#keepAlive);
     this.#keepAlive = null;
     const wasBound = this.state === 'bound';
+    this.#readRemaining(session);
     this.#failAll(`link ${this.route.name} went down`);
     if (this.state === 'closed') return;
     this.state = 'idle';
@@ -225,18 +264,55 @@ export class SmppLink {
     this.#reconnectTimer.unref();
   }
 
+  /**
+   * Answers that reached the socket's buffer but were not parsed yet (the connection failed in
+   * between) are read now, so that what the SMSC answered is not taken for lost.
+   */
+  #readRemaining(session: smpp.Session): void {
+    const internals = session as unknown as { _busy: boolean; paused: boolean; _extractPDUs(): void };
+    if (session.socket.readableLength === 0 || typeof internals._extractPDUs !== 'function') return;
+    internals._busy = false;
+    internals.paused = false;
+    try {
+      internals._extractPDUs();
+    } catch (err) {
+      this.log.debug({ err, route: this.route.name }, 'smpp: unreadable data after the link failed');
+    }
+  }
+
   #failAll(reason: string): void {
-    const all = [...this.#outstanding.values(), ...this.#queue];
+    const outstanding = [...this.#outstanding.values()];
+    const queued = this.#queue;
     this.#outstanding.clear();
     this.#queue = [];
     if (this.#pumpTimer) clearTimeout(this.#pumpTimer);
     this.#pumpTimer = null;
-    for (const p of all) p.resolve({ kind: 'retry', reason });
+    for (const p of outstanding) p.resolve({ kind: 'lost', reason });
+    for (const p of queued) p.resolve({ kind: 'retry', reason });
   }
 
+  /**
+   * Writes run after the event loop has read the socket (setImmediate runs after I/O polling): a
+   * submit is never written while an answer, a reset or the SMSC's end of the connection waits
+   * unread, as it would be from a timer or a callback that runs before the poll.
+   */
   #pump(): void {
+    if (this.#pumpQueued) return;
+    this.#pumpQueued = true;
+    // Two turns: the first may still run in the check phase of the turn whose poll read an answer,
+    // before the same poll's reads of a reset or end of the connection have been handled.
+    setImmediate(() =>
+      setImmediate(() => {
+        this.#pumpQueued = false;
+        this.#pumpNow();
+      }),
+    );
+  }
+
+  #pumpNow(): void {
     if (this.#pumpTimer || !this.bound || !this.#session) return;
     const session = this.#session;
+    if (!session.socket.writable || session.socket.readableEnded) return;
     const now = Date.now();
     if (now < this.#throttledUntil) {
       this.#schedulePump(this.#throttledUntil - now);
@@ -291,7 +367,8 @@ export class SmppLink {
       this.#throttleDelay = THROTTLE_MIN_MS;
       o.resolve({ kind: 'ok', messageId: String(pdu.message_id ?? '') });
     } else if (isTransientStatus(status)) {
-      // Back off the whole link, then resend this part first (order within a message is kept).
+      // Back off the whole link, then resend this part first. The carrier submits a message's
+      // parts one after another, so no later part of this message is out yet: order is kept.
       this.#throttledUntil = Date.now() + this.#throttleDelay;
       this.log.debug({ route: this.route.name, status, backoffMs: this.#throttleDelay }, 'smpp throttled');
       this.#throttleDelay = Math.min(THROTTLE_MAX_MS, this.#throttleDelay * 2);

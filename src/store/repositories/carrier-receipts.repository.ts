@@ -1,0 +1,62 @@
+/**
+ * The lookups that match a carrier's receipt to a message: by the id the carrier answered at
+ * submit (any part's, however the carrier spells it), what each route's SMSC is known to do with
+ * ids, and whether submits are still on their way to being committed.
+ */
+import type { ReceiptIdSpelling } from '../../carriers/carrier-ids.ts';
+import type { Executor } from '../connect.ts';
+import type { MessagesTable } from '../database.ts';
+import { chunked } from '../chunk.ts';
+
+export async function messagesByCarrierIds(db: Executor, carrierIds: string[]): Promise<MessagesTable[]> {
+  const out: MessagesTable[] = [];
+  for (const part of chunked(carrierIds, 1)) {
+    out.push(...(await db.selectFrom('messages').selectAll().where('carrier_message_id', 'in', part).execute()));
+  }
+  return out;
+}
+
+/** Parts whose key or converted key is one of `keys`. */
+export async function carrierPartsByKeys(db: Executor, keys: string[]): Promise<{ message_id: string; part_key: string; part_alt: string | null }[]> {
+  const out: { message_id: string; part_key: string; part_alt: string | null }[] = [];
+  for (const part of chunked(keys, 2)) {
+    out.push(
+      ...(await db
+        .selectFrom('carrier_parts')
+        .select(['message_id', 'part_key', 'part_alt'])
+        .where((eb) => eb.or([eb('part_key', 'in', part), eb('part_alt', 'in', part)]))
+        .execute()),
+    );
+  }
+  return out;
+}
+
+export async function routeIdSpellings(db: Executor, routes: string[]): Promise<Map<string, ReceiptIdSpelling>> {
+  if (routes.length === 0) return new Map();
+  const rows = await db.selectFrom('carrier_routes').select(['route', 'receipt_ids']).where('route', 'in', routes).execute();
+  return new Map(rows.map((r) => [r.route, r.receipt_ids as ReceiptIdSpelling]));
+}
+
+export async function saveRouteIdSpelling(db: Executor, route: string, spelling: ReceiptIdSpelling, now: number): Promise<void> {
+  await db
+    .insertInto('carrier_routes')
+    .values({ route, receipt_ids: spelling, updated_at: now })
+    .onConflict((oc) => oc.column('route').doUpdateSet({ receipt_ids: spelling, updated_at: now }))
+    .execute();
+}
+
+/**
+ * When the oldest dispatch claim still held began (its lease ends `leaseMs` after it): a submit
+ * made since then may have been answered and not yet committed. Null when none is held. A job
+ * waiting out a retry delay looks like a claim too, which only makes a receipt wait longer.
+ */
+export async function oldestDispatchClaim(db: Executor, now: number, leaseMs: number): Promise<number | null> {
+  const row = await db
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.min('run_at').as('run_at'))
+    .where('queue', '=', 'dispatch')
+    .where('run_at', '>', now)
+    .where('attempts', '>', 0)
+    .executeTakeFirst();
+  return row?.run_at === null || row?.run_at === undefined ? null : Number(row.run_at) - leaseMs;
+}
