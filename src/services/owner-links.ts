@@ -17,7 +17,7 @@ import {
   setOwnerPasswordHash,
   voidOwnerTokens,
 } from '../store/repositories/owners.repository.ts';
-import { countEvent } from '../store/repositories/rate-counters.repository.ts';
+import { countEvent, deleteStaleCounters, uncountEvent } from '../store/repositories/rate-counters.repository.ts';
 import { newId } from '../util/ids.ts';
 import type { Context } from './context.ts';
 import { enqueueMail } from './mail.ts';
@@ -39,11 +39,18 @@ function digest(token: string): string {
 /** Throws `rate_limit_exceeded` (with Retry-After) when `key` counted more than `max` this hour. */
 export async function countPerHour(ctx: Context, key: string, max: number, message: string): Promise<void> {
   const now = ctx.clock();
+  // Swept here, where counters are made, so that the table holds only the last hour's addresses.
+  await deleteStaleCounters(ctx.store, now - HOUR_MS);
   const { count, windowStartedAt } = await countEvent(ctx.store, key, HOUR_MS, now);
   if (count > max) {
     const seconds = Math.max(1, Math.ceil((windowStartedAt + HOUR_MS - now) / 1000));
     throw new AppError('rate_limit_exceeded', message, { headers: { 'retry-after': String(seconds) } });
   }
+}
+
+/** Gives back an event counted by `countPerHour` that did not happen after all. */
+export async function uncountPerHour(ctx: Context, key: string): Promise<void> {
+  await uncountEvent(ctx.store, key);
 }
 
 /** Whether another link may be mailed to this owner this hour (silently not, beyond the limit). */

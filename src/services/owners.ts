@@ -9,7 +9,7 @@ import { createAccount } from './accounts.ts';
 import type { Context } from './context.ts';
 import { cancelLoginAttempt, releaseLoginAttempt, reserveLoginAttempt } from './login-throttle.ts';
 import { MIN_PASSWORD_LENGTH } from './operators.ts';
-import { countPerHour, mailSignupAttempt, sendVerificationLink } from './owner-links.ts';
+import { countPerHour, mailSignupAttempt, sendVerificationLink, uncountPerHour } from './owner-links.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
 import { endOtherSessions } from './sessions.ts';
 
@@ -68,11 +68,19 @@ export async function signUpOwner(ctx: Context, input: { name: string; email: st
   const email = normaliseEmail(input.email);
   checkNewPassword(input.password);
   // Counted before the lookup and the hash, so parallel sign-ups cannot race past the limit.
-  await countPerHour(ctx, `signup|${ip}`, ctx.config.signup.maxPerHour, 'Too many sign-ups from this address; try again later.');
+  const counter = `signup|${ip}`;
+  await countPerHour(ctx, counter, ctx.config.signup.maxPerHour, 'Too many sign-ups from this address; try again later.');
   const taken = await ctx.store.db.selectFrom('owners').selectAll().where('email', '=', email).executeTakeFirst();
   if (taken && mode === 'open') throw new AppError('email_taken');
   // Hashed even for a taken address, so that the answer takes as long either way.
-  const passwordHash = await hashPassword(input.password);
+  let passwordHash: string;
+  try {
+    passwordHash = await hashPassword(input.password);
+  } catch (err) {
+    // Refused by a full hashing pool: nothing was made, so the try does not use up the hour's allowance.
+    await uncountPerHour(ctx, counter);
+    throw err;
+  }
   if (taken) {
     await mailSignupAttempt(ctx, taken);
     return { outcome: 'check_email', email };
@@ -144,14 +152,15 @@ async function checkLogin<T extends { password_hash: string }>(
 /** Checks an owner's e-mail and password (with the lockout); `ip` is the client's address. */
 export async function logInOwner(ctx: Context, email: string, password: string, ip: string): Promise<OwnersTable> {
   const normalised = email.trim().toLowerCase();
-  const row = await ctx.store.db.selectFrom('owners').selectAll().where('email', '=', normalised).executeTakeFirst();
-  return checkLogin(ctx, 'owner', row, normalised, password, ip);
+  // No account has a longer address; the lockout's key is cut to that length so it stays small.
+  const row = normalised.length > MAX_EMAIL_LENGTH ? undefined : await ctx.store.db.selectFrom('owners').selectAll().where('email', '=', normalised).executeTakeFirst();
+  return checkLogin(ctx, 'owner', row, normalised.slice(0, MAX_EMAIL_LENGTH), password, ip);
 }
 
 export async function logInOperator(ctx: Context, email: string, password: string, ip: string): Promise<OperatorsTable> {
   const normalised = email.trim().toLowerCase();
-  const row = await ctx.store.db.selectFrom('operators').selectAll().where('email', '=', normalised).executeTakeFirst();
-  return checkLogin(ctx, 'operator', row, normalised, password, ip);
+  const row = normalised.length > MAX_EMAIL_LENGTH ? undefined : await ctx.store.db.selectFrom('operators').selectAll().where('email', '=', normalised).executeTakeFirst();
+  return checkLogin(ctx, 'operator', row, normalised.slice(0, MAX_EMAIL_LENGTH), password, ip);
 }
 
 export async function getOwnerWithAccount(ctx: Context, ownerId: string): Promise<OwnerWithAccount | null> {

@@ -29,6 +29,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('count', 'integer', (c) => c.notNull())
     .addColumn('window_started_at', 'bigint', (c) => c.notNull())
     .execute();
+  await db.schema.createIndex('rate_counters_window').on('rate_counters').column('window_started_at').execute();
 }
 
 export async function down(): Promise<void> {

@@ -21,6 +21,11 @@ export async function countEvent(store: Store, key: string, windowMs: number, no
   return { count: Number(row.count), windowStartedAt: Number(row.window_started_at) };
 }
 
+/** Deletes counters whose window started at or before `before` (they would start over anyway). */
+export async function deleteStaleCounters(store: Store, before: number): Promise<void> {
+  await store.db.deleteFrom('rate_counters').where('window_started_at', '<=', before).execute();
+}
+
 /** Gives back one counted event (one that turned out not to count, such as a refused sign-up). */
 export async function uncountEvent(store: Store, key: string): Promise<void> {
   await store.db.updateTable('rate_counters').set({ count: sql<number>`count - 1` }).where('key', '=', key).where('count', '>', 0).execute();
