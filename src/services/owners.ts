@@ -4,6 +4,7 @@
  */
 import { AppError } from '../errors/catalogue.ts';
 import type { AccountsTable, OperatorsTable, OwnersTable } from '../store/database.ts';
+import { findOwnerByEmail, setOwnerPasswordHash } from '../store/repositories/owners.repository.ts';
 import { newId } from '../util/ids.ts';
 import { createAccount } from './accounts.ts';
 import type { Context } from './context.ts';
@@ -70,7 +71,7 @@ export async function signUpOwner(ctx: Context, input: { name: string; email: st
   // Counted before the lookup and the hash, so parallel sign-ups cannot race past the limit.
   const counter = `signup|${ip}`;
   await countPerHour(ctx, counter, ctx.config.signup.maxPerHour, 'Too many sign-ups from this address; try again later.');
-  const taken = await ctx.store.db.selectFrom('owners').selectAll().where('email', '=', email).executeTakeFirst();
+  const taken = await findOwnerByEmail(ctx.store.db, email);
   if (taken && mode === 'open') throw new AppError('email_taken');
   // Hashed even for a taken address, so that the answer takes as long either way.
   let passwordHash: string;
@@ -102,7 +103,7 @@ export async function signUpOwner(ctx: Context, input: { name: string; email: st
     await ctx.store.db.deleteFrom('accounts').where('id', '=', account.id).execute();
     if (!isUniqueViolation(err)) throw err;
     if (mode === 'open') throw new AppError('email_taken');
-    const winner = await ctx.store.db.selectFrom('owners').selectAll().where('email', '=', email).executeTakeFirst();
+    const winner = await findOwnerByEmail(ctx.store.db, email);
     if (winner) await mailSignupAttempt(ctx, winner);
     return { outcome: 'check_email', email };
   }
@@ -201,6 +202,6 @@ export async function changeOwnerPassword(ctx: Context, ownerId: string, current
   }
   if (!ok) throw new AppError('invalid_credentials', 'The current password is wrong.');
   await releaseLoginAttempt(ctx, attempt);
-  await ctx.store.db.updateTable('owners').set({ password_hash: await hashPassword(next) }).where('id', '=', ownerId).execute();
+  await setOwnerPasswordHash(ctx.store.db, ownerId, await hashPassword(next));
   await endOtherSessions(ctx, 'owner', ownerId, keepSessionId);
 }
