@@ -125,6 +125,7 @@ ${ctx.config.signup.mode === 'closed' ? '' : html`<p>No account yet? <a href="/d
 <label for="email">E-mail</label><input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="${values.email ?? ''}">
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="new-password" required minlength="12" aria-describedby="password-hint">
 <p class="hint" id="password-hint">At least 12 characters.</p>
+${ctx.config.signup.mode === 'verify' ? html`<p class="hint">We e-mail you a link to confirm the address; API keys and Sender IDs wait until you follow it.</p>` : ''}
 <div class="actions"><button type="submit">Create account</button></div></form>
 <p>Already signed up? <a href="/dashboard/login">Log in</a>.</p></section>`,
       });

@@ -77,7 +77,8 @@ export async function checkFormToken(request: FastifyRequest, expected: string):
   try {
     first = await parts.next();
   } catch {
-    throw new AppError('invalid_csrf_token');
+    // A body cut short or with bad part headers: refused as unreadable, as the upload handler does.
+    throw new AppError('invalid_request', 'The form could not be read; please try again.');
   }
   const part = first.done ? undefined : first.value;
   if (!part || part.type !== 'field' || part.fieldname !== '_csrf') throw new AppError('invalid_csrf_token');
