@@ -46,6 +46,12 @@ export interface Config {
   jobLeaseMs: number;
   /** Extra reserved Sender ID names, added to the built-in list. */
   reservedSenderNames: string[];
+  /**
+   * Dashboard sign-up (SIGNUP): `open` (an account at once), `verify` (an e-mailed link before
+   * keys or Sender IDs) or `closed` (the operator creates accounts); SIGNUP_MAX_PER_HOUR per
+   * client address.
+   */
+  signup: { mode: 'open' | 'verify' | 'closed'; maxPerHour: number };
 }
 
 export class ConfigError extends Error {
@@ -105,6 +111,10 @@ export function loadConfig(env: Env = process.env): Config {
     if (!/^\d+$/.test(s)) throw new ConfigError(`WEBHOOK_RETRY_DELAYS_MS must be comma-separated milliseconds, got ${JSON.stringify(delaysRaw)}`);
     return Number(s);
   });
+  const signupMode = env.SIGNUP?.trim() || 'open';
+  if (signupMode !== 'open' && signupMode !== 'verify' && signupMode !== 'closed') {
+    throw new ConfigError(`SIGNUP must be open, verify or closed, got ${JSON.stringify(env.SIGNUP)}`);
+  }
   const publicUrl = (url(env, 'PUBLIC_URL', 'http://localhost:3000', ['http:', 'https:']) as string).replace(/\/+$/, '');
   return {
     port: int(env, 'PORT', 3000, 0, 65535),
@@ -143,5 +153,6 @@ export function loadConfig(env: Env = process.env): Config {
       .split(',')
       .map((s) => s.trim().toUpperCase())
       .filter(Boolean),
+    signup: { mode: signupMode, maxPerHour: int(env, 'SIGNUP_MAX_PER_HOUR', 5, 1) },
   };
 }

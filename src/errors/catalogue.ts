@@ -183,7 +183,7 @@ export const catalogue = {
     status: 429,
     message: 'Too many requests.',
     description:
-      'The account exceeded its request rate, or its client address sent too many requests with a missing, unknown or revoked API key (`AUTH_FAILURE_LIMIT`). Wait for the number of seconds in `Retry-After` (the `RateLimit-Reset` header says the same) and retry with exponential backoff.',
+      'The account exceeded its request rate, its client address sent too many requests with a missing, unknown or revoked API key (`AUTH_FAILURE_LIMIT`), or too many dashboard sign-ups (`SIGNUP_MAX_PER_HOUR`) or password-reset requests. Wait for the number of seconds in `Retry-After` (the `RateLimit-Reset` header says the same) and retry with exponential backoff.',
     retryable: true,
   },
   // Dashboard
@@ -196,13 +196,26 @@ export const catalogue = {
   login_locked: {
     status: 429,
     message: 'Too many failed logins; try again later.',
-    description: 'Five failed dashboard logins for one e-mail address from one client address within 15 minutes lock that pair out for 15 minutes. `Retry-After` gives the seconds left.',
+    description:
+      'Five failed password checks (dashboard logins or password changes) for one e-mail address from one client address within 15 minutes lock that pair out for 15 minutes, and twenty from one client address lock the address out; each lockout in a row lasts twice as long, up to a day. An attempt counts from the moment it starts, so parallel guesses cannot race past the limit. `Retry-After` gives the seconds left.',
     retryable: true,
   },
   email_taken: {
     status: 409,
     message: 'An owner with this e-mail address already exists.',
-    description: 'A dashboard sign-up with an e-mail address that already has an owner login.',
+    description: 'A dashboard sign-up with an e-mail address that already has an owner login, when sign-up is `open` (with `SIGNUP=verify` or `closed` the answer never says whether an address has an account).',
+    retryable: false,
+  },
+  email_not_verified: {
+    status: 403,
+    message: 'Confirm your e-mail address first: follow the link we sent you.',
+    description: 'With `SIGNUP=verify`, an owner who has not yet followed the e-mailed confirmation link tried to create an API key or register a Sender ID.',
+    retryable: false,
+  },
+  signup_closed: {
+    status: 403,
+    message: 'Sign-up is closed on this installation; ask the operator for an account.',
+    description: 'A dashboard sign-up while `SIGNUP=closed`: the operator creates accounts (`pigeon account create`).',
     retryable: false,
   },
   invalid_csrf_token: {
@@ -226,7 +239,8 @@ export const catalogue = {
   service_unavailable: {
     status: 503,
     message: 'The service is temporarily unable to accept this request.',
-    description: 'The service is overloaded or starting up. Retry after the number of seconds in `Retry-After`.',
+    description:
+      'The service is overloaded or starting up, or more passwords are waiting to be hashed than the server lets queue (one hash per core at a time, at most 64 waiting). Retry after the number of seconds in `Retry-After`.',
     retryable: true,
   },
 } as const satisfies Record<string, ErrorSpec>;

@@ -4,25 +4,44 @@
  */
 import { AppError } from '../errors/catalogue.ts';
 import type { AccountsTable, OperatorsTable, OwnersTable } from '../store/database.ts';
+import { findOwnerByEmail, setOwnerPasswordHash } from '../store/repositories/owners.repository.ts';
 import { newId } from '../util/ids.ts';
 import { createAccount } from './accounts.ts';
 import type { Context } from './context.ts';
-import { assertNotLocked, clearLoginFailures, recordLoginFailure } from './login-throttle.ts';
+import { cancelLoginAttempt, releaseLoginAttempt, reserveLoginAttempt } from './login-throttle.ts';
 import { MIN_PASSWORD_LENGTH } from './operators.ts';
+import { countPerHour, mailSignupAttempt, sendVerificationLink, uncountPerHour } from './owner-links.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
+import { endOtherSessions } from './sessions.ts';
 
 /** Longer than any sane passphrase, short enough that hashing it costs nothing extra. */
 const MAX_PASSWORD_LENGTH = 1024;
 
+/** The longest address SMTP can carry (RFC 5321's 256-octet path, less the angle brackets). */
+export const MAX_EMAIL_LENGTH = 254;
+export const MAX_ACCOUNT_NAME_LENGTH = 100;
+
+/**
+ * The "valid e-mail address" of the HTML standard (what `<input type=email>` accepts): no
+ * display names, comments or quoted local parts, so `x<owner@corp>` is refused.
+ */
+const WHATWG_EMAIL = /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
+
 function normaliseEmail(email: string): string {
   const normalised = email.trim().toLowerCase();
-  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(normalised) || normalised.length > 254) {
-    throw new AppError('invalid_request', `Not an e-mail address: ${email}`);
-  }
+  if (normalised.length > MAX_EMAIL_LENGTH) throw new AppError('invalid_request', `An e-mail address has at most ${MAX_EMAIL_LENGTH} characters.`);
+  if (!WHATWG_EMAIL.test(normalised)) throw new AppError('invalid_request', `Not an e-mail address: ${email}`);
   return normalised;
 }
 
-function checkNewPassword(password: string): void {
+function checkAccountName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed === '') throw new AppError('invalid_request', 'Give the company or project name.');
+  if (trimmed.length > MAX_ACCOUNT_NAME_LENGTH) throw new AppError('invalid_request', `A name has at most ${MAX_ACCOUNT_NAME_LENGTH} characters.`);
+  return trimmed;
+}
+
+export function checkNewPassword(password: string): void {
   if (password.length < MIN_PASSWORD_LENGTH) throw new AppError('invalid_request', `A password has at least ${MIN_PASSWORD_LENGTH} characters.`);
   if (password.length > MAX_PASSWORD_LENGTH) throw new AppError('invalid_request', `A password has at most ${MAX_PASSWORD_LENGTH} characters.`);
 }
@@ -37,24 +56,67 @@ export interface OwnerWithAccount {
   account: AccountsTable;
 }
 
-export async function signUpOwner(ctx: Context, input: { name: string; email: string; password: string }): Promise<OwnerWithAccount> {
+/**
+ * What a sign-up answers: `created` (SIGNUP=open: log in now), or `check_email` (SIGNUP=verify:
+ * the same answer whether the address was free or already had an owner, who is mailed instead).
+ */
+export type SignUpResult = ({ outcome: 'created' } & OwnerWithAccount) | { outcome: 'check_email'; email: string };
+
+export async function signUpOwner(ctx: Context, input: { name: string; email: string; password: string }, ip: string): Promise<SignUpResult> {
+  const mode = ctx.config.signup.mode;
+  if (mode === 'closed') throw new AppError('signup_closed');
+  const name = checkAccountName(input.name);
   const email = normaliseEmail(input.email);
   checkNewPassword(input.password);
-  const taken = await ctx.store.db.selectFrom('owners').select('id').where('email', '=', email).executeTakeFirst();
-  if (taken) throw new AppError('email_taken');
-  const passwordHash = await hashPassword(input.password);
-  const account = await createAccount(ctx, { name: input.name, email, credits: 0 });
+  // Counted before the lookup and the hash, so parallel sign-ups cannot race past the limit.
+  const counter = `signup|${ip}`;
+  await countPerHour(ctx, counter, ctx.config.signup.maxPerHour, 'Too many sign-ups from this address; try again later.');
+  const taken = await findOwnerByEmail(ctx.store.db, email);
+  if (taken && mode === 'open') throw new AppError('email_taken');
+  // Hashed even for a taken address, so that the answer takes as long either way.
+  let passwordHash: string;
+  try {
+    passwordHash = await hashPassword(input.password);
+  } catch (err) {
+    // Refused by a full hashing pool: nothing was made, so the try does not use up the hour's allowance.
+    await uncountPerHour(ctx, counter);
+    throw err;
+  }
+  if (taken) {
+    await mailSignupAttempt(ctx, taken);
+    return { outcome: 'check_email', email };
+  }
+  const account = await createAccount(ctx, { name, email, credits: 0 });
   const now = ctx.clock();
-  const owner: OwnersTable = { id: newId('own', now), account_id: account.id, email, password_hash: passwordHash, created_at: now };
+  const owner: OwnersTable = {
+    id: newId('own', now),
+    account_id: account.id,
+    email,
+    password_hash: passwordHash,
+    created_at: now,
+    email_verified_at: mode === 'open' ? now : null,
+  };
   try {
     await ctx.store.db.insertInto('owners').values(owner).execute();
   } catch (err) {
     // Two sign-ups raced for the address: the loser's fresh, empty account goes away again.
     await ctx.store.db.deleteFrom('accounts').where('id', '=', account.id).execute();
-    if (isUniqueViolation(err)) throw new AppError('email_taken');
-    throw err;
+    if (!isUniqueViolation(err)) throw err;
+    if (mode === 'open') throw new AppError('email_taken');
+    const winner = await findOwnerByEmail(ctx.store.db, email);
+    if (winner) await mailSignupAttempt(ctx, winner);
+    return { outcome: 'check_email', email };
   }
-  return { owner, account };
+  if (mode === 'verify') {
+    await sendVerificationLink(ctx, owner);
+    return { outcome: 'check_email', email };
+  }
+  return { outcome: 'created', owner, account };
+}
+
+/** SIGNUP=verify: keys and Sender IDs wait until the owner has confirmed the address. */
+export function assertOwnerVerified(owner: OwnersTable): void {
+  if (owner.email_verified_at == null) throw new AppError('email_not_verified');
 }
 
 /**
@@ -71,29 +133,35 @@ async function checkLogin<T extends { password_hash: string }>(
   password: string,
   ip: string,
 ): Promise<T> {
-  await assertNotLocked(ctx, scope, email, ip);
-  const ok = row
-    ? await verifyPassword(password.slice(0, MAX_PASSWORD_LENGTH), row.password_hash)
-    : (await verifyPassword(password.slice(0, MAX_PASSWORD_LENGTH), await (decoyHash ??= hashPassword('decoy password'))), false);
-  if (!row || !ok) {
-    await recordLoginFailure(ctx, scope, email, ip);
-    throw new AppError('invalid_credentials');
+  const attempt = await reserveLoginAttempt(ctx, scope, email, ip);
+  let ok: boolean;
+  try {
+    ok = row
+      ? await verifyPassword(password.slice(0, MAX_PASSWORD_LENGTH), row.password_hash)
+      : (await verifyPassword(password.slice(0, MAX_PASSWORD_LENGTH), await (decoyHash ??= hashPassword('decoy password'))), false);
+  } catch (err) {
+    // The password was never checked (the hashing pool was full): the attempt does not count.
+    await cancelLoginAttempt(ctx, attempt);
+    if (!row) decoyHash = null;
+    throw err;
   }
-  await clearLoginFailures(ctx, scope, email, ip);
+  if (!row || !ok) throw new AppError('invalid_credentials');
+  await releaseLoginAttempt(ctx, attempt);
   return row;
 }
 
 /** Checks an owner's e-mail and password (with the lockout); `ip` is the client's address. */
 export async function logInOwner(ctx: Context, email: string, password: string, ip: string): Promise<OwnersTable> {
   const normalised = email.trim().toLowerCase();
-  const row = await ctx.store.db.selectFrom('owners').selectAll().where('email', '=', normalised).executeTakeFirst();
-  return checkLogin(ctx, 'owner', row, normalised, password, ip);
+  // No account has a longer address; the lockout's key is cut to that length so it stays small.
+  const row = normalised.length > MAX_EMAIL_LENGTH ? undefined : await ctx.store.db.selectFrom('owners').selectAll().where('email', '=', normalised).executeTakeFirst();
+  return checkLogin(ctx, 'owner', row, normalised.slice(0, MAX_EMAIL_LENGTH), password, ip);
 }
 
 export async function logInOperator(ctx: Context, email: string, password: string, ip: string): Promise<OperatorsTable> {
   const normalised = email.trim().toLowerCase();
-  const row = await ctx.store.db.selectFrom('operators').selectAll().where('email', '=', normalised).executeTakeFirst();
-  return checkLogin(ctx, 'operator', row, normalised, password, ip);
+  const row = normalised.length > MAX_EMAIL_LENGTH ? undefined : await ctx.store.db.selectFrom('operators').selectAll().where('email', '=', normalised).executeTakeFirst();
+  return checkLogin(ctx, 'operator', row, normalised.slice(0, MAX_EMAIL_LENGTH), password, ip);
 }
 
 export async function getOwnerWithAccount(ctx: Context, ownerId: string): Promise<OwnerWithAccount | null> {
@@ -115,12 +183,25 @@ export async function accountEmails(ctx: Context, accountId: string): Promise<st
   return account ? [account.email] : [];
 }
 
-export async function changeOwnerPassword(ctx: Context, ownerId: string, current: string, next: string): Promise<void> {
+/**
+ * Changes a password after checking the current one, under the same lockout as logins (the same
+ * e-mail and address keys: a stolen session cannot guess the password faster than the login
+ * form can), and ends every other session of the owner.
+ */
+export async function changeOwnerPassword(ctx: Context, ownerId: string, current: string, next: string, ip: string, keepSessionId: string): Promise<void> {
   const owner = await ctx.store.db.selectFrom('owners').selectAll().where('id', '=', ownerId).executeTakeFirst();
   if (!owner) throw new AppError('not_found', 'No such owner.');
-  if (!(await verifyPassword(current.slice(0, MAX_PASSWORD_LENGTH), owner.password_hash))) {
-    throw new AppError('invalid_credentials', 'The current password is wrong.');
-  }
   checkNewPassword(next);
-  await ctx.store.db.updateTable('owners').set({ password_hash: await hashPassword(next) }).where('id', '=', ownerId).execute();
+  const attempt = await reserveLoginAttempt(ctx, 'owner', owner.email, ip);
+  let ok: boolean;
+  try {
+    ok = await verifyPassword(current.slice(0, MAX_PASSWORD_LENGTH), owner.password_hash);
+  } catch (err) {
+    await cancelLoginAttempt(ctx, attempt);
+    throw err;
+  }
+  if (!ok) throw new AppError('invalid_credentials', 'The current password is wrong.');
+  await releaseLoginAttempt(ctx, attempt);
+  await setOwnerPasswordHash(ctx.store.db, ownerId, await hashPassword(next));
+  await endOtherSessions(ctx, 'owner', ownerId, keepSessionId);
 }

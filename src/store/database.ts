@@ -170,6 +170,29 @@ export interface OwnersTable {
   /** scrypt, in the self-describing form of src/services/passwords.ts. */
   password_hash: string;
   created_at: number;
+  /** When the owner followed the e-mailed link (SIGNUP=verify); null until then. */
+  email_verified_at: number | null;
+}
+
+export type OwnerTokenPurpose = 'reset' | 'verify';
+
+/** A single-use e-mailed link for an owner: password reset or address verification. */
+export interface OwnerTokensTable {
+  id: string;
+  /** SHA-256 of the link's token, hex; the token itself is never stored. */
+  token_digest: string;
+  purpose: OwnerTokenPurpose;
+  owner_id: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+/** Fixed-window counters (sign-ups per client address, reset mails per owner). */
+export interface RateCountersTable {
+  key: string;
+  count: number;
+  window_started_at: number;
 }
 
 export type SessionKind = 'owner' | 'operator';
@@ -272,6 +295,8 @@ export interface Database {
   owners: OwnersTable;
   sessions: SessionsTable;
   login_throttle: LoginThrottleTable;
+  owner_tokens: OwnerTokensTable;
+  rate_counters: RateCountersTable;
   sender_id_documents: SenderIdDocumentsTable;
   mail_outbox: MailOutboxTable;
 }

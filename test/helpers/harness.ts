@@ -38,7 +38,7 @@ export interface Harness {
 
 export async function harness(env: Record<string, string> = {}): Promise<Harness> {
   const store = await openTestStore();
-  const config = loadConfig({ SIM_DELIVERY_DELAY_MS: '1000', RATE_LIMIT_MAX: '100000', AUTH_FAILURE_LIMIT: '100000', PUBLIC_URL: 'https://pigeon.test', ...env, DATABASE_URL: 'sqlite::memory:' });
+  const config = loadConfig({ SIM_DELIVERY_DELAY_MS: '1000', RATE_LIMIT_MAX: '100000', AUTH_FAILURE_LIMIT: '100000', SIGNUP_MAX_PER_HOUR: '100000', PUBLIC_URL: 'https://pigeon.test', ...env, DATABASE_URL: 'sqlite::memory:' });
   const clock = new TestClock();
   const ctx: Context = { store, config, clock: clock.now, log: pino({ level: 'silent' }), wake: () => {} };
   const carrier = new SimulatorCarrier(config.simulator.deliveryDelayMs, clock.now, true);

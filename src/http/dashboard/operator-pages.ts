@@ -16,7 +16,7 @@ import type { OperatorsTable, SessionsTable } from '../../store/database.ts';
 import { html, type Html } from '../html.ts';
 import { alert, csrfField, formatBytes, page, statusBadge, table, when } from './layout.ts';
 import { sendDocument } from './owner-pages.ts';
-import { checkCsrf, clearSessionCookie, field, loginHandler, preLoginToken, seeOther, SESSION_COOKIE } from './session-guard.ts';
+import { checkFormToken, clearSessionCookie, field, loginHandler, preLoginToken, seeOther, SESSION_COOKIE } from './session-guard.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -39,7 +39,7 @@ export function operatorPages(ctx: Context) {
       const operator = session ? await getOperator(ctx, session.subject_id) : null;
       if (!session || !operator) return seeOther(reply, '/operator/login');
       request.operator = { session, operator };
-      if (request.method === 'POST') checkCsrf(session.csrf_token, field(request.body, '_csrf'));
+      if (request.method !== 'GET' && request.method !== 'HEAD') await checkFormToken(request, session.csrf_token);
     });
 
     const render = (request: FastifyRequest, reply: FastifyReply, title: string, current: string, body: Html) => {

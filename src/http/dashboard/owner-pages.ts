@@ -11,21 +11,23 @@ import { rotateWebhookSecret, WEBHOOK_SECRET_OVERLAP_MS } from '../../services/a
 import { createApiKey, listApiKeys, revokeApiKey, SCOPES, type CreatedKey } from '../../services/api-keys.ts';
 import type { Context } from '../../services/context.ts';
 import { addSenderIdDocuments, checkDocument, getSenderIdDocument, listSenderIdDocuments, MAX_DOCUMENTS_PER_UPLOAD } from '../../services/documents.ts';
-import { changeOwnerPassword, getOwnerWithAccount, logInOwner, signUpOwner, type OwnerWithAccount } from '../../services/owners.ts';
+import { requestPasswordReset, resetLinkIsLive, resetPassword, sendVerificationLink, verifyOwnerEmail } from '../../services/owner-links.ts';
+import { assertOwnerVerified, changeOwnerPassword, checkNewPassword, getOwnerWithAccount, logInOwner, signUpOwner, type OwnerWithAccount } from '../../services/owners.ts';
 import { dailyMessageStats, listCreditLedger, listDeliveryReports, messageDetail } from '../../services/reports.ts';
 import { newKeyFormNonce, useKeyFormNonce } from '../../services/key-form-nonce.ts';
 import { onboardingSteps, type OnboardingStepId } from '../../services/onboarding.ts';
 import { listSenderIds, registerSenderId } from '../../services/sender-ids.ts';
-import { createSession, endOtherSessions, endSession, resolveSession } from '../../services/sessions.ts';
+import { createSession, endSession, resolveSession } from '../../services/sessions.ts';
 import type { SessionsTable } from '../../store/database.ts';
 import { html, raw, type Html } from '../html.ts';
 import { alert, csrfField, formatBytes, page, statusBadge, table, when } from './layout.ts';
 import {
-  checkCsrf,
+  checkFormToken,
   checkPreLoginToken,
   clearSessionCookie,
   field,
   fields,
+  formParts,
   loginHandler,
   preLoginToken,
   seeOther,
@@ -68,30 +70,51 @@ export function ownerPages(ctx: Context) {
         return seeOther(reply, '/dashboard/login');
       }
       request.owner = { session, ...found };
-      // Multipart forms are read by their handler, which checks the token after the fields arrive.
-      if (request.method === 'POST' && !request.isMultipart()) checkCsrf(session.csrf_token, field(request.body, '_csrf'));
+      if (request.method !== 'GET' && request.method !== 'HEAD') await checkFormToken(request, session.csrf_token);
     });
 
     const render = (request: FastifyRequest, reply: FastifyReply, title: string, current: string, body: Html, scripts?: string[]) => {
       const s = state(request);
       const suspended = s.account.status === 'suspended' ? alert('This account is suspended: the API refuses its keys. Contact the operator.') : html``;
+      const unverified =
+        s.owner.email_verified_at == null
+          ? html`<div class="alert error" role="alert" id="unverified">Confirm your e-mail address: follow the link we sent to ${s.owner.email}. Until then you cannot create API keys or register Sender IDs.
+<form method="post" action="/dashboard/verify/resend" class="inline">${csrfField(s.session.csrf_token)}<button type="submit" class="secondary">Send the link again</button></form></div>`
+          : html``;
       return reply.type('text/html; charset=utf-8').send(
-        page({ title, area: 'owner', current, session: { csrf: s.session.csrf_token, who: s.owner.email }, body: html`${suspended}${body}`, scripts }),
+        page({ title, area: 'owner', current, session: { csrf: s.session.csrf_token, who: s.owner.email }, body: html`${suspended}${unverified}${body}`, scripts }),
       );
     };
 
     // ---- Sign-up, login, logout -------------------------------------------------------------
 
-    const loginPage = (token: string, error?: string, email = '') =>
+    const loginPage = (token: string, error?: string, email = '', notice?: string) =>
       page({
         title: 'Log in',
         area: 'owner',
-        body: html`<section class="narrow">${alert(error)}
+        body: html`<section class="narrow">${alert(error)}${alert(notice, 'ok')}
 <form method="post" action="/dashboard/login">${csrfField(token)}
 <label for="email">E-mail</label><input id="email" name="email" type="email" autocomplete="username" required value="${email}">
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
 <div class="actions"><button type="submit">Log in</button></div></form>
-<p>No account yet? <a href="/dashboard/signup">Sign up</a>.</p></section>`,
+<p><a href="/dashboard/forgot-password">Forgot password?</a></p>
+${ctx.config.signup.mode === 'closed' ? '' : html`<p>No account yet? <a href="/dashboard/signup">Sign up</a>.</p>`}</section>`,
+      });
+
+    const closedPage = () =>
+      page({
+        title: 'Sign up',
+        area: 'owner',
+        body: html`<section class="narrow"><p id="signup-closed">Sign-up is closed on this installation: the operator creates accounts. Ask them for one.</p>
+<p>Already have an account? <a href="/dashboard/login">Log in</a>.</p></section>`,
+      });
+
+    const checkEmailPage = (email: string) =>
+      page({
+        title: 'Check your e-mail',
+        area: 'owner',
+        body: html`<section class="narrow"><p class="alert ok" role="status" id="check-email">We have sent a mail to ${email}. Follow its link to confirm the address; you can log in meanwhile, and create API keys and Sender IDs once it is confirmed.</p>
+<p><a href="/dashboard/login">Log in</a></p></section>`,
       });
 
     const signupPage = (token: string, error?: string, values: { name?: string; email?: string } = {}) =>
@@ -101,9 +124,10 @@ export function ownerPages(ctx: Context) {
         body: html`<section class="narrow">${alert(error)}
 <form method="post" action="/dashboard/signup">${csrfField(token)}
 <label for="name">Company or project name</label><input id="name" name="name" type="text" autocomplete="organization" required maxlength="100" value="${values.name ?? ''}">
-<label for="email">E-mail</label><input id="email" name="email" type="email" autocomplete="username" required value="${values.email ?? ''}">
+<label for="email">E-mail</label><input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="${values.email ?? ''}">
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="new-password" required minlength="12" aria-describedby="password-hint">
 <p class="hint" id="password-hint">At least 12 characters.</p>
+${ctx.config.signup.mode === 'verify' ? html`<p class="hint">We e-mail you a link to confirm the address; API keys and Sender IDs wait until you follow it.</p>` : ''}
 <div class="actions"><button type="submit">Create account</button></div></form>
 <p>Already signed up? <a href="/dashboard/login">Log in</a>.</p></section>`,
       });
@@ -115,21 +139,124 @@ export function ownerPages(ctx: Context) {
     app.post('/login', { config: { public: true } }, loginHandler(ctx, 'owner', (email, password, ip) => logInOwner(ctx, email, password, ip), '/dashboard', loginPage));
 
     app.get('/signup', { config: { public: true } }, async (request, reply) =>
-      reply.type('text/html; charset=utf-8').send(signupPage(preLoginToken(ctx, request, reply))),
+      reply.type('text/html; charset=utf-8').send(ctx.config.signup.mode === 'closed' ? closedPage() : signupPage(preLoginToken(ctx, request, reply))),
     );
 
     app.post('/signup', { config: { public: true } }, async (request, reply) => {
       checkPreLoginToken(request, field(request.body, '_csrf'));
-      const values = { name: field(request.body, 'name'), email: field(request.body, 'email') };
+      // Echoed into the form again, so cut to what the form allows.
+      const values = { name: field(request.body, 'name').slice(0, 100), email: field(request.body, 'email').slice(0, 254) };
       try {
-        const { owner } = await signUpOwner(ctx, { ...values, password: field(request.body, 'password') });
-        const { token } = await createSession(ctx, 'owner', owner.id);
+        const result = await signUpOwner(ctx, { name: field(request.body, 'name'), email: field(request.body, 'email'), password: field(request.body, 'password') }, request.ip);
+        if (result.outcome === 'check_email') return reply.type('text/html; charset=utf-8').send(checkEmailPage(result.email));
+        const { token } = await createSession(ctx, 'owner', result.owner.id);
         setSessionCookie(ctx, reply, 'owner', token);
         return seeOther(reply, '/dashboard');
       } catch (err) {
-        if (!(err instanceof AppError) || !['invalid_request', 'email_taken'].includes(err.code)) throw err;
+        if (!(err instanceof AppError)) throw err;
+        if (err.code === 'signup_closed') return reply.code(err.status).type('text/html; charset=utf-8').send(closedPage());
+        if (!['invalid_request', 'email_taken', 'rate_limit_exceeded', 'service_unavailable'].includes(err.code)) throw err;
+        if (err.headers) reply.headers(err.headers);
         return reply.code(err.status).type('text/html; charset=utf-8').send(signupPage(preLoginToken(ctx, request, reply), err.message, values));
       }
+    });
+
+    // ---- Password reset and address confirmation (e-mailed links) ---------------------------
+
+    const forgotPage = (token: string, opts: { error?: string; sent?: boolean } = {}) =>
+      page({
+        title: 'Forgot password',
+        area: 'owner',
+        body: html`<section class="narrow">${alert(opts.error)}${
+          opts.sent
+            ? html`<p class="alert ok" role="status" id="reset-sent">If an account has that address, a mail with a link to choose a new password is on its way. The link works once, for 30 minutes.</p>`
+            : ''
+        }
+<form method="post" action="/dashboard/forgot-password">${csrfField(token)}
+<label for="email">E-mail</label><input id="email" name="email" type="email" autocomplete="username" required maxlength="254">
+<div class="actions"><button type="submit">Send a reset link</button></div></form>
+<p><a href="/dashboard/login">Log in</a></p></section>`,
+      });
+
+    const resetPage = (csrf: string, token: string, error?: string) =>
+      page({
+        title: 'Choose a new password',
+        area: 'owner',
+        body: html`<section class="narrow">${alert(error)}
+<form method="post" action="/dashboard/reset-password">${csrfField(csrf)}<input type="hidden" name="token" value="${token}">
+<label for="password">New password</label><input id="password" name="password" type="password" autocomplete="new-password" required minlength="12" aria-describedby="password-hint">
+<p class="hint" id="password-hint">At least 12 characters. Every session of yours is logged out.</p>
+<div class="actions"><button type="submit">Set the new password</button></div></form></section>`,
+      });
+
+    const deadLinkPage = () =>
+      page({
+        title: 'Link expired',
+        area: 'owner',
+        body: html`<section class="narrow"><p class="alert error" role="alert">This link has expired or has already been used.</p>
+<p><a href="/dashboard/forgot-password">Ask for a new reset link</a> · <a href="/dashboard/login">Log in</a></p></section>`,
+      });
+
+    app.get('/forgot-password', { config: { public: true } }, async (request, reply) =>
+      reply.type('text/html; charset=utf-8').send(forgotPage(preLoginToken(ctx, request, reply))),
+    );
+
+    app.post('/forgot-password', { config: { public: true } }, async (request, reply) => {
+      checkPreLoginToken(request, field(request.body, '_csrf'));
+      try {
+        await requestPasswordReset(ctx, field(request.body, 'email'), request.ip);
+      } catch (err) {
+        if (!(err instanceof AppError) || err.code !== 'rate_limit_exceeded') throw err;
+        if (err.headers) reply.headers(err.headers);
+        return reply.code(err.status).type('text/html; charset=utf-8').send(forgotPage(preLoginToken(ctx, request, reply), { error: err.message }));
+      }
+      // The same answer whether or not the address has an account.
+      return reply.type('text/html; charset=utf-8').send(forgotPage(preLoginToken(ctx, request, reply), { sent: true }));
+    });
+
+    app.get<{ Querystring: { token?: string } }>('/reset-password', { config: { public: true } }, async (request, reply) => {
+      const token = typeof request.query.token === 'string' ? request.query.token : '';
+      reply.header('referrer-policy', 'no-referrer');
+      if (!(await resetLinkIsLive(ctx, token))) return reply.code(400).type('text/html; charset=utf-8').send(deadLinkPage());
+      return reply.type('text/html; charset=utf-8').send(resetPage(preLoginToken(ctx, request, reply), token));
+    });
+
+    app.post('/reset-password', { config: { public: true } }, async (request, reply) => {
+      checkPreLoginToken(request, field(request.body, '_csrf'));
+      const token = field(request.body, 'token');
+      try {
+        await resetPassword(ctx, token, field(request.body, 'password'), checkNewPassword);
+      } catch (err) {
+        if (!(err instanceof AppError) || !['invalid_request', 'service_unavailable'].includes(err.code)) throw err;
+        if (err.headers) reply.headers(err.headers);
+        if (!(await resetLinkIsLive(ctx, token))) return reply.code(400).type('text/html; charset=utf-8').send(deadLinkPage());
+        return reply.code(err.status).type('text/html; charset=utf-8').send(resetPage(preLoginToken(ctx, request, reply), token, err.message));
+      }
+      clearSessionCookie(ctx, reply, 'owner');
+      return reply.type('text/html; charset=utf-8').send(loginPage(preLoginToken(ctx, request, reply), undefined, '', 'Your password was changed; log in with the new one.'));
+    });
+
+    app.get<{ Querystring: { token?: string } }>('/verify', { config: { public: true } }, async (request, reply) => {
+      reply.header('referrer-policy', 'no-referrer');
+      try {
+        await verifyOwnerEmail(ctx, typeof request.query.token === 'string' ? request.query.token : '');
+      } catch (err) {
+        if (!(err instanceof AppError) || err.code !== 'invalid_request') throw err;
+        return reply.code(400).type('text/html; charset=utf-8').send(deadLinkPage());
+      }
+      return reply.type('text/html; charset=utf-8').send(
+        page({
+          title: 'Address confirmed',
+          area: 'owner',
+          body: html`<section class="narrow"><p class="alert ok" role="status" id="verified">Your e-mail address is confirmed: you can now create API keys and register Sender IDs.</p><p><a href="/dashboard">Go to the dashboard</a></p></section>`,
+        }),
+      );
+    });
+
+    app.post('/verify/resend', async (request, reply) => {
+      const { owner } = state(request);
+      if (owner.email_verified_at == null) await sendVerificationLink(ctx, owner);
+      return seeOther(reply, '/dashboard');
     });
 
     app.post('/logout', async (request, reply) => {
@@ -267,13 +394,14 @@ ${table('Your API keys', ['Label', 'Prefix', 'Scopes', 'Created', 'Last used', '
         });
       }
       try {
+        assertOwnerVerified(state(request).owner);
         if (scopes.length === 0) throw new AppError('invalid_request', 'Choose at least one scope.');
         const created = await createApiKey(ctx, state(request).account.id, { label, scopes });
         reply.header('cache-control', 'no-store');
         return keysPage(request, reply, { created });
       } catch (err) {
-        if (!(err instanceof AppError) || err.code !== 'invalid_request') throw err;
-        reply.code(400);
+        if (!(err instanceof AppError) || !['invalid_request', 'email_not_verified'].includes(err.code)) throw err;
+        reply.code(err.status);
         return keysPage(request, reply, { error: err.message, label });
       }
     });
@@ -333,13 +461,13 @@ ${table('Your API keys', ['Label', 'Prefix', 'Scopes', 'Created', 'Last used', '
     app.post('/settings/password', async (request, reply) => {
       const s = state(request);
       try {
-        await changeOwnerPassword(ctx, s.owner.id, field(request.body, 'current'), field(request.body, 'next'));
+        await changeOwnerPassword(ctx, s.owner.id, field(request.body, 'current'), field(request.body, 'next'), request.ip, s.session.id);
       } catch (err) {
-        if (!(err instanceof AppError) || !['invalid_request', 'invalid_credentials'].includes(err.code)) throw err;
+        if (!(err instanceof AppError) || !['invalid_request', 'invalid_credentials', 'login_locked', 'service_unavailable'].includes(err.code)) throw err;
+        if (err.headers) reply.headers(err.headers);
         reply.code(err.status);
         return passwordPage(request, reply, { text: err.message, kind: 'error' });
       }
-      await endOtherSessions(ctx, 'owner', s.owner.id, s.session.id);
       return passwordPage(request, reply, { text: 'Your password was changed.', kind: 'ok' });
     });
 
@@ -393,11 +521,12 @@ ${table('Your Sender IDs', ['Name', 'Status', 'Reviewer’s note', 'Documents', 
     });
 
     app.post('/sender-ids', async (request, reply) => {
-      const { account, session } = state(request);
+      const { account } = state(request);
+      assertOwnerVerified(state(request).owner);
       const values: Record<string, string> = {};
       const files: { filename: string; bytes: Buffer }[] = [];
       try {
-        for await (const part of request.parts()) {
+        for await (const part of formParts(request)) {
           if (part.type === 'file') {
             const bytes = await part.toBuffer();
             // An empty file input still sends one part with no name and no bytes.
@@ -413,7 +542,6 @@ ${table('Your Sender IDs', ['Name', 'Status', 'Reviewer’s note', 'Documents', 
         // Anything else here is a malformed multipart body (cut short, bad part headers).
         throw new AppError('invalid_request', 'The upload could not be read; please try again.');
       }
-      checkCsrf(session.csrf_token, values._csrf);
       const name = (values.name ?? '').trim();
       try {
         for (const f of files) checkDocument(f);

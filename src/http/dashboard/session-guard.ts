@@ -1,9 +1,12 @@
 /**
  * Cookies and CSRF for the dashboard. A signed-in person holds a session cookie (HttpOnly,
  * SameSite=Lax, Secure when PUBLIC_URL is https, scoped to its area's path); every form carries
- * the session's CSRF token in a hidden field. Forms shown before login (sign-up, login) use a
- * double-submit token: a random cookie that the hidden field must repeat.
+ * the session's CSRF token in a hidden field, and every state-changing request is checked for it
+ * before its handler runs, whatever its content type (`checkFormToken`). Forms shown before login
+ * (sign-up, login, password reset) use a double-submit token: a random cookie that the hidden
+ * field must repeat.
  */
+import type { Multipart } from '@fastify/multipart';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors/catalogue.ts';
 import type { Context } from '../../services/context.ts';
@@ -15,7 +18,14 @@ declare module 'fastify' {
     /** A dashboard route reachable without a session (login, sign-up). */
     public?: boolean;
   }
+  interface FastifyRequest {
+    /** A multipart body's parts after the form token, which `checkFormToken` has read. */
+    formParts?: AsyncIterableIterator<Multipart>;
+  }
 }
+
+/** The header the dashboard's script sends the form token in (htmx requests). */
+export const CSRF_HEADER = 'x-csrf-token';
 
 export const SESSION_COOKIE: Record<Area, string> = { owner: 'pigeon_session', operator: 'pigeon_operator' };
 const COOKIE_PATH: Record<Area, string> = { owner: '/dashboard', operator: '/operator' };
@@ -48,6 +58,37 @@ export function checkPreLoginToken(request: FastifyRequest, field: unknown): voi
 
 export function checkCsrf(expected: string, field: unknown): void {
   if (!sameSecret(expected, typeof field === 'string' ? field : undefined)) throw new AppError('invalid_csrf_token');
+}
+
+/**
+ * Checks the session's form token on a state-changing request, before anything acts on it: from
+ * the `X-CSRF-Token` header when present (another site's form cannot set headers), else from the
+ * `_csrf` field, which in a multipart body must be the first part (the hidden field comes first
+ * in every form, and browsers send fields in document order). Reading it first means a forged
+ * upload is refused before a single file byte is looked at; the handler reads the remaining parts
+ * with `formParts`.
+ */
+export async function checkFormToken(request: FastifyRequest, expected: string): Promise<void> {
+  const header = request.headers[CSRF_HEADER];
+  if (typeof header === 'string' && header !== '') return checkCsrf(expected, header);
+  if (!request.isMultipart()) return checkCsrf(expected, field(request.body, '_csrf'));
+  const parts = request.parts();
+  let first: IteratorResult<Multipart>;
+  try {
+    first = await parts.next();
+  } catch {
+    // A body cut short or with bad part headers: refused as unreadable, as the upload handler does.
+    throw new AppError('invalid_request', 'The form could not be read; please try again.');
+  }
+  const part = first.done ? undefined : first.value;
+  if (!part || part.type !== 'field' || part.fieldname !== '_csrf') throw new AppError('invalid_csrf_token');
+  checkCsrf(expected, part.value);
+  request.formParts = parts;
+}
+
+/** The parts of a multipart form that `checkFormToken` has not read. */
+export function formParts(request: FastifyRequest): AsyncIterableIterator<Multipart> {
+  return request.formParts ?? request.parts();
 }
 
 /** A form body's string field ('' when missing or not a string). */
@@ -89,7 +130,7 @@ export function loginHandler(
       setSessionCookie(ctx, reply, area, token);
       return seeOther(reply, home);
     } catch (err) {
-      if (!(err instanceof AppError) || !['invalid_credentials', 'login_locked'].includes(err.code)) throw err;
+      if (!(err instanceof AppError) || !['invalid_credentials', 'login_locked', 'service_unavailable'].includes(err.code)) throw err;
       if (err.headers) reply.headers(err.headers);
       return reply.code(err.status).type('text/html; charset=utf-8').send(loginPage(preLoginToken(ctx, request, reply), err.message, email));
     }

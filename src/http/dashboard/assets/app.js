@@ -41,3 +41,9 @@ document.addEventListener('DOMContentLoaded', () => {
   );
   window.addEventListener('resize', () => plot.setSize({ width: width(), height: 240 }));
 });
+document.addEventListener('htmx:configRequest', (event) => {
+  // htmx requests carry the page's form token as a header: the server checks it on every
+  // state-changing request, whatever the body's type.
+  const field = document.querySelector('input[name="_csrf"]');
+  if (field && event.detail && event.detail.headers) event.detail.headers['X-CSRF-Token'] = field.value;
+});
