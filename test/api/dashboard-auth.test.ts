@@ -36,6 +36,13 @@ async function outbox(h: Harness, to: string) {
   return h.ctx.store.db.selectFrom('mail_outbox').selectAll().where('to_address', '=', to).orderBy('created_at').orderBy('id').execute();
 }
 
+/** The one-time nonce of the Generate New Key form on a page. */
+function keyFormNonce(body: string): string {
+  const m = /name="nonce" value="([^"]+)"/.exec(body);
+  assert.ok(m, 'the key form carries a nonce');
+  return m[1]!;
+}
+
 function linkIn(text: string, path: string): string {
   const m = new RegExp(`https://pigeon\\.test(/dashboard/${path}\\?token=[A-Za-z0-9_-]+)`).exec(text);
   assert.ok(m, `a ${path} link in: ${text}`);
@@ -52,7 +59,7 @@ describe('dashboard: the form token on multipart posts', () => {
   test('owner: multipart posts without the token are refused with invalid_csrf_token and change nothing', async () => {
     const client = await signUp(h, 'multipart@example.com');
     const keys = await client.get('/dashboard/settings/api-keys');
-    assert.equal((await client.post('/dashboard/settings/api-keys', { label: 'kept', scopes: 'sms:send' }, keys.body)).statusCode, 200);
+    assert.equal((await client.post('/dashboard/settings/api-keys', { label: 'kept', scopes: 'sms:send', nonce: keyFormNonce(keys.body) }, keys.body)).statusCode, 200);
     const { account_id: accountId } = await owner(h, 'multipart@example.com');
     const key = await h.ctx.store.db.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).executeTakeFirstOrThrow();
     const secretBefore = (await h.ctx.store.db.selectFrom('accounts').select('webhook_secret').where('id', '=', accountId).executeTakeFirstOrThrow()).webhook_secret;
@@ -334,7 +341,7 @@ describe('dashboard: sign-up limits', () => {
     const overview = await session.get('/dashboard');
     assert.match(overview.body, /id="unverified"/);
     const keys = await session.get('/dashboard/settings/api-keys');
-    const refused = await session.post('/dashboard/settings/api-keys', { label: 'early', scopes: 'sms:send' }, keys.body);
+    const refused = await session.post('/dashboard/settings/api-keys', { label: 'early', scopes: 'sms:send', nonce: keyFormNonce(keys.body) }, keys.body);
     assert.equal(refused.statusCode, 403);
     assert.match(refused.body, /Confirm your e-mail address/);
     const senderPage = await session.get('/dashboard/sender-ids');
@@ -348,7 +355,7 @@ describe('dashboard: sign-up limits', () => {
     assert.match(verified.body, /id="verified"/);
     assert.doesNotMatch((await session.get('/dashboard')).body, /id="unverified"/);
     const keys2 = await session.get('/dashboard/settings/api-keys');
-    assert.equal((await session.post('/dashboard/settings/api-keys', { label: 'now', scopes: 'sms:send' }, keys2.body)).statusCode, 200);
+    assert.equal((await session.post('/dashboard/settings/api-keys', { label: 'now', scopes: 'sms:send', nonce: keyFormNonce(keys2.body) }, keys2.body)).statusCode, 200);
     assert.equal((await new DashboardClient(h.app).get(linkIn(mails[0]!.body_text, 'verify'))).statusCode, 400, 'the link works once');
   });
 
