@@ -10,7 +10,7 @@
  *
  * The record of a key is bounded: the request's fields are capped (src/http/schemas.ts, and an
  * over-long bulk `to` is echoed cut short), and a response of 1 KiB or more is stored compressed
- * (a 10,000-message bulk answer of about 1.3 MB keeps about a tenth of that). Replays decompress
+ * (a 10,000-message bulk answer of about 1.1 MB keeps about 200 KB as base64). Replays decompress
  * and parse it back to the same value, which the route serialises exactly as the first time.
  * Expired keys are deleted by src/workers/idempotency-sweeper.ts.
  */
@@ -41,9 +41,10 @@ const BROTLI = 'br:';
 export function encodeResponseBody(body: unknown): string {
   const json = JSON.stringify(body);
   if (json.length < COMPRESS_FROM_CHARS) return json;
-  // Quality 5 compresses a large bulk answer in milliseconds, within a few percent of the best.
+  // It runs inside the send's transaction: quality 3 packs a 10,000-message answer (1.1 MB) to
+  // about 150 KB in some 10 ms, where 5 gains 10% more for eight times the time.
   const packed = brotliCompressSync(json, {
-    params: { [zlib.BROTLI_PARAM_QUALITY]: 5, [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT, [zlib.BROTLI_PARAM_SIZE_HINT]: json.length },
+    params: { [zlib.BROTLI_PARAM_QUALITY]: 3, [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT, [zlib.BROTLI_PARAM_SIZE_HINT]: json.length },
   });
   return BROTLI + packed.toString('base64');
 }
