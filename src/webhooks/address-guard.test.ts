@@ -52,6 +52,27 @@ test('IPv6 classes, including IPv4 carried inside IPv6', () => {
   for (const [ip, cls] of cases) assert.equal(classifyAddress(ip), cls, ip);
 });
 
+test('every IPv4-in-IPv6 form is judged by its IPv4 address, the IPv4-translated ::ffff:0:0:0/96 included', () => {
+  const loopbackForms = [
+    '::ffff:127.0.0.1', // mapped
+    '::ffff:7f00:1',
+    '::ffff:0:127.0.0.1', // translated (SIIT)
+    '::ffff:0:7f00:1',
+    '0:0:0:0:ffff:0:7f00:1',
+    '::FFFF:0:127.0.0.2',
+    '::127.0.0.1', // compatible
+    '64:ff9b::127.0.0.1', // NAT64
+    '2002:7f00:1::', // 6to4
+  ];
+  for (const ip of loopbackForms) {
+    assert.equal(classifyAddress(ip), 'loopback', ip);
+    assert.equal(isAllowedTarget(ip, false), false, ip);
+  }
+  // Local-use NAT64 and Teredo carry an IPv4 address that cannot be read off reliably: refused.
+  assert.equal(isAllowedTarget('64:ff9b:1::7f00:1', false), false);
+  assert.equal(isAllowedTarget('2001:0:7f00:1::', false), false);
+});
+
 test('only public addresses are allowed, unless private targets are allowed; garbage never is', () => {
   assert.equal(isAllowedTarget('8.8.8.8', false), true);
   assert.equal(isAllowedTarget('127.0.0.1', false), false);
