@@ -104,6 +104,27 @@ describe('field length limits', () => {
   });
 });
 
+describe('dashboard form fields', () => {
+  let h: Harness;
+  before(async () => {
+    h = await harness();
+  });
+  after(() => h.close());
+
+  test('a form body over 64 KiB is refused before it reaches a service (413, a page)', async () => {
+    for (const url of ['/dashboard/login', '/dashboard/signup', '/operator/login']) {
+      const res = await h.app.inject({
+        method: 'POST',
+        url,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: `email=${'e'.repeat(70 * 1024)}%40example.com&password=x`,
+      });
+      assert.equal(res.statusCode, 413, url);
+      assert.match(res.headers['content-type'] as string, /^text\/html/, url);
+    }
+  });
+});
+
 describe('bounded in-memory counters', () => {
   test('the rate-limit store keeps at most its number of windows and bytes of keys, oldest dropped first', async () => {
     const store = new MemoryRateLimitStore(100, 1024 * 1024);
