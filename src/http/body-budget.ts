@@ -24,51 +24,45 @@ export function installBodyBudget(app: FastifyInstance, budgetBytes: number, bod
     }
   };
 
-  /** Resolves once `bytes` fit; the returned function gives them back (once), from any path. */
-  const acquire = (reply: FastifyReply, bytes: number): Promise<() => void> => {
-    let held = false;
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      if (held) {
-        inFlight -= bytes;
-        admitWaiting();
-      } else {
-        const at = waiting.findIndex((w) => w.admit === admit);
-        if (at >= 0) waiting.splice(at, 1);
-      }
-    };
-    let admit: () => void = () => {};
-    const admitted = new Promise<() => void>((resolve) => {
-      admit = () => {
-        held = true;
-        resolve(release);
+  /**
+   * Resolves once `bytes` fit. They are given back when the response ends (answered, timed out or
+   * the connection gone); a request whose connection goes while it waits leaves the queue and
+   * goes on, to be ended by Fastify as any aborted request.
+   */
+  const acquire = (reply: FastifyReply, bytes: number): Promise<void> =>
+    new Promise<void>((resolve) => {
+      let held = false;
+      const entry = {
+        bytes,
+        admit: () => {
+          held = true;
+          resolve();
+        },
       };
+      reply.raw.once('close', () => {
+        if (held) {
+          inFlight -= bytes;
+          admitWaiting();
+          return;
+        }
+        const at = waiting.indexOf(entry);
+        if (at >= 0) waiting.splice(at, 1);
+        resolve();
+      });
+      if (waiting.length === 0 && (inFlight === 0 || inFlight + bytes <= budgetBytes)) {
+        inFlight += bytes;
+        entry.admit();
+      } else {
+        waiting.push(entry);
+      }
     });
-    // The response ending (answered, timed out or the client gone) always gives the bytes back.
-    reply.raw.once('close', release);
-    if (waiting.length === 0 && (inFlight === 0 || inFlight + bytes <= budgetBytes)) {
-      inFlight += bytes;
-      admit();
-    } else {
-      waiting.push({ bytes, admit });
-    }
-    return admitted;
-  };
 
-  const held = new WeakMap<object, () => void>();
   app.addHook('preParsing', async (request, reply, payload) => {
     const length = request.headers['content-length'];
     // Without a length (chunked), a body may be as large as the limit allows.
     const bytes = length !== undefined ? Number(length) || 0 : request.headers['transfer-encoding'] !== undefined ? bodyLimitBytes : 0;
     // Over the limit, it is refused unread (413): nothing to wait for.
-    if (bytes <= SMALL_BODY_BYTES || bytes > bodyLimitBytes) return payload;
-    const release = await acquire(reply, bytes);
-    held.set(request, release);
+    if (bytes > SMALL_BODY_BYTES && bytes <= bodyLimitBytes) await acquire(reply, bytes);
     return payload;
-  });
-  app.addHook('onResponse', async (request) => {
-    held.get(request)?.();
   });
 }

@@ -96,11 +96,32 @@ describe('field length limits', () => {
       [{ from: 'A'.repeat(17) }, 'invalid_sender_id'],
       [{ callback_url: `https://localhost/${'a'.repeat(2048)}` }, 'invalid_callback_url'],
     ] as const) {
-      const res = await h.request('POST', '/v1/sms/bulk', { key, body: { from: 'Acme', messages, ...fields } });
+      const res = await h.request('POST', '/v1/sms/bulk', { key, body: Object.assign({ from: 'Acme', messages }, fields) });
       assert.equal(res.statusCode, 400);
       assert.equal(res.json().code, code);
     }
     assert.equal((await h.request('GET', '/v1/account', { key })).json().data.credits_remaining, before);
+  });
+});
+
+describe('large bodies read a few at a time', () => {
+  let h: Harness;
+  before(async () => {
+    h = await harness({ BODY_LIMIT_BYTES: String(1024 * 1024) });
+  });
+  after(() => h.close());
+
+  test('many more large bodies than the budget holds, at once and one after another, are all answered', async () => {
+    const { key } = await h.customer();
+    const body = { ...SEND, message: 'x'.repeat(900 * 1024) }; // 16 MiB of budget: 18 such bodies at once
+    const answer = async () => {
+      const res = await h.request('POST', '/v1/sms/send', { key, body });
+      assert.equal(res.statusCode, 400);
+      assert.equal(res.json().code, 'invalid_message');
+    };
+    await Promise.all(Array.from({ length: 60 }, answer));
+    for (let i = 0; i < 40; i++) await answer();
+    assert.equal((await h.request('POST', '/v1/sms/send', { key, body: SEND })).statusCode, 200);
   });
 });
 
