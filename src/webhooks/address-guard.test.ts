@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { classifyAddress, isAllowedTarget, isReservedName } from './address-guard.ts';
+import { addressBlock, classifyAddress, inRanges, isAllowedTarget, isLoopbackAddress, isReservedName } from './address-guard.ts';
 
 test('IPv4 classes', () => {
   const cases: [string, string][] = [
@@ -87,4 +87,23 @@ test('special-use names are recognised', () => {
     assert.equal(isReservedName(n), true, n);
   }
   for (const n of ['hooks.acme.com', 'example.co.uk', 'notexample.com', 'testing.io']) assert.equal(isReservedName(n), false, n);
+});
+
+test('client address blocks: IPv4 as is (also when mapped into IPv6), IPv6 by its /64, other text cut short', () => {
+  assert.equal(addressBlock('127.0.0.1'), '127.0.0.1');
+  assert.equal(addressBlock('::ffff:127.0.0.9'), '127.0.0.9');
+  assert.equal(addressBlock('::1'), '0:0:0:0::/64');
+  assert.equal(addressBlock('0:0:0:0:0:0:0:1'), '0:0:0:0::/64');
+  assert.equal(addressBlock('x'.repeat(10_000)).length, 64);
+});
+
+test('loopback peers and TRUST_PROXY ranges', () => {
+  for (const ip of ['127.0.0.1', '127.9.9.9', '::1', '::ffff:127.0.0.1']) assert.equal(isLoopbackAddress(ip), true, ip);
+  for (const ip of [undefined, '', 'localhost', 'not-an-address']) assert.equal(isLoopbackAddress(ip), false, String(ip));
+  assert.equal(inRanges('127.0.0.1', ['127.0.0.1']), true);
+  assert.equal(inRanges('::ffff:127.0.0.1', ['127.0.0.0/8']), true);
+  assert.equal(inRanges('127.0.1.1', ['127.0.0.0/24']), false);
+  assert.equal(inRanges('::1', ['::1/128']), true);
+  assert.equal(inRanges('::1', ['127.0.0.1']), false);
+  assert.equal(inRanges('garbage', ['127.0.0.1']), false);
 });
