@@ -99,7 +99,7 @@ export const catalogue = {
     status: 403,
     message: 'The API key lacks the permission for this action.',
     description:
-      'The key is valid but its scopes do not include the one this endpoint needs (`sms:send`, `sender_ids:read`, `sender_ids:write`, `reports:read`, `account:read`).',
+      'The key is valid but its scopes do not include the one this endpoint needs (`sms:send`, `sender_ids:read`, `sender_ids:write`, `reports:read`, `account:read`). Also `/metrics` asked from another host (or through a proxy) while `METRICS_TOKEN` is unset.',
     retryable: false,
   },
   account_suspended: {

@@ -15,6 +15,7 @@ import type { Carrier } from '../carriers/carrier.ts';
 import type { Context } from '../services/context.ts';
 import { httpDuration, httpRequests } from '../metrics.ts';
 import { installAuth } from './auth.ts';
+import { installBodyBudget } from './body-budget.ts';
 import { dashboardRoutes } from './dashboard/dashboard-routes.ts';
 import { page } from './dashboard/layout.ts';
 import { html } from './html.ts';
@@ -171,6 +172,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     parseJson(request, (body as Buffer).toString('utf8'), done);
   });
   app.setErrorHandler(makeErrorHandler(ctx.config.publicUrl, ctx.config.bodyLimitBytes));
+  // Four bodies at the limit at once (20 MiB by default): room for several large bulks and
+  // uploads together, while a flood of large bodies cannot multiply the memory they take.
+  installBodyBudget(app as unknown as FastifyInstance, Math.max(4 * ctx.config.bodyLimitBytes, 16 * 1024 * 1024), ctx.config.bodyLimitBytes);
 
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';

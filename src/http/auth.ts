@@ -3,15 +3,21 @@
  * suspended account, check the route's scope, then count the request against the account's rate
  * limit. Doing this in `onRequest` means a rejected caller costs no body parsing.
  *
- * Failed authentications are also counted per client IP (AUTH_FAILURE_LIMIT per
- * AUTH_FAILURE_WINDOW_MS): past the limit, that IP gets `rate_limit_exceeded` before any key
- * lookup until the window ends, so guessing keys costs the guesser time rather than us queries.
+ * Failed authentications are also counted per client address (AUTH_FAILURE_LIMIT per
+ * AUTH_FAILURE_WINDOW_MS; an IPv6 client by its /64, the block one subscriber gets): past the
+ * limit, that address's failing requests get `rate_limit_exceeded` instead of 401 until the window
+ * ends, and are no longer counted in the (possibly shared) store. Only failing requests are
+ * counted and refused: a request whose key is good always gets through, so one broken or hostile
+ * client behind a shared NAT or load balancer cannot lock the others out. Keys that cannot be
+ * keys (wrong shape) never reach the database; a well-formed unknown key costs one indexed read
+ * of its digest, the same as before the limit.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../errors/catalogue.ts';
 import { authenticate, type Principal, type Scope } from '../services/api-keys.ts';
 import type { Context } from '../services/context.ts';
 import { checkRateLimit, type RateLimitStore } from './rate-limit.ts';
+import { addressBlock } from '../webhooks/address-guard.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -49,22 +55,41 @@ const ACCESS_REFUSALS = new Set(['invalid_api_key', 'api_key_revoked', 'account_
 /** Codes that mean "this caller could not prove who it is", the ones a key guesser collects. */
 const AUTH_FAILURES = new Set(['invalid_api_key', 'api_key_revoked']);
 
+/** Over-limit addresses remembered per process (each a short string and a number). */
+const MAX_BLOCKED = 100_000;
+
 export function installAuth(app: FastifyInstance, ctx: Context, rateLimits: RateLimitStore): void {
   const limit = ctx.config.authFailureLimit;
-  // IP -> end of the window in which it went over the limit. The counts live in `rateLimits` (shared
-  // through Redis when configured); this map only spares a blocked IP's requests a store round trip.
+  // Address -> end of the window in which it went over the limit. The counts live in `rateLimits`
+  // (shared through Redis when configured); this map spares an over-limit address's failures a
+  // store round trip. Bounded: past MAX_BLOCKED, the ended entries go, then the oldest.
   const blocked = new Map<string, number>();
-  const refuse = (ip: string, now: number) => {
-    const until = blocked.get(ip);
-    if (until === undefined) return;
-    if (until <= now) {
-      blocked.delete(ip);
-      return;
-    }
+  const refuse = (until: number, now: number): AppError => {
     const seconds = String(Math.max(1, Math.ceil((until - now) / 1000)));
-    throw new AppError('rate_limit_exceeded', `Too many failed authentications from this address. Retry after ${seconds} s.`, {
+    return new AppError('rate_limit_exceeded', `Too many failed authentications from this address. Retry after ${seconds} s.`, {
       headers: { 'Retry-After': seconds },
     });
+  };
+  /** Counts a failed authentication; returns the refusal that replaces it once over the limit. */
+  const countFailure = async (address: string): Promise<AppError | null> => {
+    const now = ctx.clock();
+    const until = blocked.get(address);
+    if (until !== undefined) {
+      if (until > now) return refuse(until, now);
+      blocked.delete(address);
+    }
+    const { count, resetAt } = await rateLimits.hit(`authfail:${address}`, limit.windowMs, now);
+    if (count < limit.max) return null;
+    if (blocked.size >= MAX_BLOCKED) {
+      for (const [k, end] of blocked) if (end <= now) blocked.delete(k);
+      for (const k of blocked.keys()) {
+        if (blocked.size < MAX_BLOCKED) break;
+        blocked.delete(k);
+      }
+    }
+    blocked.set(address, resetAt);
+    // The failure that reaches the limit is still answered as itself; the ones after it are refused.
+    return count > limit.max ? refuse(resetAt, now) : null;
   };
 
   // A request authenticated without reading the access revision (a send) may fail for another
@@ -81,8 +106,6 @@ export function installAuth(app: FastifyInstance, ctx: Context, rateLimits: Rate
 
   app.decorateRequest('principal', undefined);
   app.addHook('onRequest', async (request, reply) => {
-    const ip = request.ip;
-    refuse(ip, ctx.clock());
     let principal: Principal;
     try {
       const config = request.routeOptions.config;
@@ -91,14 +114,7 @@ export function installAuth(app: FastifyInstance, ctx: Context, rateLimits: Rate
         checkedAtCommit: config.accessCheckedAtCommit === true,
       });
     } catch (err) {
-      if (err instanceof AppError && AUTH_FAILURES.has(err.code)) {
-        const now = ctx.clock();
-        const { count, resetAt } = await rateLimits.hit(`authfail:${ip}`, limit.windowMs, now);
-        if (count >= limit.max) {
-          if (blocked.size > 100_000) for (const [k, until] of blocked) if (until <= now) blocked.delete(k);
-          blocked.set(ip, resetAt);
-        }
-      }
+      if (err instanceof AppError && AUTH_FAILURES.has(err.code)) throw (await countFailure(addressBlock(request.ip))) ?? err;
       throw err;
     }
     const verdict = await checkRateLimit(rateLimits, principal.accountId, ctx.config.rateLimit, ctx.clock());

@@ -10,14 +10,29 @@ export interface RateLimitStore {
   hit(key: string, windowMs: number, now: number): Promise<{ count: number; resetAt: number }>;
 }
 
+/** What one window costs besides its key. */
+const WINDOW_OVERHEAD_BYTES = 120;
+
+/**
+ * Windows live in memory, so their number and size are bounded: a client can make a key per
+ * address it owns (IPv6 gives it many). Past `maxEntries` windows or `maxBytes` of keys, the ended
+ * windows go first, then the oldest ones: forgetting a window can only start its key afresh.
+ */
 export class MemoryRateLimitStore implements RateLimitStore {
   #windows = new Map<string, { count: number; resetAt: number }>();
+  #bytes = 0;
   #sweptAt = 0;
+
+  constructor(
+    private readonly maxEntries = 100_000,
+    private readonly maxBytes = 16 * 1024 * 1024,
+  ) {}
 
   async hit(key: string, windowMs: number, now: number) {
     if (now - this.#sweptAt > 60_000) this.#sweep(now);
     let w = this.#windows.get(key);
     if (!w || w.resetAt <= now) {
+      if (!w) this.#makeRoom(now, 2 * key.length + WINDOW_OVERHEAD_BYTES);
       w = { count: 0, resetAt: now - (now % windowMs) + windowMs };
       this.#windows.set(key, w);
     }
@@ -25,9 +40,28 @@ export class MemoryRateLimitStore implements RateLimitStore {
     return { count: w.count, resetAt: w.resetAt };
   }
 
+  /** Windows kept, for tests. */
+  get size(): number {
+    return this.#windows.size;
+  }
+
+  #makeRoom(now: number, bytes: number) {
+    this.#bytes += bytes;
+    if (this.#windows.size < this.maxEntries && this.#bytes <= this.maxBytes) return;
+    this.#sweep(now);
+    for (const key of this.#windows.keys()) {
+      if (this.#windows.size < this.maxEntries && this.#bytes <= this.maxBytes) break;
+      this.#delete(key);
+    }
+  }
+
+  #delete(key: string) {
+    if (this.#windows.delete(key)) this.#bytes -= 2 * key.length + WINDOW_OVERHEAD_BYTES;
+  }
+
   #sweep(now: number) {
     this.#sweptAt = now;
-    for (const [key, w] of this.#windows) if (w.resetAt <= now) this.#windows.delete(key);
+    for (const [key, w] of this.#windows) if (w.resetAt <= now) this.#delete(key);
   }
 }
 

@@ -3,6 +3,55 @@
  * serialisation) and by the generated OpenAPI document.
  */
 import { Type } from 'typebox';
+import { AppError, type ErrorCode, type ErrorDetail } from '../errors/catalogue.ts';
+
+/**
+ * Length limits of the request fields (DECISIONS.md §9). Each is checked by the route's schema,
+ * before the body reaches a service or any lookup, so an over-long value costs the server its
+ * parse and nothing more: it never becomes a cache key, a query parameter or part of a stored
+ * response. `to` allows a 15-digit E.164 number with visual separators; `from` an 11-character
+ * Sender ID or an E.164 number.
+ */
+export const LIMITS = {
+  to: 32,
+  from: 16,
+  message: 1600,
+  callbackUrl: 2048,
+  senderIdName: 11,
+  idempotencyKey: 255,
+} as const;
+
+interface AjvError {
+  instancePath?: string;
+  keyword?: string;
+}
+
+/**
+ * A route's `schemaErrorFormatter` that answers an over-long field with that field's own code
+ * (`from` too long is `invalid_sender_id`, as an unknown `from` would be), so that the schema
+ * limit does not change the code a client sees. `codes` maps `<part>:<field>` (`body:from`,
+ * `headers:idempotency-key`) to the code and the name shown. Any other validation failure keeps
+ * the generic `invalid_request` of the error handler.
+ */
+export function fieldErrors(codes: Record<string, { code: ErrorCode; field: string; limit: number; message?: string }>) {
+  return (errors: AjvError[], dataVar: string): Error => {
+    const first = errors[0];
+    const spec = first && (first.keyword === 'maxLength' || first.keyword === 'minLength') ? codes[`${dataVar}:${(first.instancePath ?? '').slice(1)}`] : undefined;
+    if (!spec) return new Error('The request is invalid.');
+    const rule = `must be at most ${spec.limit.toLocaleString('en-US')} characters`;
+    const details: ErrorDetail[] = [{ field: spec.field, code: spec.code, message: spec.message ?? rule }];
+    return new AppError(spec.code, `\`${spec.field}\` ${spec.message ?? rule}.`, { details });
+  };
+}
+
+/** The over-long fields of a send or a bulk, and the codes they answer with. */
+export const SendFieldErrors = fieldErrors({
+  'body:to': { code: 'invalid_recipient', field: 'to', limit: LIMITS.to },
+  'body:from': { code: 'invalid_sender_id', field: 'from', limit: LIMITS.from },
+  'body:message': { code: 'invalid_message', field: 'message', limit: LIMITS.message },
+  'body:callback_url': { code: 'invalid_callback_url', field: 'callback_url', limit: LIMITS.callbackUrl },
+  'headers:idempotency-key': { code: 'invalid_request', field: 'Idempotency-Key', limit: LIMITS.idempotencyKey, message: 'must be 1 to 255 characters' },
+});
 
 /**
  * A string or null, written `type: ['string', 'null']` rather than as a union: fast-json-stringify
@@ -31,10 +80,12 @@ export const Encoding = Type.Union([Type.Literal('GSM-7'), Type.Literal('UCS-2')
 export const MessageStatus = Type.Union([Type.Literal('pending'), Type.Literal('sent'), Type.Literal('delivered'), Type.Literal('failed')]);
 
 export const SendBody = Type.Object({
-  to: Type.String({ description: 'Recipient, E.164 (visual separators allowed).', examples: ['+14155552671'] }),
-  from: Type.String({ description: 'An approved Sender ID of the account.', examples: ['Acme'] }),
-  message: Type.String({ description: 'Message body, 1 to 1,600 characters.' }),
-  callback_url: Type.Optional(Type.String({ description: 'HTTPS URL that receives the delivery webhook events of this message.' })),
+  to: Type.String({ maxLength: LIMITS.to, description: 'Recipient, E.164 (visual separators allowed); at most 32 characters.', examples: ['+14155552671'] }),
+  from: Type.String({ maxLength: LIMITS.from, description: 'An approved Sender ID of the account; at most 16 characters.', examples: ['Acme'] }),
+  message: Type.String({ maxLength: LIMITS.message, description: 'Message body, 1 to 1,600 characters.' }),
+  callback_url: Type.Optional(
+    Type.String({ maxLength: LIMITS.callbackUrl, description: 'HTTPS URL that receives the delivery webhook events of this message; at most 2,048 characters.' }),
+  ),
 });
 
 export const SendResult = Type.Object({
@@ -49,15 +100,19 @@ export const SendResult = Type.Object({
 });
 
 export const BulkBody = Type.Object({
-  from: Type.String({ description: 'An approved Sender ID, applied to every message.' }),
+  from: Type.String({ maxLength: LIMITS.from, description: 'An approved Sender ID, applied to every message; at most 16 characters.' }),
   messages: Type.Array(
+    // No schema limit on an entry's fields: an over-long `to` or `message` is that entry's error
+    // (`invalid_recipient`, `invalid_message`), not the whole request's; the body limit bounds them.
     Type.Object({
-      to: Type.String({ description: 'Recipient, E.164.' }),
-      message: Type.String({ description: 'Body for that recipient.' }),
+      to: Type.String({ description: 'Recipient, E.164; an entry whose `to` is over 32 characters is refused with `invalid_recipient`.' }),
+      message: Type.String({ description: 'Body for that recipient, 1 to 1,600 characters.' }),
     }),
     { description: 'At most BULK_MAX_MESSAGES entries (10,000 by default).' },
   ),
-  callback_url: Type.Optional(Type.String({ description: 'HTTPS URL that receives the events of every message of the batch.' })),
+  callback_url: Type.Optional(
+    Type.String({ maxLength: LIMITS.callbackUrl, description: 'HTTPS URL that receives the events of every message of the batch; at most 2,048 characters.' }),
+  ),
 });
 
 export const BulkResult = Type.Object({
@@ -90,7 +145,21 @@ export const SenderIdRecord = Type.Object({
 
 export const SenderIdList = Type.Object({ status: Type.Literal('success'), data: Type.Array(SenderIdRecord) });
 export const SenderIdCreated = Type.Object({ status: Type.Literal('success'), data: SenderIdRecord });
-export const SenderIdBody = Type.Object({ name: Type.String({ description: '1 to 11 letters and digits.' }) });
+export const SenderIdBody = Type.Object({ name: Type.String({ maxLength: LIMITS.senderIdName, description: '1 to 11 letters and digits.' }) });
+export const SenderIdFieldErrors = fieldErrors({
+  'body:name': { code: 'invalid_sender_id_name', field: 'name', limit: LIMITS.senderIdName },
+});
+
+/** `Idempotency-Key` on the sends (DECISIONS.md §5). */
+export const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: LIMITS.idempotencyKey,
+      description: 'Up to 255 characters; the same request with the same key is answered once, for 24 hours.',
+    }),
+  ),
+});
 
 export const DeliveryReport = Type.Object({
   message_id: Type.String(),

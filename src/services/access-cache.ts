@@ -24,13 +24,26 @@ import type { AppError } from '../errors/catalogue.ts';
 import type { Store } from '../store/connect.ts';
 import { preparedRead } from '../store/prepared-statements.ts';
 
-/** Per map: past this many entries the map starts again empty (unknown Sender IDs are cached too). */
+/**
+ * Per space, the cache starts again empty past this many entries or this many bytes of keys (a
+ * key is an account id and a name, or a key's digest; unknown Sender IDs are cached too, so the
+ * keys are partly the caller's choice). The schemas cap `from` at 16 characters, so the byte bound
+ * is a second line, for a caller that reaches here some other way.
+ */
 const MAX_ENTRIES = 10_000;
+const MAX_KEY_BYTES = 4 * 1024 * 1024;
+/** What an entry costs besides its key: the Map slot and a small object. */
+const ENTRY_OVERHEAD_BYTES = 200;
+
+class Space {
+  readonly entries = new Map<string, unknown>();
+  bytes = 0;
+}
 
 const revisionRow = preparedRead((db, id: number) => db.selectFrom('access_revision').select('value').where('id', '=', id));
 
 export class AccessSnapshot {
-  readonly #maps = new Map<string, Map<string, unknown>>();
+  readonly #spaces = new Map<string, Space>();
   /**
    * @param revision the access revision this snapshot's entries are at least as new as.
    * @param checked whether the revision was read for this request (not taken from memory).
@@ -38,28 +51,33 @@ export class AccessSnapshot {
   constructor(
     readonly revision: number,
     readonly checked: boolean,
-    maps?: Map<string, Map<string, unknown>>,
+    spaces?: Map<string, Space>,
   ) {
-    if (maps) this.#maps = maps;
+    if (spaces) this.#spaces = spaces;
   }
 
   /** The same entries, marked as checked against the database for this request. */
   asChecked(): AccessSnapshot {
-    return this.checked ? this : new AccessSnapshot(this.revision, true, this.#maps);
+    return this.checked ? this : new AccessSnapshot(this.revision, true, this.#spaces);
   }
 
   /** The cached value for `key` in `space`, or `load()`'s result, remembered unless undefined. */
   async get<V>(space: string, key: string, load: () => Promise<V>): Promise<V> {
-    let map = this.#maps.get(space);
-    if (!map) {
-      map = new Map();
-      this.#maps.set(space, map);
+    let cache = this.#spaces.get(space);
+    if (!cache) {
+      cache = new Space();
+      this.#spaces.set(space, cache);
     }
-    if (map.has(key)) return map.get(key) as V;
+    if (cache.entries.has(key)) return cache.entries.get(key) as V;
     const value = await load();
     if (value === undefined) return value;
-    if (map.size >= MAX_ENTRIES) map.clear();
-    map.set(key, value);
+    const bytes = 2 * key.length + ENTRY_OVERHEAD_BYTES;
+    if (cache.entries.size >= MAX_ENTRIES || cache.bytes + bytes > MAX_KEY_BYTES) {
+      cache.entries.clear();
+      cache.bytes = 0;
+    }
+    if (!cache.entries.has(key)) cache.bytes += bytes;
+    cache.entries.set(key, value);
     return value;
   }
 }

@@ -7,8 +7,15 @@
  * A successful send records its response in the same transaction as the messages and the debit
  * (see `finish` passed to the use-case), so a crash can never leave messages sent but the key
  * free to send them again.
+ *
+ * The record of a key is bounded: the request's fields are capped (src/http/schemas.ts, and an
+ * over-long bulk `to` is echoed cut short), and a response of 1 KiB or more is stored compressed
+ * (a 10,000-message bulk answer of about 1.1 MB keeps about 200 KB as base64). Replays decompress
+ * and parse it back to the same value, which the route serialises exactly as the first time.
+ * Expired keys are deleted by src/workers/idempotency-sweeper.ts.
  */
 import { createHash } from 'node:crypto';
+import { brotliCompressSync, brotliDecompressSync, constants as zlib } from 'node:zlib';
 import type { Transaction } from 'kysely';
 import { AppError, docsUrl } from '../errors/catalogue.ts';
 import type { Database } from '../store/database.ts';
@@ -24,6 +31,29 @@ export interface StoredResponse {
 }
 
 export type Finish = (trx: Transaction<Database>, response: StoredResponse) => Promise<void>;
+
+/** Smaller bodies (every single send's) are stored as their JSON: compressing them gains nothing. */
+const COMPRESS_FROM_CHARS = 1024;
+/** Marks a compressed body: base64 of Brotli, in the same text column as plain JSON (never starts with `b`). */
+const BROTLI = 'br:';
+
+/** The stored form of a response body. */
+export function encodeResponseBody(body: unknown): string {
+  const json = JSON.stringify(body);
+  if (json.length < COMPRESS_FROM_CHARS) return json;
+  // It runs inside the send's transaction: quality 3 packs a 10,000-message answer (1.1 MB) to
+  // about 150 KB in some 10 ms, where 5 gains 10% more for eight times the time.
+  const packed = brotliCompressSync(json, {
+    params: { [zlib.BROTLI_PARAM_QUALITY]: 3, [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT, [zlib.BROTLI_PARAM_SIZE_HINT]: json.length },
+  });
+  return BROTLI + packed.toString('base64');
+}
+
+export function decodeResponseBody(stored: string | null): unknown {
+  if (stored === null) return null;
+  const json = stored.startsWith(BROTLI) ? brotliDecompressSync(Buffer.from(stored.slice(BROTLI.length), 'base64')).toString('utf8') : stored;
+  return JSON.parse(json);
+}
 
 export function requestHash(method: string, path: string, body: unknown): string {
   return createHash('sha256').update(`${method} ${path}\n${JSON.stringify(body)}`).digest('hex');
@@ -64,7 +94,7 @@ async function claimKey(ctx: Context, accountId: string, key: string, hash: stri
       continue;
     }
     if (row.request_hash !== hash) throw new AppError('idempotency_key_reused');
-    if (row.state === 'done') return { status: Number(row.response_status), body: JSON.parse(row.response_body ?? 'null') };
+    if (row.state === 'done') return { status: Number(row.response_status), body: decodeResponseBody(row.response_body) };
     if (Number(row.locked_until) > now) throw new AppError('idempotency_in_progress', undefined, { headers: { 'Retry-After': '1' } });
     // The first request's process died before finishing: take the key over.
     const taken = await db
@@ -94,6 +124,7 @@ export async function withIdempotency(
   run: (finish: Finish | undefined) => Promise<StoredResponse>,
 ): Promise<StoredResponse & { replayed: boolean }> {
   if (key === undefined) return { ...(await run(undefined)), replayed: false };
+  // The route's schema refuses such a key first; this guards the other callers.
   if (key.length === 0 || key.length > 255) {
     throw new AppError('invalid_request', 'The Idempotency-Key header must be 1 to 255 characters.', {
       details: [{ field: 'Idempotency-Key', code: 'invalid_request', message: 'must be 1 to 255 characters' }],
@@ -104,7 +135,7 @@ export async function withIdempotency(
   const finish: Finish = async (trx, response) => {
     await trx
       .updateTable('idempotency_keys')
-      .set({ state: 'done', response_status: response.status, response_body: JSON.stringify(response.body) })
+      .set({ state: 'done', response_status: response.status, response_body: encodeResponseBody(response.body) })
       .where('account_id', '=', accountId)
       .where('key', '=', key)
       .execute();

@@ -17,6 +17,8 @@ import type { Context } from './context.ts';
 import type { Finish } from './idempotency.ts';
 
 export const MAX_MESSAGE_CHARACTERS = 1600;
+/** The longest `to` looked at (DECISIONS.md §9): E.164's 15 digits with visual separators. */
+export const MAX_RECIPIENT_CHARACTERS = 32;
 
 interface ValidEntry {
   to: string;
@@ -34,14 +36,24 @@ function countCharacters(text: string): number {
   return n;
 }
 
-function checkEntry(to: string, body: string, recipient = parseRecipient(to)): EntryCheck {
+function checkEntry(to: string, body: string, recipient?: ReturnType<typeof parseRecipient>): EntryCheck {
+  if (to.length > MAX_RECIPIENT_CHARACTERS) {
+    return { ok: false, code: 'invalid_recipient', message: `\`to\` has ${to.length} characters; the maximum is ${MAX_RECIPIENT_CHARACTERS}.` };
+  }
+  recipient ??= parseRecipient(to);
   if (!recipient.ok) return { ok: false, code: 'invalid_recipient', message: `\`to\` is not a valid E.164 number: ${recipient.reason}` };
-  const length = countCharacters(body);
+  // Each character is one or two UTF-16 units: past twice the limit, no need to count them.
+  const length = body.length > 2 * MAX_MESSAGE_CHARACTERS ? Infinity : countCharacters(body);
   if (length === 0 || length > MAX_MESSAGE_CHARACTERS) {
     return {
       ok: false,
       code: 'invalid_message',
-      message: length === 0 ? '`message` is empty.' : `\`message\` has ${length} characters; the maximum is ${MAX_MESSAGE_CHARACTERS}.`,
+      message:
+        length === 0
+          ? '`message` is empty.'
+          : length === Infinity
+            ? `\`message\` is longer than ${MAX_MESSAGE_CHARACTERS} characters.`
+            : `\`message\` has ${length} characters; the maximum is ${MAX_MESSAGE_CHARACTERS}.`,
     };
   }
   const { encoding, segments } = segmentMessage(body);
@@ -209,7 +221,9 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
   input.messages.forEach((m, index) => {
     const check = checkEntry(m.to, m.message);
     if (!check.ok) {
-      errors.push({ index, to: m.to, code: check.code, message: check.message });
+      // An over-long `to` is echoed cut short: the answer (and its idempotency record) stays small.
+      const to = m.to.length > MAX_RECIPIENT_CHARACTERS ? `${m.to.slice(0, MAX_RECIPIENT_CHARACTERS)}…` : m.to;
+      errors.push({ index, to, code: check.code, message: check.message });
       return;
     }
     const row = messageRow(accountId, batchId, from, check.entry, callbackUrl, now);

@@ -119,8 +119,10 @@ function classifyV4(value: bigint): AddressClass {
 
 /**
  * Classifies an IPv4 or IPv6 address. IPv6 forms that carry an IPv4 address (IPv4-mapped
- * `::ffff:a.b.c.d`, IPv4-compatible `::a.b.c.d`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`) are
- * judged by that IPv4 address, since that is where the packets end up.
+ * `::ffff:a.b.c.d`, IPv4-translated `::ffff:0:a.b.c.d` (SIIT, RFC 2765), IPv4-compatible
+ * `::a.b.c.d`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`) are judged by that IPv4 address, since that
+ * is where the packets end up. The forms whose IPv4 address cannot be read off reliably (Teredo,
+ * local-use NAT64 `64:ff9b:1::/48`) are refused as reserved.
  */
 export function classifyAddress(ip: string): AddressClass {
   if (isIPv4(ip)) {
@@ -133,6 +135,7 @@ export function classifyAddress(ip: string): AddressClass {
   if (direct) return direct;
   const low32 = value & 0xffffffffn;
   if (value >> 32n === 0xffffn) return classifyV4(low32); // ::ffff:0:0/96, mapped
+  if (value >> 32n === 0xffff0000n) return classifyV4(low32); // ::ffff:0:0:0/96, translated (SIIT)
   if (value >> 32n === 0n) return classifyV4(low32); // ::/96, IPv4-compatible (:: and ::1 matched above)
   if (value >> 32n === 0x0064ff9b0000000000000000n) return classifyV4(low32); // 64:ff9b::/96, NAT64
   if (value >> 112n === 0x2002n) return classifyV4((value >> 80n) & 0xffffffffn); // 2002::/16, 6to4
@@ -144,6 +147,50 @@ export function isAllowedTarget(ip: string, allowPrivate: boolean): boolean {
   const cls = classifyAddress(ip);
   if (cls === 'invalid') return false;
   return cls === 'public' || allowPrivate;
+}
+
+/** The IPv4 address an IPv4-mapped IPv6 address carries, else the address itself. */
+function unmapped(ip: string): string {
+  return ip.toLowerCase().startsWith('::ffff:') && isIPv4(ip.slice(7)) ? ip.slice(7) : ip;
+}
+
+/** True for an address of the local host's loopback (127/8, ::1, and their IPv4-in-IPv6 forms). */
+export function isLoopbackAddress(ip: string | undefined): boolean {
+  return ip !== undefined && classifyAddress(ip) === 'loopback';
+}
+
+/** True when `ip` is in one of `cidrs` (addresses or CIDR ranges, as TRUST_PROXY lists them). */
+export function inRanges(ip: string, cidrs: readonly string[]): boolean {
+  const address = unmapped(ip);
+  const v4 = isIPv4(address);
+  const value = v4 ? v4ToBigInt(address) : v6ToBigInt(address);
+  if (value === null) return false;
+  for (const cidr of cidrs) {
+    const [base, bitsText] = cidr.split('/') as [string, string | undefined];
+    const baseV4 = isIPv4(base);
+    if (baseV4 !== v4) continue;
+    const width = v4 ? 32 : 128;
+    const baseValue = v4 ? v4ToBigInt(base) : v6ToBigInt(base);
+    if (baseValue === null) continue;
+    const shift = BigInt(width - Math.min(width, bitsText === undefined ? width : Number(bitsText)));
+    if (value >> shift === baseValue >> shift) return true;
+  }
+  return false;
+}
+
+/**
+ * The block a client address stands for when counting its failures: an IPv4 address itself, an
+ * IPv6 address its /64 (the least one subscriber is given, so a client cannot shed its count by
+ * moving within it). Text that is not an address is cut short, so it stays a small key.
+ */
+export function addressBlock(ip: string): string {
+  const address = unmapped(ip);
+  if (isIPv4(address)) return address;
+  const value = v6ToBigInt(address);
+  if (value === null) return address.slice(0, 64);
+  const prefix = value >> 64n;
+  const hextets = [48n, 32n, 16n, 0n].map((shift) => ((prefix >> shift) & 0xffffn).toString(16));
+  return `${hextets.join(':')}::/64`;
 }
 
 const RESERVED_SUFFIXES = ['test', 'example', 'invalid', 'localhost', 'local', 'example.com', 'example.net', 'example.org'];

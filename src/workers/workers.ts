@@ -9,6 +9,7 @@ import { installReviewMail, sendMailJobs } from '../services/mail.ts';
 import type { Context } from '../services/context.ts';
 import { QueueWorker } from './queue-worker.ts';
 import { ExpirySweeper } from './expiry-sweeper.ts';
+import { IdempotencySweeper } from './idempotency-sweeper.ts';
 import { WebhookWorker, type WebhookWorkerOptions } from './webhook-worker.ts';
 
 export interface Workers {
@@ -78,6 +79,7 @@ export function createWorkers(ctx: Context, carrier: Carrier, opts: { webhook?: 
     webhook: new WebhookWorker(ctx, opts.webhook),
     // Mail is slow and rare: small batches, a long lease (an SMTP exchange can take a while).
     mail: new QueueWorker({ ...common, queue: 'mail', batchSize: 20, leaseMs: 120_000, idleMs: 1000, handle: (jobs) => sendMailJobs(ctx, jobs) }),
+    idempotency: new IdempotencySweeper(ctx),
     // SMPP only: the simulator's `1111` recipients stay `sent` for ever (DECISIONS.md §6).
     ...(ctx.config.carrier === 'smpp' ? { expiry: new ExpirySweeper(ctx, ctx.config.smpp.validityHours * 3_600_000) } : {}),
   };

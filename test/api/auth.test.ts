@@ -143,3 +143,36 @@ describe('authentication', () => {
     assert.equal(row.prefix, key.slice(0, 12));
   });
 });
+
+describe('failed authentications from a shared address (AUTH_FAILURE_LIMIT)', () => {
+  let h: Harness;
+  before(async () => {
+    h = await harness({ AUTH_FAILURE_LIMIT: '20', AUTH_FAILURE_WINDOW_MS: '60000' });
+  });
+  after(() => h.close());
+
+  test('a broken client behind the same NAT cannot lock out a valid key; its own failures are refused with 429', async () => {
+    const { key } = await h.customer({ credits: 10 });
+    const fresh = await h.customer({ credits: 10 }); // never used before the flood: not in any cache
+    const send = (authorization: string) =>
+      h.app.inject({
+        method: 'POST',
+        url: '/v1/sms/send',
+        remoteAddress: '127.0.0.44',
+        headers: { authorization },
+        payload: { to: '+447911123456', from: 'Acme', message: 'hi' },
+      });
+    const bad = await Promise.all(Array.from({ length: 60 }, (_, i) => send(`Bearer pk_live_${String(i).padStart(32, '0')}`)));
+    const statuses = bad.map((r) => r.statusCode);
+    assert.equal(statuses.filter((s) => s === 401).length, 20, 'the first 20 failures are answered as themselves');
+    assert.equal(statuses.filter((s) => s === 429).length, 40);
+    const refused = bad.find((r) => r.statusCode === 429)!;
+    assert.equal(refused.json().code, 'rate_limit_exceeded');
+    assert.ok(Number(refused.headers['retry-after']) > 0);
+    for (const good of [key, fresh.key]) {
+      const res = await send(`Bearer ${good}`);
+      assert.equal(res.statusCode, 200, res.body);
+    }
+    assert.equal((await send('Bearer nope')).statusCode, 429, 'still over the limit for failing requests');
+  });
+});

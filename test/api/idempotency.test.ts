@@ -112,4 +112,40 @@ describe('Idempotency-Key', () => {
     assert.equal(second.json().batch_id, first.json().batch_id);
     assert.equal((await h.request('GET', '/v1/account', { key })).json().data.credits_remaining, 8);
   });
+
+  test('a large bulk’s stored record is a fraction of its answer, and its replay is byte for byte the same', async () => {
+    const { key, accountId } = await h.customer({ credits: 10_000 });
+    const headers = { 'idempotency-key': 'big-campaign' };
+    const messages = Array.from({ length: 3000 }, (_, i) => ({ to: `+4479111${String(10_000 + i).padStart(5, '0')}`, message: `Your code is ${i}` }));
+    // A few invalid entries, one with an over-long recipient: errors are stored too.
+    messages.push({ to: `+44${'9'.repeat(50_000)}`, message: 'x' }, { to: '+447911123456', message: '' });
+    const body = { from: 'Acme', messages };
+    const first = await h.request('POST', '/v1/sms/bulk', { key, body, headers });
+    assert.equal(first.statusCode, 200);
+    assert.equal(first.json().queued, 3000);
+    const row = await h.ctx.store.db.selectFrom('idempotency_keys').select('response_body').where('account_id', '=', accountId).where('key', '=', 'big-campaign').executeTakeFirstOrThrow();
+    const stored = row.response_body!.length;
+    assert.ok(stored < first.body.length / 4, `stored ${stored} characters for an answer of ${first.body.length} bytes`);
+    const second = await h.request('POST', '/v1/sms/bulk', { key, body, headers });
+    assert.equal(second.headers['idempotent-replayed'], 'true');
+    assert.equal(second.body, first.body);
+    assert.equal(second.headers['content-type'], first.headers['content-type']);
+  });
+
+  test('expired keys are deleted by the sweeper, without the key being used again', async () => {
+    const { key, accountId } = await h.customer({ credits: 10 });
+    await h.request('POST', '/v1/sms/send', { key, body: send, headers: { 'idempotency-key': 'old' } });
+    h.clock.advance(12 * 3600_000);
+    await h.request('POST', '/v1/sms/send', { key, body: send, headers: { 'idempotency-key': 'younger' } });
+    const keys = async () =>
+      (await h.ctx.store.db.selectFrom('idempotency_keys').select('key').where('account_id', '=', accountId).orderBy('key').execute()).map((r) => r.key);
+    await h.workers.drain();
+    assert.deepEqual(await keys(), ['old', 'younger'], 'nothing expired yet');
+    h.clock.advance(12 * 3600_000);
+    await h.workers.drain();
+    assert.deepEqual(await keys(), ['younger'], 'the 24-hour-old key is gone');
+    h.clock.advance(12 * 3600_000);
+    await h.workers.drain();
+    assert.deepEqual(await keys(), []);
+  });
 });

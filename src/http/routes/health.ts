@@ -1,12 +1,13 @@
 /** Unauthenticated probes for process supervisors and load balancers. */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { sql } from 'kysely';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Carrier } from '../../carriers/carrier.ts';
 import type { Context } from '../../services/context.ts';
 import { migrationsCurrent } from '../../store/migrate.ts';
 import { registerQueueGauges, registry } from '../../metrics.ts';
 import { errorBody } from '../error-handler.ts';
+import { inRanges, isLoopbackAddress } from '../../webhooks/address-guard.ts';
 
 /** Compares digests in constant time, so response timing says nothing about the token's characters. */
 function sameSecret(given: string, expected: string): boolean {
@@ -14,15 +15,35 @@ function sameSecret(given: string, expected: string): boolean {
   return timingSafeEqual(digest(given), digest(expected));
 }
 
+/**
+ * Whether the request comes from a program on this host, not through a proxy. A request from a
+ * proxy (one listed in TRUST_PROXY, or any peer that says it forwards by sending `Forwarded`,
+ * `X-Forwarded-For` or `X-Real-IP`) is not, even when that proxy runs on loopback: the client it
+ * speaks for may be anywhere.
+ */
+function isLoopbackClient(request: FastifyRequest, trustProxy: readonly string[]): boolean {
+  const peer = request.raw.socket.remoteAddress;
+  if (!isLoopbackAddress(peer)) return false;
+  if (trustProxy.length > 0 && inRanges(peer!, trustProxy)) return false;
+  const h = request.headers;
+  return h.forwarded === undefined && h['x-forwarded-for'] === undefined && h['x-real-ip'] === undefined;
+}
+
 export function healthRoutes(ctx: Context, carrier: Carrier | null) {
   return async (app: FastifyInstance): Promise<void> => {
     registerQueueGauges(ctx.store, ctx.clock);
     app.get('/health', async () => ({ status: 'ok' }));
     app.get('/metrics', async (request, reply) => {
-      // Optional bearer token, for deployments where /metrics is reachable from outside.
+      // With METRICS_TOKEN, whoever has the token; without it, only a scraper on this host: the
+      // metrics name routes, volumes and queue depths, which are nobody else's business.
       const token = ctx.config.metricsToken;
       if (token && !sameSecret(request.headers.authorization ?? '', `Bearer ${token}`)) {
         return reply.code(401).send(errorBody(ctx.config.publicUrl, 'invalid_api_key', 'The metrics token is missing or wrong.'));
+      }
+      if (!token && !isLoopbackClient(request, ctx.config.trustProxy)) {
+        return reply
+          .code(403)
+          .send(errorBody(ctx.config.publicUrl, 'insufficient_permissions', '/metrics is served to clients on this host only; set METRICS_TOKEN to scrape it from elsewhere.'));
       }
       return reply.type(registry.contentType).send(await registry.metrics());
     });

@@ -5,7 +5,7 @@ import { listSenderIds, registerSenderId } from '../../services/sender-ids.ts';
 import type { Context } from '../../services/context.ts';
 import { iso } from '../../util/ids.ts';
 import { principalOf } from '../auth.ts';
-import { SenderIdBody, SenderIdCreated, SenderIdList } from '../schemas.ts';
+import { SenderIdBody, SenderIdCreated, SenderIdFieldErrors, SenderIdList } from '../schemas.ts';
 
 function record(row: SenderIdsTable) {
   return { id: row.id, name: row.name, status: row.status, created_at: iso(Number(row.created_at)) };
@@ -29,6 +29,7 @@ export function senderIdRoutes(ctx: Context): FastifyPluginAsyncTypebox {
       '/sms/sender-ids',
       {
         config: { scope: 'sender_ids:write', errors: ['invalid_sender_id_name', 'sender_id_not_allowed', 'sender_id_exists'] },
+        schemaErrorFormatter: SenderIdFieldErrors,
         schema: {
           summary: 'Register a Sender ID for review',
           tags: ['Sender IDs'],

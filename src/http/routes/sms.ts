@@ -1,15 +1,10 @@
 /** `POST /v1/sms/send` and `POST /v1/sms/bulk`. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
 import { requestHash, withIdempotency, type StoredResponse } from '../../services/idempotency.ts';
 import { sendBulk, sendMessage } from '../../services/submit-messages.ts';
 import type { Context } from '../../services/context.ts';
 import { confirmAccess, principalOf } from '../auth.ts';
-import { BulkBody, BulkResult, SendBody, SendResult } from '../schemas.ts';
-
-const IdempotencyHeaders = Type.Object({
-  'idempotency-key': Type.Optional(Type.String({ description: 'Up to 255 characters; the same request with the same key is answered once, for 24 hours.' })),
-});
+import { BulkBody, BulkResult, IdempotencyHeaders, SendBody, SendFieldErrors, SendResult } from '../schemas.ts';
 
 export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -17,6 +12,7 @@ export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
       '/sms/send',
       {
         config: { scope: 'sms:send', accessCheckedAtCommit: true, errors: ['invalid_recipient', 'invalid_sender_id', 'invalid_message', 'invalid_callback_url', 'insufficient_credits', 'service_unavailable'] },
+        schemaErrorFormatter: SendFieldErrors,
         schema: {
           summary: 'Send one SMS',
           tags: ['SMS'],
@@ -46,6 +42,7 @@ export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
       '/sms/bulk',
       {
         config: { scope: 'sms:send', accessCheckedAtCommit: true, errors: ['invalid_sender_id', 'invalid_callback_url', 'too_many_messages', 'insufficient_credits', 'service_unavailable'] },
+        schemaErrorFormatter: SendFieldErrors,
         schema: {
           summary: 'Send a campaign of individually worded messages',
           tags: ['SMS'],
