@@ -43,7 +43,8 @@ export async function signUpOwner(ctx: Context, input: { name: string; email: st
   const taken = await ctx.store.db.selectFrom('owners').select('id').where('email', '=', email).executeTakeFirst();
   if (taken) throw new AppError('email_taken');
   const passwordHash = await hashPassword(input.password);
-  const account = await createAccount(ctx, { name: input.name, email, credits: 0 });
+  // A sign-up can come from anyone: its account starts with the daily cap for new accounts.
+  const account = await createAccount(ctx, { name: input.name, email, credits: 0, origin: 'signup', dailyMessageLimit: ctx.config.limits.newAccountDailyLimit });
   const now = ctx.clock();
   const owner: OwnersTable = { id: newId('own', now), account_id: account.id, email, password_hash: passwordHash, created_at: now };
   try {

@@ -10,6 +10,7 @@ import * as m004 from './migrations/004-carrier-parts.ts';
 import * as m005 from './migrations/005-login-backoff.ts';
 import * as m006 from './migrations/006-access-revision.ts';
 import * as m007 from './migrations/007-partial-message-indexes.ts';
+import * as m009 from './migrations/009-account-limits.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': m001,
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   '005-login-backoff': m005,
   '006-access-revision': m006,
   '007-partial-message-indexes': m007,
+  '009-account-limits': m009,
 };
 
 class InCodeMigrationProvider implements MigrationProvider {
