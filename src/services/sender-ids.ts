@@ -13,6 +13,7 @@ import type { Context } from './context.ts';
 import { pendingSenderIdLimit, pendingSenderIdQuotaExceeded } from './account-limits.ts';
 import { checkDocument, insertDocumentsWithinQuota } from './documents.ts';
 import { countPendingSenderIds, lockAccountLimits } from '../store/repositories/account-limits.repository.ts';
+import { accountNames, countAllPendingSenderIds, pendingSenderIdsPage } from '../store/repositories/review-queue.repository.ts';
 
 /** Called after a review decision; the dashboard issue plugs e-mail in here. */
 export type SenderIdReviewListener = (ctx: Context, record: SenderIdsTable, decision: 'approved' | 'rejected' | 'info_requested') => Promise<void>;
@@ -84,6 +85,18 @@ export async function listSenderIds(
   if (filter.accountId) q = q.where('account_id', '=', filter.accountId);
   if (filter.status) q = q.where('status', '=', filter.status);
   return q.execute();
+}
+
+/** One page of the operator's review queue (oldest first), with the accounts it names and the total. */
+export async function reviewQueuePage(
+  ctx: Context,
+  page: number,
+  pageSize: number,
+): Promise<{ items: SenderIdsTable[]; total: number; accounts: Map<string, { name: string; email: string }> }> {
+  const items = await pendingSenderIdsPage(ctx.store.db, pageSize, (page - 1) * pageSize);
+  const total = await countAllPendingSenderIds(ctx.store.db);
+  const accounts = new Map((await accountNames(ctx.store.db, [...new Set(items.map((s) => s.account_id))])).map((a) => [a.id, a]));
+  return { items, total, accounts };
 }
 
 const senderQuery = (db: Executor, accountId: string, nameKey: string) =>
