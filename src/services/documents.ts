@@ -6,7 +6,7 @@
 import type { Transaction } from 'kysely';
 import { AppError } from '../errors/catalogue.ts';
 import type { Database, SenderIdDocumentsTable } from '../store/database.ts';
-import { lockAccountLimits, storedDocumentBytes } from '../store/repositories/account-limits.repository.ts';
+import { lockAccountLimits, storedDocumentBytes, type AccountLimitsRow } from '../store/repositories/account-limits.repository.ts';
 import { newId } from '../util/ids.ts';
 import { documentQuota, documentQuotaExceeded } from './account-limits.ts';
 import type { Context } from './context.ts';
@@ -57,15 +57,16 @@ export function checkDocument(file: { filename: string; bytes: Buffer }): { file
 
 /**
  * Inserts documents in the caller's transaction, then refuses with `quota_exceeded` (the caller's
- * transaction rolls back) if the account's documents now exceed its storage quota. The rows are
- * written before the account's row is locked and the bytes are summed (lockAccountLimits), so
- * parallel uploads count each other and cannot pass the quota together.
+ * transaction rolls back) if the account's documents now exceed its storage quota. `limits` must
+ * come from lockAccountLimits at the start of that transaction: parallel uploads then count each
+ * other and cannot pass the quota together.
  */
 export async function insertDocumentsWithinQuota(
   ctx: Context,
   trx: Transaction<Database>,
   accountId: string,
   senderIdId: string,
+  limits: Pick<AccountLimitsRow, 'document_quota_bytes'>,
   files: { filename: string; bytes: Buffer }[],
 ): Promise<DocumentInfo[]> {
   if (files.length > MAX_DOCUMENTS_PER_UPLOAD) throw new AppError('invalid_document', `At most ${MAX_DOCUMENTS_PER_UPLOAD} documents at a time.`);
@@ -76,8 +77,6 @@ export async function insertDocumentsWithinQuota(
   });
   // One row per statement: each may be megabytes, and SQLite's parameter limits do not matter here.
   for (const row of rows) await trx.insertInto('sender_id_documents').values(row).execute();
-  const limits = await lockAccountLimits(trx, accountId);
-  if (!limits) throw new AppError('not_found', `No account ${accountId}.`);
   const quota = documentQuota(ctx.config, limits);
   const stored = await storedDocumentBytes(trx, accountId);
   const adding = rows.reduce((n, r) => n + r.size, 0);
@@ -95,7 +94,11 @@ export async function addSenderIdDocuments(
   for (const f of files) checkDocument(f);
   const sender = await ctx.store.db.selectFrom('sender_ids').select('id').where('id', '=', senderIdId).where('account_id', '=', accountId).executeTakeFirst();
   if (!sender) throw new AppError('not_found', `No Sender ID ${senderIdId}.`);
-  return ctx.store.db.transaction().execute((trx) => insertDocumentsWithinQuota(ctx, trx, accountId, senderIdId, files));
+  return ctx.store.db.transaction().execute(async (trx) => {
+    const limits = await lockAccountLimits(trx, accountId);
+    if (!limits) throw new AppError('not_found', `No account ${accountId}.`);
+    return insertDocumentsWithinQuota(ctx, trx, accountId, senderIdId, limits, files);
+  });
 }
 
 /** Documents of some Sender IDs (without their bytes), grouped by Sender ID. */

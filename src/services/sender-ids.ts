@@ -36,9 +36,9 @@ function isUniqueViolation(err: unknown): boolean {
 /**
  * Registers a Sender ID as `pending`, with its verification documents if any, all or nothing.
  * Refused with `quota_exceeded` when the account already has as many pending Sender IDs as its
- * quota allows, or when the documents would take it over its storage quota. The row is inserted
- * first and the quota counted after it in the same transaction, the account's row locked (see
- * lockAccountLimits): parallel registrations count each other and cannot pass the quota together.
+ * quota allows, or when the documents would take it over its storage quota. The account's row is
+ * locked first (lockAccountLimits), then the row inserted and the quota counted in the same
+ * transaction: parallel registrations count each other and cannot pass the quota together.
  */
 export async function registerSenderId(
   ctx: Context,
@@ -62,13 +62,13 @@ export async function registerSenderId(
   };
   try {
     await ctx.store.db.transaction().execute(async (trx) => {
-      await trx.insertInto('sender_ids').values(record).execute();
       const limits = await lockAccountLimits(trx, accountId);
       if (!limits) throw new AppError('not_found', `No account ${accountId}.`);
+      await trx.insertInto('sender_ids').values(record).execute();
       const limit = pendingSenderIdLimit(ctx.config, limits);
       const pending = await countPendingSenderIds(trx, accountId);
       if (pending > limit) throw pendingSenderIdQuotaExceeded(pending - 1, limit);
-      if (documents.length > 0) await insertDocumentsWithinQuota(ctx, trx, accountId, record.id, documents);
+      if (documents.length > 0) await insertDocumentsWithinQuota(ctx, trx, accountId, record.id, limits, documents);
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw new AppError('sender_id_exists', `The account already has the Sender ID ${name} (names are compared case-insensitively).`);

@@ -38,14 +38,18 @@ export async function accountLimitsRow(db: Executor, accountId: string): Promise
 }
 
 /**
- * The account's limits, read inside a transaction that is about to check a quota. On PostgreSQL
- * the row is locked, so concurrent registrations for one account check their quota one after the
- * other (each then counts what the one before it committed). On SQLite the transaction already
- * holds the database's write lock from its first write, which the callers make before this.
+ * Locks the account's row for the rest of the transaction and reads its limits: the first
+ * statement of a transaction that checks a quota, so that concurrent ones for the same account
+ * run one after the other and each counts what the one before it committed. On PostgreSQL a
+ * row lock (taken before any insert, whose foreign keys would otherwise share-lock the row first
+ * and deadlock with another transaction's lock); on SQLite a write to the row, which takes the
+ * database's write lock at once rather than upgrading a read lock later.
  */
 export async function lockAccountLimits(trx: Transaction<Database>, accountId: string): Promise<AccountLimitsRow | undefined> {
+  const postgres = trx.getExecutor().adapter instanceof PostgresAdapter;
+  if (!postgres) await trx.updateTable('accounts').set({ origin: sql`origin` }).where('id', '=', accountId).execute();
   let q = trx.selectFrom('accounts').select(LIMIT_COLUMNS).where('id', '=', accountId);
-  if (trx.getExecutor().adapter instanceof PostgresAdapter) q = q.forUpdate();
+  if (postgres) q = q.forUpdate();
   const row = await q.executeTakeFirst();
   return row && normalise(row);
 }
