@@ -226,6 +226,7 @@ export class AcceptanceBatcher {
     const revision = Number((rows[0] as { value: number } | undefined)?.value ?? 0);
     observeAccessRevision(this.ctx.store, revision);
     const verdicts = new Map<string, AppError | null>();
+    const countries = new Map<string, string | null>();
     for (const [i, a] of acceptances.entries()) {
       if (!a.access || a.access.revision >= revision) continue;
       const key = `${a.access.keyId}\u0000${a.accountId}\u0000${a.access.from}`;
@@ -233,7 +234,7 @@ export class AcceptanceBatcher {
         verdicts.set(key, await grantRefusalNow(trx, a.accountId, a.access));
       }
       // The account's destination list may have changed too (it moves the same revision).
-      refusals[i] = verdicts.get(key)! ?? (await destinationRefusalNow(trx, this.ctx.config, a.accountId, a.rows.map((r) => r.recipient)));
+      refusals[i] = verdicts.get(key)! ?? (await destinationRefusalNow(trx, this.ctx.config, a.accountId, a.rows.map((r) => r.recipient), countries));
     }
     return refusals;
   }

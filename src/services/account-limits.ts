@@ -197,9 +197,19 @@ export function destinationNotAllowed(reason: string): AppError {
   return new AppError('destination_not_allowed', reason);
 }
 
-/** Whether all these recipients may still be sent to, read inside the caller's transaction. */
-export async function destinationRefusalNow(db: Executor, config: Config, accountId: string, recipients: readonly string[]): Promise<AppError | null> {
-  const rule = ruleOf(config.limits.allowedCountries, (await allowedCountriesNow(db, accountId)) ?? null);
+/**
+ * Whether all these recipients may still be sent to, with the account's list read inside the
+ * caller's transaction (once per account for all the acceptances of one commit: `memo`).
+ */
+export async function destinationRefusalNow(
+  db: Executor,
+  config: Config,
+  accountId: string,
+  recipients: readonly string[],
+  memo: Map<string, string | null> = new Map(),
+): Promise<AppError | null> {
+  if (!memo.has(accountId)) memo.set(accountId, (await allowedCountriesNow(db, accountId)) ?? null);
+  const rule = ruleOf(config.limits.allowedCountries, memo.get(accountId)!);
   if (!rule) return null;
   for (const e164 of recipients) {
     const reason = rule(e164);
