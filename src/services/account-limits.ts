@@ -167,9 +167,16 @@ export function dailyLimitReached(limit: number, counted: number, messages: numb
 /** Why a recipient may not be sent to, or null; null rule: every destination is allowed. */
 export type DestinationRule = ((e164: string) => string | null) | null;
 
+/** ALLOWED_COUNTRIES as a set, made once per configuration rather than per send. */
+const installationSets = new WeakMap<string[], ReadonlySet<string>>();
+
 function ruleOf(installation: string[] | null, account: string | null): DestinationRule {
   if (installation === null && account === null) return null;
-  const inst = installation && new Set(installation);
+  let inst: ReadonlySet<string> | null = null;
+  if (installation) {
+    inst = installationSets.get(installation) ?? new Set(installation);
+    installationSets.set(installation, inst);
+  }
   const own = account === null ? null : new Set(account.split(',').filter(Boolean));
   return (e164) => {
     const code = callingCodeOf(e164);
