@@ -3,6 +3,7 @@
  * at start so that a typo fails loudly with the variable's name instead of misbehaving later.
  */
 import { loadSmppConfig, type SmppConfig } from './smpp-config.ts';
+import { parseCallingCodes } from '../domain/calling-codes.ts';
 
 export interface Config {
   port: number;
@@ -52,6 +53,17 @@ export interface Config {
    * client address.
    */
   signup: { mode: 'open' | 'verify' | 'closed'; maxPerHour: number };
+  /** Account limits (docs/security.md); each account may override them (`pigeon account limits`). */
+  limits: {
+    /** Sender IDs an account may have pending review at once (SENDER_ID_PENDING_MAX). */
+    senderIdPendingMax: number;
+    /** Bytes of verification documents an account may store (DOCUMENT_QUOTA_BYTES). */
+    documentQuotaBytes: number;
+    /** Messages per UTC day for accounts made by dashboard sign-up (NEW_ACCOUNT_DAILY_LIMIT). */
+    newAccountDailyLimit: number;
+    /** Calling codes messages may go to (ALLOWED_COUNTRIES); null: every country. */
+    allowedCountries: string[] | null;
+  };
 }
 
 export class ConfigError extends Error {
@@ -79,6 +91,14 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   if (['true', '1', 'yes', 'on'].includes(v)) return true;
   if (['false', '0', 'no', 'off'].includes(v)) return false;
   throw new ConfigError(`${name} must be true or false, got ${JSON.stringify(raw)}`);
+}
+
+function callingCodes(env: Env, name: string): string[] | null {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return null;
+  const parsed = parseCallingCodes(raw);
+  if (!parsed.ok) throw new ConfigError(`${name} must be comma-separated country calling codes such as 44,33: ${parsed.reason}`);
+  return parsed.codes;
 }
 
 function url(env: Env, name: string, fallback: string | null, protocols: string[]): string | null {
@@ -154,5 +174,11 @@ export function loadConfig(env: Env = process.env): Config {
       .map((s) => s.trim().toUpperCase())
       .filter(Boolean),
     signup: { mode: signupMode, maxPerHour: int(env, 'SIGNUP_MAX_PER_HOUR', 5, 1) },
+    limits: {
+      senderIdPendingMax: int(env, 'SENDER_ID_PENDING_MAX', 20, 0, 1_000_000),
+      documentQuotaBytes: int(env, 'DOCUMENT_QUOTA_BYTES', 50 * 1024 * 1024, 0),
+      newAccountDailyLimit: int(env, 'NEW_ACCOUNT_DAILY_LIMIT', 1000, 0, 1_000_000_000),
+      allowedCountries: callingCodes(env, 'ALLOWED_COUNTRIES'),
+    },
   };
 }

@@ -116,6 +116,28 @@ export const catalogue = {
       'The balance does not cover the segments to send. Nothing was queued or debited; for bulk requests this applies to the whole batch.',
     retryable: false,
   },
+  // Quotas and fraud limits
+  quota_exceeded: {
+    status: 422,
+    message: 'The account has reached one of its quotas.',
+    description:
+      'The account already has as many Sender IDs pending review as it may (20 by default), or its verification documents would exceed its storage quota (50 MiB by default). The message names the quota and how much of it is used. Nothing was stored; wait for the review, or ask the operator to raise the quota.',
+    retryable: false,
+  },
+  daily_limit_reached: {
+    status: 429,
+    message: 'The account has reached its daily message limit.',
+    description:
+      'Accounts made by dashboard sign-up may send a limited number of messages per UTC day (1,000 by default) until the operator lifts the limit. A bulk request that would cross the limit is refused whole; nothing was queued or debited. `Retry-After` gives the seconds until the next UTC day.',
+    retryable: true,
+  },
+  destination_not_allowed: {
+    status: 400,
+    message: 'Messages to this country are not allowed.',
+    description:
+      'The recipient\'s country calling code is not on the installation\'s or the account\'s list of allowed destinations. In a bulk request this is a per-entry error; the other entries are sent.',
+    retryable: false,
+  },
   // Idempotency
   idempotency_in_progress: {
     status: 409,

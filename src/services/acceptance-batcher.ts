@@ -5,8 +5,9 @@
  * ones (the commit, not the work in it, is what costs on both databases); with no load a send
  * still commits on its own, at once.
  *
- * Each acceptance keeps its own outcome: one that the balance does not cover is refused with
- * `insufficient_credits` while the others in the same transaction go through, in arrival order.
+ * Each acceptance keeps its own outcome: one that the balance (or the account's daily cap) does
+ * not cover is refused with `insufficient_credits` (or `daily_limit_reached`) while the others in
+ * the same transaction go through, in arrival order.
  * If the transaction fails for any other reason, each acceptance is retried alone, so one bad
  * request can never fail its neighbours.
  */
@@ -16,7 +17,8 @@ import { creditsDebited, messageTransitions } from '../metrics.ts';
 import type { BatchesTable, CreditLedgerTable, Database, MessagesTable } from '../store/database.ts';
 import type { Executor, Store } from '../store/connect.ts';
 import { enqueueJobs } from '../store/repositories/jobs.repository.ts';
-import { creditBalance, insertLedgerRows, tryDebit } from '../store/repositories/ledger.repository.ts';
+import { insertLedgerRows } from '../store/repositories/ledger.repository.ts';
+import { debitState, tryDebitWithinDailyLimit } from '../store/repositories/account-limits.repository.ts';
 import { insertMessages } from '../store/repositories/messages.repository.ts';
 import { preparedWrite } from '../store/prepared-statements.ts';
 import { newId } from '../util/ids.ts';
@@ -25,6 +27,7 @@ import type { Finish } from './idempotency.ts';
 import { observeAccessRevision } from './access-cache.ts';
 import { keyRefusalNow } from './api-keys.ts';
 import { senderRefusalNow } from './sender-ids.ts';
+import { dailyLimitReached, destinationRefusalNow, utcDay } from './account-limits.ts';
 
 export interface Acceptance<R> {
   accountId: string;
@@ -178,11 +181,7 @@ export class AcceptanceBatcher {
     const now = this.ctx.clock();
     return this.ctx.store.db.transaction().execute(async (trx) => {
       const refusals = await this.#recheckAccess(trx, acceptances);
-      const remaining = await this.#debit(trx, acceptances, refusals);
-      const balances = new Map<string, number>();
-      for (const [i, a] of acceptances.entries()) {
-        if (!refusals[i] && remaining[i] == null && !balances.has(a.accountId)) balances.set(a.accountId, await creditBalance(trx, a.accountId));
-      }
+      const remaining = await this.#debit(trx, acceptances, refusals, now);
       const outcomes: Outcome[] = [];
       const ledger: CreditLedgerTable[] = [];
       const batches: BatchesTable[] = [];
@@ -194,11 +193,8 @@ export class AcceptanceBatcher {
           outcomes.push({ ok: false, error: refusal });
           return;
         }
-        const balance = remaining[i];
-        if (balance === null || balance === undefined) {
-          outcomes.push({ ok: false, error: insufficient(a.credits, balances.get(a.accountId) ?? 0, a.accountId) });
-          return;
-        }
+        // Every refused debit has its reason in `refusals`.
+        const balance = remaining[i]!;
         ledger.push({ id: newId('led', now), account_id: a.accountId, amount: -a.credits, kind: 'debit', reference: a.reference, note: null, created_at: now });
         if (a.batch) {
           batches.push({ id: a.batch.id, account_id: a.accountId, total: a.batch.total, queued: a.rows.length, credits_used: a.credits, created_at: now });
@@ -233,24 +229,28 @@ export class AcceptanceBatcher {
     const revision = Number((rows[0] as { value: number } | undefined)?.value ?? 0);
     observeAccessRevision(this.ctx.store, revision);
     const verdicts = new Map<string, AppError | null>();
+    const countries = new Map<string, string | null>();
     for (const [i, a] of acceptances.entries()) {
       if (!a.access || a.access.revision >= revision) continue;
       const key = `${a.access.keyId}\u0000${a.accountId}\u0000${a.access.from}`;
       if (!verdicts.has(key)) {
         verdicts.set(key, await grantRefusalNow(trx, a.accountId, a.access));
       }
-      refusals[i] = verdicts.get(key)!;
+      // The account's destination list may have changed too (it moves the same revision).
+      refusals[i] = verdicts.get(key)! ?? (await destinationRefusalNow(trx, this.ctx.config, a.accountId, a.rows.map((r) => r.recipient), countries));
     }
     return refusals;
   }
 
   /**
-   * Debits each account once for all its acceptances when the balance covers them all, otherwise
-   * one by one in arrival order. Accounts are locked in id order, so concurrent transactions on
-   * PostgreSQL never wait on each other in a cycle. Returns each acceptance's balance after its
-   * own debit, or null where the balance did not cover it.
+   * Debits each account once for all its acceptances when the balance and the daily cap cover
+   * them all, otherwise one by one in arrival order. Accounts are locked in id order, so
+   * concurrent transactions on PostgreSQL never wait on each other in a cycle. Returns each
+   * acceptance's balance after its own debit, or null where it was refused (the reason goes into
+   * `refusals`). The cap is checked by the debit's own UPDATE: no extra query unless one is refused.
    */
-  async #debit(trx: Transaction<Database>, acceptances: Acceptance<unknown>[], refusals: (AppError | null)[]): Promise<(number | null)[]> {
+  async #debit(trx: Transaction<Database>, acceptances: Acceptance<unknown>[], refusals: (AppError | null)[], now: number): Promise<(number | null)[]> {
+    const day = utcDay(now);
     const remaining: (number | null)[] = new Array(acceptances.length).fill(null);
     const byAccount = new Map<string, number[]>();
     acceptances.forEach((a, i) => {
@@ -259,7 +259,8 @@ export class AcceptanceBatcher {
     for (const accountId of [...byAccount.keys()].sort()) {
       const indexes = byAccount.get(accountId)!;
       const total = indexes.reduce((n, i) => n + acceptances[i]!.credits, 0);
-      const after = await tryDebit(trx, accountId, total);
+      const messages = indexes.reduce((n, i) => n + acceptances[i]!.rows.length, 0);
+      const after = await tryDebitWithinDailyLimit(trx, accountId, total, messages, day);
       if (after !== null) {
         // As if debited one after the other: each sees the balance after its own debit.
         let balance = after + total;
@@ -269,9 +270,20 @@ export class AcceptanceBatcher {
         }
         continue;
       }
-      for (const i of indexes) remaining[i] = await tryDebit(trx, accountId, acceptances[i]!.credits);
+      for (const i of indexes) {
+        const a = acceptances[i]!;
+        remaining[i] = await tryDebitWithinDailyLimit(trx, accountId, a.credits, a.rows.length, day);
+        if (remaining[i] === null) refusals[i] = await this.#debitRefusal(trx, a, day, now);
+      }
     }
     return remaining;
+  }
+
+  /** Why a debit was refused: the balance first (as before there was a cap), else the cap. */
+  async #debitRefusal(trx: Transaction<Database>, a: Acceptance<unknown>, day: number, now: number): Promise<AppError> {
+    const state = await debitState(trx, a.accountId, day);
+    if (!state || state.credits < a.credits || state.dailyLimit === null) return insufficient(a.credits, state?.credits ?? 0, a.accountId);
+    return dailyLimitReached(state.dailyLimit, state.countedToday, a.rows.length, now);
   }
 }
 

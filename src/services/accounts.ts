@@ -3,7 +3,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors/catalogue.ts';
-import type { AccountsTable, AccountStatus } from '../store/database.ts';
+import type { AccountOrigin, AccountsTable, AccountStatus } from '../store/database.ts';
 import { creditCredits, ledgerSum } from '../store/repositories/ledger.repository.ts';
 import { newId } from '../util/ids.ts';
 import type { Context } from './context.ts';
@@ -17,7 +17,15 @@ export function newWebhookSecret(): string {
 
 export async function createAccount(
   ctx: Context,
-  input: { name: string; email: string; credits?: number },
+  input: {
+    name: string;
+    email: string;
+    credits?: number;
+    /** Who makes the account (default: the operator); sign-up passes `signup`. */
+    origin?: AccountOrigin;
+    /** Messages per UTC day; null or absent: no cap. */
+    dailyMessageLimit?: number | null;
+  },
 ): Promise<AccountsTable> {
   const name = input.name.trim();
   const email = input.email.trim();
@@ -36,6 +44,13 @@ export async function createAccount(
     webhook_secret_previous: null,
     webhook_secret_rotated_at: null,
     created_at: now,
+    origin: input.origin ?? 'operator',
+    pending_sender_id_limit: null,
+    document_quota_bytes: null,
+    daily_message_limit: input.dailyMessageLimit ?? null,
+    daily_count: 0,
+    daily_day: 0,
+    allowed_countries: null,
   };
   await ctx.store.db.transaction().execute(async (trx) => {
     await trx.insertInto('accounts').values(account).execute();

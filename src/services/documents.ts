@@ -3,9 +3,12 @@
  * trademark certificate). The bytes live in the database so that every process serves them.
  * The type is read from the file's first bytes: a name or a browser's Content-Type proves nothing.
  */
+import type { Transaction } from 'kysely';
 import { AppError } from '../errors/catalogue.ts';
-import type { SenderIdDocumentsTable } from '../store/database.ts';
+import type { Database, SenderIdDocumentsTable } from '../store/database.ts';
+import { lockAccountLimits, storedDocumentBytes, type AccountLimitsRow } from '../store/repositories/account-limits.repository.ts';
 import { newId } from '../util/ids.ts';
+import { documentQuota, documentQuotaExceeded } from './account-limits.ts';
 import type { Context } from './context.ts';
 
 export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
@@ -20,6 +23,20 @@ export function sniffDocumentType(bytes: Uint8Array): 'application/pdf' | 'image
   if (starts([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return 'image/png';
   if (starts([0xff, 0xd8, 0xff])) return 'image/jpeg';
   return null;
+}
+
+const EXTENSIONS: Record<string, string> = { 'application/pdf': '.pdf', 'image/png': '.png', 'image/jpeg': '.jpg' };
+
+/**
+ * The name a document is downloaded under: the uploaded name without its extension, plus the
+ * extension of the type its content was sniffed as. A file uploaded as `invoice.html` (with PDF
+ * bytes) downloads as `invoice.pdf`, so nothing the uploader named decides how it is opened.
+ */
+export function downloadFilename(doc: { filename: string; content_type: string }): string {
+  const ext = EXTENSIONS[doc.content_type] ?? '.bin';
+  const dot = doc.filename.lastIndexOf('.');
+  const stem = (dot > 0 ? doc.filename.slice(0, dot) : doc.filename).replace(/[.\s]+$/, '') || 'document';
+  return `${stem}${ext}`;
 }
 
 /** A file name safe to show and to put in a Content-Disposition header. */
@@ -38,6 +55,35 @@ export function checkDocument(file: { filename: string; bytes: Buffer }): { file
   return { filename: cleanFilename(file.filename), contentType };
 }
 
+/**
+ * Inserts documents in the caller's transaction, then refuses with `quota_exceeded` (the caller's
+ * transaction rolls back) if the account's documents now exceed its storage quota. `limits` must
+ * come from lockAccountLimits at the start of that transaction: parallel uploads then count each
+ * other and cannot pass the quota together.
+ */
+export async function insertDocumentsWithinQuota(
+  ctx: Context,
+  trx: Transaction<Database>,
+  accountId: string,
+  senderIdId: string,
+  limits: Pick<AccountLimitsRow, 'document_quota_bytes'>,
+  files: { filename: string; bytes: Buffer }[],
+): Promise<DocumentInfo[]> {
+  if (files.length > MAX_DOCUMENTS_PER_UPLOAD) throw new AppError('invalid_document', `At most ${MAX_DOCUMENTS_PER_UPLOAD} documents at a time.`);
+  const now = ctx.clock();
+  const rows: SenderIdDocumentsTable[] = files.map((f) => {
+    const { filename, contentType } = checkDocument(f);
+    return { id: newId('doc', now), sender_id_id: senderIdId, account_id: accountId, filename, content_type: contentType, size: f.bytes.length, content: f.bytes, created_at: now };
+  });
+  // One row per statement: each may be megabytes, and SQLite's parameter limits do not matter here.
+  for (const row of rows) await trx.insertInto('sender_id_documents').values(row).execute();
+  const quota = documentQuota(ctx.config, limits);
+  const stored = await storedDocumentBytes(trx, accountId);
+  const adding = rows.reduce((n, r) => n + r.size, 0);
+  if (stored > quota) throw documentQuotaExceeded(stored - adding, adding, quota);
+  return rows.map(({ content: _c, ...info }) => info);
+}
+
 export async function addSenderIdDocuments(
   ctx: Context,
   accountId: string,
@@ -45,25 +91,14 @@ export async function addSenderIdDocuments(
   files: { filename: string; bytes: Buffer }[],
 ): Promise<DocumentInfo[]> {
   if (files.length > MAX_DOCUMENTS_PER_UPLOAD) throw new AppError('invalid_document', `At most ${MAX_DOCUMENTS_PER_UPLOAD} documents at a time.`);
-  const checked = files.map((f) => ({ ...checkDocument(f), bytes: f.bytes }));
+  for (const f of files) checkDocument(f);
   const sender = await ctx.store.db.selectFrom('sender_ids').select('id').where('id', '=', senderIdId).where('account_id', '=', accountId).executeTakeFirst();
   if (!sender) throw new AppError('not_found', `No Sender ID ${senderIdId}.`);
-  const now = ctx.clock();
-  const rows: SenderIdDocumentsTable[] = checked.map((f) => ({
-    id: newId('doc', now),
-    sender_id_id: senderIdId,
-    account_id: accountId,
-    filename: f.filename,
-    content_type: f.contentType,
-    size: f.bytes.length,
-    content: f.bytes,
-    created_at: now,
-  }));
-  // One row per statement: each may be megabytes, and SQLite's parameter limits do not matter here.
-  await ctx.store.db.transaction().execute(async (trx) => {
-    for (const row of rows) await trx.insertInto('sender_id_documents').values(row).execute();
+  return ctx.store.db.transaction().execute(async (trx) => {
+    const limits = await lockAccountLimits(trx, accountId);
+    if (!limits) throw new AppError('not_found', `No account ${accountId}.`);
+    return insertDocumentsWithinQuota(ctx, trx, accountId, senderIdId, limits, files);
   });
-  return rows.map(({ content: _c, ...info }) => info);
 }
 
 /** Documents of some Sender IDs (without their bytes), grouped by Sender ID. */

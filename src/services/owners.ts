@@ -86,7 +86,8 @@ export async function signUpOwner(ctx: Context, input: { name: string; email: st
     await mailSignupAttempt(ctx, taken);
     return { outcome: 'check_email', email };
   }
-  const account = await createAccount(ctx, { name, email, credits: 0 });
+  // A sign-up can come from anyone: its account starts with the daily cap for new accounts.
+  const account = await createAccount(ctx, { name, email, credits: 0, origin: 'signup', dailyMessageLimit: ctx.config.limits.newAccountDailyLimit });
   const now = ctx.clock();
   const owner: OwnersTable = {
     id: newId('own', now),

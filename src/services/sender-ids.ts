@@ -10,6 +10,10 @@ import { preparedRead } from '../store/prepared-statements.ts';
 import { accessSnapshot, decideAccess, type AccessSnapshot } from './access-cache.ts';
 import type { Executor } from '../store/connect.ts';
 import type { Context } from './context.ts';
+import { pendingSenderIdLimit, pendingSenderIdQuotaExceeded } from './account-limits.ts';
+import { checkDocument, insertDocumentsWithinQuota } from './documents.ts';
+import { countPendingSenderIds, lockAccountLimits } from '../store/repositories/account-limits.repository.ts';
+import { accountNames, countAllPendingSenderIds, pendingSenderIdsPage } from '../store/repositories/review-queue.repository.ts';
 
 /** Called after a review decision; the dashboard issue plugs e-mail in here. */
 export type SenderIdReviewListener = (ctx: Context, record: SenderIdsTable, decision: 'approved' | 'rejected' | 'info_requested') => Promise<void>;
@@ -29,9 +33,22 @@ function isUniqueViolation(err: unknown): boolean {
   return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
-export async function registerSenderId(ctx: Context, accountId: string, name: string): Promise<SenderIdsTable> {
+/**
+ * Registers a Sender ID as `pending`, with its verification documents if any, all or nothing.
+ * Refused with `quota_exceeded` when the account already has as many pending Sender IDs as its
+ * quota allows, or when the documents would take it over its storage quota. The account's row is
+ * locked first (lockAccountLimits), then the row inserted and the quota counted in the same
+ * transaction: parallel registrations count each other and cannot pass the quota together.
+ */
+export async function registerSenderId(
+  ctx: Context,
+  accountId: string,
+  name: string,
+  documents: { filename: string; bytes: Buffer }[] = [],
+): Promise<SenderIdsTable> {
   const check = checkSenderIdName(name, reservedNames(ctx));
   if (!check.ok) throw new AppError(check.code, check.reason);
+  for (const d of documents) checkDocument(d);
   const now = ctx.clock();
   const record: SenderIdsTable = {
     id: newId('sid', now),
@@ -44,7 +61,15 @@ export async function registerSenderId(ctx: Context, accountId: string, name: st
     updated_at: now,
   };
   try {
-    await ctx.store.db.insertInto('sender_ids').values(record).execute();
+    await ctx.store.db.transaction().execute(async (trx) => {
+      const limits = await lockAccountLimits(trx, accountId);
+      if (!limits) throw new AppError('not_found', `No account ${accountId}.`);
+      await trx.insertInto('sender_ids').values(record).execute();
+      const limit = pendingSenderIdLimit(ctx.config, limits);
+      const pending = await countPendingSenderIds(trx, accountId);
+      if (pending > limit) throw pendingSenderIdQuotaExceeded(pending - 1, limit);
+      if (documents.length > 0) await insertDocumentsWithinQuota(ctx, trx, accountId, record.id, limits, documents);
+    });
   } catch (err) {
     if (isUniqueViolation(err)) throw new AppError('sender_id_exists', `The account already has the Sender ID ${name} (names are compared case-insensitively).`);
     throw err;
@@ -60,6 +85,18 @@ export async function listSenderIds(
   if (filter.accountId) q = q.where('account_id', '=', filter.accountId);
   if (filter.status) q = q.where('status', '=', filter.status);
   return q.execute();
+}
+
+/** One page of the operator's review queue (oldest first), with the accounts it names and the total. */
+export async function reviewQueuePage(
+  ctx: Context,
+  page: number,
+  pageSize: number,
+): Promise<{ items: SenderIdsTable[]; total: number; accounts: Map<string, { name: string; email: string }> }> {
+  const items = await pendingSenderIdsPage(ctx.store.db, pageSize, (page - 1) * pageSize);
+  const total = await countAllPendingSenderIds(ctx.store.db);
+  const accounts = new Map((await accountNames(ctx.store.db, [...new Set(items.map((s) => s.account_id))])).map((a) => [a.id, a]));
+  return { items, total, accounts };
 }
 
 const senderQuery = (db: Executor, accountId: string, nameKey: string) =>

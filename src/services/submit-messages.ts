@@ -13,6 +13,7 @@ import { approvedSenderName } from './sender-ids.ts';
 import { acceptanceBatcher, grantRefusalNow, type Acceptance, type AccessGrant } from './acceptance-batcher.ts';
 import type { AccessSnapshot } from './access-cache.ts';
 import { checkBacklog } from './backlog.ts';
+import { destinationRule, type DestinationRule } from './account-limits.ts';
 import type { Context } from './context.ts';
 import type { Finish } from './idempotency.ts';
 
@@ -36,12 +37,14 @@ function countCharacters(text: string): number {
   return n;
 }
 
-function checkEntry(to: string, body: string, recipient?: ReturnType<typeof parseRecipient>): EntryCheck {
+function checkEntry(to: string, body: string, destinations: DestinationRule, recipient?: ReturnType<typeof parseRecipient>): EntryCheck {
   if (to.length > MAX_RECIPIENT_CHARACTERS) {
     return { ok: false, code: 'invalid_recipient', message: `\`to\` has ${to.length} characters; the maximum is ${MAX_RECIPIENT_CHARACTERS}.` };
   }
   recipient ??= parseRecipient(to);
   if (!recipient.ok) return { ok: false, code: 'invalid_recipient', message: `\`to\` is not a valid E.164 number: ${recipient.reason}` };
+  const refused = destinations?.(recipient.e164);
+  if (refused) return { ok: false, code: 'destination_not_allowed', message: refused };
   // Each character is one or two UTF-16 units: past twice the limit, no need to count them.
   const length = body.length > 2 * MAX_MESSAGE_CHARACTERS ? Infinity : countCharacters(body);
   if (length === 0 || length > MAX_MESSAGE_CHARACTERS) {
@@ -101,8 +104,9 @@ function messageRow(accountId: string, batchId: string | null, sender: string, e
  * Debits, stores and enqueues in one transaction (shared with concurrent acceptances: see
  * acceptance-batcher.ts), and builds the response from the new balance inside it, so that
  * `finish` (the idempotency record) commits with the send. Throws `service_unavailable` while
- * the dispatch backlog is over its limit, and `insufficient_credits`, both with
- * nothing written.
+ * the dispatch backlog is over its limit, `insufficient_credits`, `daily_limit_reached` (a bulk
+ * that would cross the account's daily cap is refused whole, as one the balance does not cover),
+ * all with nothing written.
  */
 async function accept<R>(ctx: Context, acceptance: Acceptance<R>): Promise<R> {
   await checkBacklog(ctx, acceptance.rows.length);
@@ -157,7 +161,7 @@ export async function sendMessage(ctx: Context, sender: Sender, input: SendInput
   const recipient = parseRecipient(input.to);
   if (!recipient.ok) throw new AppError('invalid_recipient', `\`to\` is not a valid E.164 number: ${recipient.reason}`);
   const from = await approvedSenderName(ctx, accountId, input.from, sender.access);
-  const check = checkEntry(input.to, input.message, recipient);
+  const check = checkEntry(input.to, input.message, await destinationRule(ctx, accountId, sender.access), recipient);
   if (!check.ok) throw new AppError(check.code, check.message);
   const callbackUrl = checkCallbackUrl(input.callback_url);
   const now = ctx.clock();
@@ -211,6 +215,7 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
     });
   }
   const from = await approvedSenderName(ctx, accountId, input.from, sender.access);
+  const destinations = await destinationRule(ctx, accountId, sender.access);
   const callbackUrl = checkCallbackUrl(input.callback_url);
   const now = ctx.clock();
   const batchId = newId('bat', now);
@@ -219,7 +224,7 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
   const errors: BulkResult['errors'] = [];
   let credits = 0;
   input.messages.forEach((m, index) => {
-    const check = checkEntry(m.to, m.message);
+    const check = checkEntry(m.to, m.message, destinations);
     if (!check.ok) {
       // An over-long `to` is echoed cut short: the answer (and its idempotency record) stays small.
       const to = m.to.length > MAX_RECIPIENT_CHARACTERS ? `${m.to.slice(0, MAX_RECIPIENT_CHARACTERS)}…` : m.to;

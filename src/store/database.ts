@@ -6,6 +6,7 @@
 import type { MessageStatus } from '../domain/message-status.ts';
 
 export type AccountStatus = 'active' | 'suspended';
+export type AccountOrigin = 'operator' | 'signup';
 export type SenderIdStatus = 'pending' | 'approved' | 'rejected';
 export type LedgerKind = 'topup' | 'debit' | 'refund' | 'adjustment';
 export type JobQueue = 'dispatch' | 'receipt' | 'webhook' | 'mail';
@@ -23,6 +24,20 @@ export interface AccountsTable {
   webhook_secret_previous: string | null;
   webhook_secret_rotated_at: number | null;
   created_at: number;
+  /** Who made the account: the operator (CLI, console) or the dashboard's sign-up form. */
+  origin: AccountOrigin;
+  /** Pending Sender IDs allowed at once; null: the installation's SENDER_ID_PENDING_MAX. */
+  pending_sender_id_limit: number | null;
+  /** Bytes of verification documents allowed; null: the installation's DOCUMENT_QUOTA_BYTES. */
+  document_quota_bytes: number | null;
+  /** Messages accepted per UTC day; null: no cap. */
+  daily_message_limit: number | null;
+  /** Messages accepted on `daily_day`, moved by the debit itself. */
+  daily_count: number;
+  /** The UTC day `daily_count` is about, in days since 1970-01-01. */
+  daily_day: number;
+  /** Comma-separated calling codes narrowing ALLOWED_COUNTRIES; null: no narrowing. */
+  allowed_countries: string | null;
 }
 
 export interface ApiKeysTable {

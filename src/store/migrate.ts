@@ -11,6 +11,7 @@ import * as m005 from './migrations/005-login-backoff.ts';
 import * as m006 from './migrations/006-access-revision.ts';
 import * as m007 from './migrations/007-partial-message-indexes.ts';
 import * as m008 from './migrations/008-carrier-route-ids.ts';
+import * as m009 from './migrations/009-account-limits.ts';
 import * as m011 from './migrations/011-owner-verification.ts';
 import * as m012 from './migrations/012-key-form-nonce.ts';
 
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '006-access-revision': m006,
   '007-partial-message-indexes': m007,
   '008-carrier-route-ids': m008,
+  '009-account-limits': m009,
   '011-owner-verification': m011,
   '012-key-form-nonce': m012,
 };

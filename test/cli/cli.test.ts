@@ -139,6 +139,12 @@ describe('pigeon command line', () => {
       assert.equal(approval.json?.status, 'approved', approval.stderr);
       const sent = await send();
       assert.equal(sent.status, 200, `approved by the CLI, usable at once: ${JSON.stringify(sent.body)}`);
+      await pigeon('account', 'limits', accountId, '--countries', '33', '--json');
+      assert.equal((await send()).body.code, 'destination_not_allowed', 'destinations narrowed by the CLI, refused at once');
+      await pigeon('account', 'limits', accountId, '--all-countries', '--daily', '0', '--json');
+      assert.equal((await send()).body.code, 'daily_limit_reached', 'capped by the CLI, refused at once');
+      await pigeon('account', 'limits', accountId, '--no-daily', '--json');
+      assert.equal((await send()).status, 200, 'lifted by the CLI, sent at once');
       await pigeon('sender-id', 'reject', sender.body.data!.id, '--reason', 'Withdrawn', '--json');
       assert.equal((await send()).body.code, 'invalid_sender_id', 'rejected by the CLI, refused at once');
       await pigeon('account', 'suspend', accountId, '--json');
@@ -150,6 +156,35 @@ describe('pigeon command line', () => {
     } finally {
       await server.stop();
     }
+  });
+
+  test('account limits: shown without flags, changed with them', async () => {
+    const shown = await pigeon('account', 'limits', accountId, '--json');
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.deepEqual(shown.json, {
+      id: accountId,
+      limits: { pending_sender_ids: 20, document_bytes: 50 * 1024 * 1024, daily_messages: null, countries: null },
+    });
+    const changed = await pigeon('account', 'limits', accountId, '--pending-sender-ids', '5', '--document-bytes', '1048576', '--daily', '300', '--countries', '44,33', '--json');
+    assert.equal(changed.code, 0, changed.stderr);
+    assert.deepEqual(changed.json.limits, { pending_sender_ids: 5, document_bytes: 1048576, daily_messages: 300, countries: ['33', '44'] });
+    assert.deepEqual((await pigeon('account', 'limits', accountId, '--json')).json.limits, changed.json.limits);
+    const lifted = await pigeon('account', 'limits', accountId, '--no-daily', '--all-countries', '--json');
+    assert.deepEqual(lifted.json.limits, { pending_sender_ids: 5, document_bytes: 1048576, daily_messages: null, countries: null });
+    const text = await pigeon('account', 'limits', accountId);
+    assert.match(text.stdout, /pending Sender IDs: \d+ of 5/);
+    assert.match(text.stdout, /messages per UTC day: no cap/);
+
+    const both = await pigeon('account', 'limits', accountId, '--daily', '5', '--no-daily', '--json');
+    assert.equal(both.code, 2);
+    const notNumber = await pigeon('account', 'limits', accountId, '--daily', 'lots', '--json');
+    assert.equal(notNumber.code, 2);
+    const badCountry = await pigeon('account', 'limits', accountId, '--countries', '44,XX', '--json');
+    assert.equal(badCountry.code, 1);
+    assert.equal(JSON.parse(badCountry.stderr).code, 'invalid_request');
+    const noAccount = await pigeon('account', 'limits', 'acc_missing', '--json');
+    assert.equal(noAccount.code, 1);
+    assert.equal(JSON.parse(noAccount.stderr).code, 'not_found');
   });
 
   test('operator create', async () => {

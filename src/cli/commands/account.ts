@@ -1,7 +1,26 @@
 import { createAccount, getAccount, listAccounts, setAccountStatus, addCredits, rotateWebhookSecret } from '../../services/accounts.ts';
+import { setAccountLimits, type AccountLimitsView, type LimitsChange } from '../../services/account-limits.ts';
 import type { AccountsTable } from '../../store/database.ts';
 import { arg, required, UsageError, type Command } from '../command.ts';
 import { table } from '../output.ts';
+
+function wholeNumberFlag(value: unknown, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !/^\d{1,15}$/.test(value)) throw new UsageError(`${flag} must be a whole number, 0 or more.`);
+  return Number(value);
+}
+
+function describeLimits(v: AccountLimitsView): string {
+  const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
+  const installation = v.installation_countries === null ? 'every country' : v.installation_countries.map((c) => `+${c}`).join(', ');
+  return [
+    `Account ${v.id} (made by ${v.origin === 'signup' ? 'dashboard sign-up' : 'the operator'})`,
+    `pending Sender IDs: ${v.usage.pending_sender_ids} of ${v.limits.pending_sender_ids}${v.overridden.pending_sender_ids ? '' : ' (installation default)'}`,
+    `documents: ${mib(v.usage.document_bytes)} of ${mib(v.limits.document_bytes)} (${v.limits.document_bytes} bytes)${v.overridden.document_bytes ? '' : ' (installation default)'}`,
+    `messages per UTC day: ${v.limits.daily_messages === null ? 'no cap' : `${v.usage.messages_today} sent today of ${v.limits.daily_messages}`}`,
+    `countries: ${v.limits.countries === null ? `all the installation allows (${installation})` : `${v.limits.countries.map((c) => `+${c}`).join(', ')} (within ${installation})`}`,
+  ].join('\n');
+}
 
 function summary(a: AccountsTable) {
   return { id: a.id, name: a.name, email: a.email, status: a.status, credits_remaining: Number(a.credits) };
@@ -45,6 +64,28 @@ export const accountCommands: Record<string, Command> = {
     async run(ctx, { positionals }, out) {
       const a = await setAccountStatus(ctx, arg(positionals, 0, 'ID'), 'active');
       out.print(summary(a), `Account ${a.id} is active.`);
+    },
+  },
+  'account limits': {
+    usage: 'account limits ID [--pending-sender-ids N] [--document-bytes N] [--daily N|--no-daily] [--countries 44,33|--all-countries]',
+    options: { 'pending-sender-ids': 'string', 'document-bytes': 'string', daily: 'string', 'no-daily': 'boolean', countries: 'string', 'all-countries': 'boolean' },
+    async run(ctx, { positionals, values }, out) {
+      const id = arg(positionals, 0, 'ID');
+      if (values.daily !== undefined && values['no-daily']) throw new UsageError('Give --daily N or --no-daily, not both.');
+      if (values.countries !== undefined && values['all-countries']) throw new UsageError('Give --countries or --all-countries, not both.');
+      const change: LimitsChange = {};
+      const pending = wholeNumberFlag(values['pending-sender-ids'], '--pending-sender-ids');
+      if (pending !== undefined) change.pendingSenderIds = pending;
+      const bytes = wholeNumberFlag(values['document-bytes'], '--document-bytes');
+      if (bytes !== undefined) change.documentBytes = bytes;
+      const daily = wholeNumberFlag(values.daily, '--daily');
+      if (daily !== undefined) change.dailyMessages = daily;
+      if (values['no-daily']) change.dailyMessages = null;
+      if (values.countries !== undefined) change.countries = required(values.countries, '--countries');
+      if (values['all-countries']) change.countries = null;
+      // Without flags nothing changes: the command shows the limits.
+      const view = await setAccountLimits(ctx, id, change);
+      out.print({ id: view.id, limits: view.limits }, describeLimits(view));
     },
   },
   'account rotate-webhook-secret': {

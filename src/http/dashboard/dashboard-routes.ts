@@ -39,7 +39,10 @@ export function dashboardRoutes(ctx: Context) {
       route.schema = { ...(route.schema ?? {}), hide: true } as typeof route.schema;
     });
     app.addHook('onSend', async (request, reply, payload) => {
+      // A document download sets its own, stricter policy (a sandbox): it stays.
+      const ownPolicy = reply.getHeader('content-security-policy');
       reply.headers(SECURITY_HEADERS);
+      if (ownPolicy !== undefined) reply.header('content-security-policy', ownPolicy);
       if (!request.url.startsWith('/dashboard/assets/')) reply.header('cache-control', 'no-store');
       return payload;
     });

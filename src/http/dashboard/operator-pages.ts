@@ -1,16 +1,17 @@
 /**
  * The operator's area, under /operator: login, the review queue of pending Sender IDs with their
- * documents (approve, reject with a reason, ask for more information), accounts (search, top-up,
- * suspend and resume) and the mail outbox.
+ * documents (approve, reject with a reason, ask for more information), a page at a time, accounts
+ * (search, top-up, suspend and resume, limits) and the mail outbox.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors/catalogue.ts';
 import { addCredits, listAccounts, setAccountStatus } from '../../services/accounts.ts';
+import { getAccountLimits, setAccountLimits, type LimitsChange } from '../../services/account-limits.ts';
 import type { Context } from '../../services/context.ts';
 import { getSenderIdDocument, listSenderIdDocuments } from '../../services/documents.ts';
 import { listOutbox } from '../../services/mail.ts';
 import { getOperator, logInOperator } from '../../services/owners.ts';
-import { approveSenderId, listSenderIds, rejectSenderId, requestSenderIdInfo } from '../../services/sender-ids.ts';
+import { approveSenderId, rejectSenderId, requestSenderIdInfo, reviewQueuePage } from '../../services/sender-ids.ts';
 import { endSession, resolveSession } from '../../services/sessions.ts';
 import type { OperatorsTable, SessionsTable } from '../../store/database.ts';
 import { html, type Html } from '../html.ts';
@@ -22,6 +23,14 @@ declare module 'fastify' {
   interface FastifyRequest {
     operator?: { session: SessionsTable; operator: OperatorsTable };
   }
+}
+
+/** Sender IDs per page of the review queue. */
+const QUEUE_PAGE_SIZE = 25;
+
+function pageNumber(raw: unknown): number {
+  const n = typeof raw === 'string' && /^\d{1,6}$/.test(raw) ? Number(raw) : 1;
+  return Math.max(1, n);
 }
 
 function state(request: FastifyRequest): { session: SessionsTable; operator: OperatorsTable } {
@@ -75,11 +84,13 @@ export function operatorPages(ctx: Context) {
 
     // ---- Review queue -----------------------------------------------------------------------
 
-    app.get<{ Querystring: { done?: string } }>('/sender-ids', async (request, reply) => {
+    app.get<{ Querystring: { done?: string; page?: string } }>('/sender-ids', async (request, reply) => {
       const csrf = state(request).session.csrf_token;
       // Oldest first: the queue is worked through in the order requests arrived.
-      const pending = (await listSenderIds(ctx, { status: 'pending' })).reverse();
-      const accounts = new Map((await listAccounts(ctx)).map((a) => [a.id, a]));
+      const pageNo = pageNumber(request.query.page);
+      const { items: pending, total, accounts } = await reviewQueuePage(ctx, pageNo, QUEUE_PAGE_SIZE);
+      const pages = Math.max(1, Math.ceil(total / QUEUE_PAGE_SIZE));
+      const pageField = html`<input type="hidden" name="page" value="${pageNo}">`;
       const docs = await listSenderIdDocuments(ctx, pending.map((s) => s.id));
       const items = pending.map((s) => {
         const account = accounts.get(s.account_id);
@@ -94,11 +105,11 @@ ${s.review_note ? html`<p><strong>Information requested:</strong> ${s.review_not
             : files.map((d) => html`<a href="/operator/documents/${d.id}">${d.filename}</a> <span class="muted">(${d.content_type}, ${formatBytes(Number(d.size))})</span> `)
         }</p>
 <div class="actions">
-<form method="post" action="/operator/sender-ids/${s.id}/approve">${csrfField(csrf)}<button type="submit" aria-label="Approve ${s.name}">Approve</button></form>
-<form method="post" action="/operator/sender-ids/${s.id}/reject">${csrfField(csrf)}
+<form method="post" action="/operator/sender-ids/${s.id}/approve">${csrfField(csrf)}${pageField}<button type="submit" aria-label="Approve ${s.name}">Approve</button></form>
+<form method="post" action="/operator/sender-ids/${s.id}/reject">${csrfField(csrf)}${pageField}
 <label for="reason-${s.id}">Reason for rejection</label><input id="reason-${s.id}" name="reason" type="text" required maxlength="500">
 <button type="submit" class="danger" aria-label="Reject ${s.name}">Reject</button></form>
-<form method="post" action="/operator/sender-ids/${s.id}/request-info">${csrfField(csrf)}
+<form method="post" action="/operator/sender-ids/${s.id}/request-info">${csrfField(csrf)}${pageField}
 <label for="note-${s.id}">Note asking for more information</label><input id="note-${s.id}" name="note" type="text" required maxlength="500">
 <button type="submit" class="secondary" aria-label="Request more information about ${s.name}">Request information</button></form>
 </div></section>`;
@@ -109,23 +120,32 @@ ${s.review_note ? html`<p><strong>Information requested:</strong> ${s.review_not
         reply,
         'Review queue',
         'review',
-        html`${done}${items.length === 0 ? html`<p class="muted">No Sender IDs are waiting for review.</p>` : items}`,
+        html`${done}<p id="queue-total">${total} Sender ID${total === 1 ? '' : 's'} waiting for review.</p>${
+          items.length === 0 ? html`<p class="muted">No Sender IDs are waiting for review${pageNo > 1 ? ' on this page' : ''}.</p>` : items
+        }
+<nav class="pagination" aria-label="Pages of the review queue">${pageNo > 1 ? html`<a href="/operator/sender-ids?page=${pageNo - 1}" rel="prev">Previous</a>` : ''}<span>Page ${pageNo} of ${pages}</span>${
+          pageNo < pages ? html`<a href="/operator/sender-ids?page=${pageNo + 1}" rel="next">Next</a>` : ''
+        }</nav>`,
       );
     });
 
-    const decided = (reply: FastifyReply, text: string) => seeOther(reply, `/operator/sender-ids?done=${encodeURIComponent(text)}`);
+    /** Back to the page of the queue the decision was made on. */
+    const decided = (reply: FastifyReply, body: unknown, text: string) => {
+      const pageNo = pageNumber(field(body, 'page'));
+      return seeOther(reply, `/operator/sender-ids?${pageNo > 1 ? `page=${pageNo}&` : ''}done=${encodeURIComponent(text)}`);
+    };
 
     app.post<{ Params: { id: string } }>('/sender-ids/:id/approve', async (request, reply) => {
       const s = await approveSenderId(ctx, request.params.id);
-      return decided(reply, `${s.name} approved; the owner is told by e-mail.`);
+      return decided(reply, request.body, `${s.name} approved; the owner is told by e-mail.`);
     });
     app.post<{ Params: { id: string } }>('/sender-ids/:id/reject', async (request, reply) => {
       const s = await rejectSenderId(ctx, request.params.id, field(request.body, 'reason'));
-      return decided(reply, `${s.name} rejected; the owner is told by e-mail.`);
+      return decided(reply, request.body, `${s.name} rejected; the owner is told by e-mail.`);
     });
     app.post<{ Params: { id: string } }>('/sender-ids/:id/request-info', async (request, reply) => {
       const s = await requestSenderIdInfo(ctx, request.params.id, field(request.body, 'note'));
-      return decided(reply, `More information about ${s.name} requested by e-mail.`);
+      return decided(reply, request.body, `More information about ${s.name} requested by e-mail.`);
     });
 
     app.get<{ Params: { id: string } }>('/documents/:id', async (request, reply) => sendDocument(reply, await getSenderIdDocument(ctx, request.params.id)));
@@ -138,7 +158,7 @@ ${s.review_note ? html`<p><strong>Information requested:</strong> ${s.review_not
       const accounts = (await listAccounts(ctx, q ? { search: q } : {})).slice(0, 100);
       const back = `/operator/accounts${q ? `?q=${encodeURIComponent(q)}` : ''}`;
       const rows = accounts.map((a) => [
-        html`<strong>${a.name}</strong><br><code>${a.id}</code>`,
+        html`<strong>${a.name}</strong><br><code>${a.id}</code><br><a href="/operator/accounts/${a.id}/limits" aria-label="Limits of ${a.name}">Limits</a>`,
         a.email,
         statusBadge(a.status),
         html`<span id="credits-${a.id}">${Number(a.credits).toLocaleString('en')}</span>`,
@@ -182,6 +202,57 @@ ${table(`Accounts${q ? ` matching “${q}”` : ''}`, ['Account', 'E-mail', 'Sta
     app.post<{ Params: { id: string } }>('/accounts/:id/resume', async (request, reply) => {
       const a = await setAccountStatus(ctx, request.params.id, 'active');
       return seeOther(reply, backTo(request.body, `${a.name} is active again.`));
+    });
+
+    // ---- Limits of one account --------------------------------------------------------------
+
+    app.get<{ Params: { id: string }; Querystring: { done?: string } }>('/accounts/:id/limits', async (request, reply) => {
+      const csrf = state(request).session.csrf_token;
+      const v = await getAccountLimits(ctx, request.params.id);
+      const installation = v.installation_countries === null ? 'every country' : v.installation_countries.map((c) => `+${c}`).join(', ');
+      const dflt = (overridden: boolean) => (overridden ? '' : html` <span class="muted">(installation default)</span>`);
+      const rows = [
+        ['Pending Sender IDs', html`<span id="usage-pending">${v.usage.pending_sender_ids} of ${v.limits.pending_sender_ids}</span>${dflt(v.overridden.pending_sender_ids)}`],
+        ['Verification documents', html`<span id="usage-documents">${formatBytes(v.usage.document_bytes)} of ${formatBytes(v.limits.document_bytes)}</span>${dflt(v.overridden.document_bytes)}`],
+        ['Messages per UTC day', html`<span id="usage-daily">${v.limits.daily_messages === null ? 'no cap' : `${v.usage.messages_today} sent today of ${v.limits.daily_messages}`}</span>`],
+        ['Destinations', html`<span id="usage-countries">${v.limits.countries === null ? `all the installation allows (${installation})` : `${v.limits.countries.map((c) => `+${c}`).join(', ')} (within ${installation})`}</span>`],
+      ];
+      return render(
+        request,
+        reply,
+        'Account limits',
+        'accounts',
+        html`${request.query.done ? alert(request.query.done, 'ok') : ''}
+<p>Account <code>${v.id}</code>, made by ${v.origin === 'signup' ? 'dashboard sign-up' : 'the operator'}. <a href="/operator/accounts?q=${encodeURIComponent(v.id)}">Back to the account</a></p>
+${table('Limits and what is used', ['Limit', 'Now'], rows, '')}
+<section><h2>Change</h2>
+<form method="post" action="/operator/accounts/${v.id}/limits">${csrfField(csrf)}
+<label for="pending">Pending Sender IDs at once</label><input id="pending" name="pending_sender_ids" type="number" min="0" step="1" required inputmode="numeric" value="${v.limits.pending_sender_ids}">
+<label for="documents">Document storage, bytes</label><input id="documents" name="document_bytes" type="number" min="0" step="1" required inputmode="numeric" value="${v.limits.document_bytes}">
+<label for="daily">Messages per UTC day</label><input id="daily" name="daily_messages" type="number" min="0" step="1" inputmode="numeric" value="${v.limits.daily_messages ?? ''}" aria-describedby="daily-hint">
+<p class="hint" id="daily-hint">Empty: no daily cap.</p>
+<label for="countries">Destinations (calling codes)</label><input id="countries" name="countries" type="text" maxlength="400" placeholder="e.g. 44,33" value="${v.limits.countries?.join(',') ?? ''}" aria-describedby="countries-hint">
+<p class="hint" id="countries-hint">Comma-separated calling codes; empty: every country the installation allows (${installation}).</p>
+<div class="actions"><button type="submit">Save limits</button></div></form></section>`,
+      );
+    });
+
+    app.post<{ Params: { id: string } }>('/accounts/:id/limits', async (request, reply) => {
+      const number = (name: string, label: string, optional: boolean): number | null => {
+        const raw = field(request.body, name).trim();
+        if (raw === '' && optional) return null;
+        if (!/^\d{1,15}$/.test(raw)) throw new AppError('invalid_request', `${label} must be a whole number, 0 or more.`);
+        return Number(raw);
+      };
+      const pending = number('pending_sender_ids', 'Pending Sender IDs', false)!;
+      const documents = number('document_bytes', 'Document storage', false)!;
+      const change: LimitsChange = { dailyMessages: number('daily_messages', 'Messages per day', true), countries: field(request.body, 'countries').trim() || null };
+      // A quota left as shown keeps following the installation's default.
+      const current = await getAccountLimits(ctx, request.params.id);
+      if (pending !== current.limits.pending_sender_ids) change.pendingSenderIds = pending;
+      if (documents !== current.limits.document_bytes) change.documentBytes = documents;
+      const v = await setAccountLimits(ctx, request.params.id, change);
+      return seeOther(reply, `/operator/accounts/${v.id}/limits?done=${encodeURIComponent('The limits were saved; they apply from the next request.')}`);
     });
 
     // ---- Mail outbox ------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import { AppError } from '../../errors/catalogue.ts';
 import { rotateWebhookSecret, WEBHOOK_SECRET_OVERLAP_MS } from '../../services/accounts.ts';
 import { createApiKey, listApiKeys, revokeApiKey, SCOPES, type CreatedKey } from '../../services/api-keys.ts';
 import type { Context } from '../../services/context.ts';
-import { addSenderIdDocuments, checkDocument, getSenderIdDocument, listSenderIdDocuments, MAX_DOCUMENTS_PER_UPLOAD } from '../../services/documents.ts';
+import { downloadFilename, getSenderIdDocument, listSenderIdDocuments, MAX_DOCUMENTS_PER_UPLOAD } from '../../services/documents.ts';
 import { requestPasswordReset, resetLinkIsLive, resetPassword, sendVerificationLink, verifyOwnerEmail } from '../../services/owner-links.ts';
 import { assertOwnerVerified, changeOwnerPassword, checkNewPassword, getOwnerWithAccount, logInOwner, signUpOwner, type OwnerWithAccount } from '../../services/owners.ts';
 import { dailyMessageStats, listCreditLedger, listDeliveryReports, messageDetail } from '../../services/reports.ts';
@@ -544,12 +544,11 @@ ${table('Your Sender IDs', ['Name', 'Status', 'Reviewer’s note', 'Documents', 
       }
       const name = (values.name ?? '').trim();
       try {
-        for (const f of files) checkDocument(f);
-        const record = await registerSenderId(ctx, account.id, name);
-        if (files.length > 0) await addSenderIdDocuments(ctx, account.id, record.id, files);
+        // The Sender ID and its documents are stored together or not at all (quotas included).
+        await registerSenderId(ctx, account.id, name, files);
       } catch (err) {
-        if (!(err instanceof AppError) || err.status !== 400) throw err;
-        reply.code(400);
+        if (!(err instanceof AppError) || (err.status !== 400 && err.code !== 'quota_exceeded')) throw err;
+        reply.code(err.status);
         return senderIdsPage(request, reply, { error: err.message, name });
       }
       return seeOther(reply, '/dashboard/sender-ids');
@@ -680,11 +679,17 @@ function settingsTabs(current: 'api-keys' | 'webhook' | 'password'): Html {
   )}</ul></nav>`;
 }
 
-/** Sends a stored document as a download, never rendered inline by the browser. */
+/**
+ * Sends a stored document as a download, never rendered inline by the browser: an attachment named
+ * with the extension of its sniffed type (never the uploader's `.html`), no type sniffing, and a
+ * sandbox in case a browser opens it anyway.
+ */
 export function sendDocument(reply: FastifyReply, doc: { filename: string; content_type: string; content: Buffer }) {
+  const filename = downloadFilename(doc);
   return reply
     .type(doc.content_type)
-    .header('content-disposition', `attachment; filename="${doc.filename.replace(/[^\x20-\x7e]|"/g, '_')}"; filename*=UTF-8''${encodeURIComponent(doc.filename)}`)
+    .header('content-disposition', `attachment; filename="${filename.replace(/[^\x20-\x7e]|"/g, '_')}"; filename*=UTF-8''${encodeURIComponent(filename)}`)
     .header('x-content-type-options', 'nosniff')
+    .header('content-security-policy', "sandbox; default-src 'none'")
     .send(doc.content);
 }

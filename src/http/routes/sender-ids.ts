@@ -28,7 +28,7 @@ export function senderIdRoutes(ctx: Context): FastifyPluginAsyncTypebox {
     app.post(
       '/sms/sender-ids',
       {
-        config: { scope: 'sender_ids:write', errors: ['invalid_sender_id_name', 'sender_id_not_allowed', 'sender_id_exists'] },
+        config: { scope: 'sender_ids:write', errors: ['invalid_sender_id_name', 'sender_id_not_allowed', 'sender_id_exists', 'quota_exceeded'] },
         schemaErrorFormatter: SenderIdFieldErrors,
         schema: {
           summary: 'Register a Sender ID for review',

@@ -11,7 +11,7 @@ export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
     app.post(
       '/sms/send',
       {
-        config: { scope: 'sms:send', accessCheckedAtCommit: true, errors: ['invalid_recipient', 'invalid_sender_id', 'invalid_message', 'invalid_callback_url', 'insufficient_credits', 'service_unavailable'] },
+        config: { scope: 'sms:send', accessCheckedAtCommit: true, errors: ['invalid_recipient', 'invalid_sender_id', 'invalid_message', 'invalid_callback_url', 'destination_not_allowed', 'insufficient_credits', 'daily_limit_reached', 'service_unavailable'] },
         schemaErrorFormatter: SendFieldErrors,
         schema: {
           summary: 'Send one SMS',
@@ -41,7 +41,7 @@ export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
     app.post(
       '/sms/bulk',
       {
-        config: { scope: 'sms:send', accessCheckedAtCommit: true, errors: ['invalid_sender_id', 'invalid_callback_url', 'too_many_messages', 'insufficient_credits', 'service_unavailable'] },
+        config: { scope: 'sms:send', accessCheckedAtCommit: true, errors: ['invalid_sender_id', 'invalid_callback_url', 'too_many_messages', 'insufficient_credits', 'daily_limit_reached', 'service_unavailable'] },
         schemaErrorFormatter: SendFieldErrors,
         schema: {
           summary: 'Send a campaign of individually worded messages',
