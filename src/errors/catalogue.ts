@@ -201,8 +201,8 @@ export const catalogue = {
   },
   email_taken: {
     status: 409,
-    message: 'An owner with this e-mail address already exists.',
-    description: 'A dashboard sign-up with an e-mail address that already has an owner login.',
+    message: 'An account with this e-mail address already exists.',
+    description: 'A dashboard sign-up, or a new account made by the operator, with an e-mail address (compared in any case) that already has an account or an owner login.',
     retryable: false,
   },
   invalid_csrf_token: {
