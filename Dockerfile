@@ -1,5 +1,5 @@
 # Pigeon: one image for API and worker processes (the command picks the role).
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 # better-sqlite3 compiles from source where no prebuilt binary fits.
 RUN apt-get update \
