@@ -168,6 +168,21 @@ describe('pigeon command line', () => {
     assert.ok(!smtpCheck.detail.includes(':pw@'), 'the SMTP password is masked');
   });
 
+  test('doctor with CARRIER=smpp tries the bind and says why it failed', async () => {
+    const closed = await freePort();
+    const smppEnv = { ...env, CARRIER: 'smpp', SMPP_HOST: '127.0.0.1', SMPP_PORT: String(closed), SMPP_SYSTEM_ID: 'pigeon', SMPP_PASSWORD: 'secretpw' };
+    const res = await run('./bin/pigeon', ['doctor', '--json'], { env: smppEnv }).then(
+      () => assert.fail('doctor passed without an SMSC'),
+      (e: { code: number; stdout: string }) => e,
+    );
+    assert.equal(res.code, 1);
+    const carrier = JSON.parse(res.stdout).checks.find((c: { name: string }) => c.name === 'carrier');
+    assert.equal(carrier.ok, false);
+    assert.match(carrier.detail, /unbound/);
+    assert.match(carrier.detail, /SMPP_HOST/);
+    assert.ok(!res.stdout.includes('secretpw'));
+  });
+
   test('migrate', async () => {
     const res = await pigeon('migrate', '--json');
     assert.equal(res.code, 0, res.stderr);
