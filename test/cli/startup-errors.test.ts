@@ -10,6 +10,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/config.ts';
+import { startupProblems } from '../../src/config/startup-checks.ts';
 
 const root = process.cwd();
 const dir = mkdtempSync(join(tmpdir(), 'pigeon-startup-'));
@@ -100,6 +101,15 @@ describe('start-up errors name the setting at fault', () => {
     const body = JSON.parse(res.stderr) as { code: string; problems: { variable: string; value: string; hint: string }[] };
     assert.equal(body.code, 'config');
     assert.deepEqual(body.problems.map((p) => [p.variable, p.value]), [['PORT', '70000']]);
+  });
+
+  test('listen errors that a HOST explains name HOST', () => {
+    const config = { port: 3000, host: '127.0.0.1', databaseUrl: 'sqlite:./data/pigeon.db' };
+    const notHere = Object.assign(new Error('listen EADDRNOTAVAIL'), { code: 'EADDRNOTAVAIL', syscall: 'listen' });
+    assert.equal(startupProblems(notHere, config)?.[0]?.variable, 'HOST');
+    const unknownName = Object.assign(new Error('getaddrinfo ENOTFOUND pigeon-host'), { code: 'ENOTFOUND', syscall: 'getaddrinfo', hostname: 'pigeon-host' });
+    assert.equal(startupProblems(unknownName, { ...config, host: 'pigeon-host' })?.[0]?.variable, 'HOST');
+    assert.equal(startupProblems(new Error('a bug'), config), null, 'anything else is not blamed on a setting');
   });
 
   test('PUBLIC_URL follows PORT unless set', () => {
