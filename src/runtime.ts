@@ -40,8 +40,8 @@ export function createLogger(config: Config, destination: number = 1): Logger {
           translateTime: 'SYS:HH:MM:ss.l',
           // The start banner and the request lines read as sentences; their fields are in the text.
           messageFormat:
-            '{msg}{if dashboard}: API {api}, docs {docs}, dashboard {dashboard}, public URL {public_url}{end}{if method} {method} {url} {statusCode} {responseTime} ms{end}{if accountId} {accountId}{end}',
-          ignore: 'pid,hostname,api,docs,dashboard,public_url,method,url,statusCode,responseTime,accountId',
+            '{msg}{if dashboard}: API {api}, docs {docs}, dashboard {dashboard}, public URL {public_url}{end}{if req}: {req.method} {req.url} {res.statusCode} {responseTime} ms{end}{if req.accountId} {req.accountId}{end}',
+          ignore: 'pid,hostname,api,docs,dashboard,public_url,req,res,responseTime',
         },
       }),
     );

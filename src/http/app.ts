@@ -125,11 +125,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
   app.setErrorHandler(makeErrorHandler(ctx.config.publicUrl));
 
-  // One line per request at info (LOG_REQUESTS=false turns them off: at thousands of requests a
-  // second they cost several per cent of the throughput). The query string is left out: links in
-  // mail carry one-time tokens there.
-  // Its fields are fixed and hold no secret, so it skips the redaction rules: matching their
-  // wildcard paths costs about five times the rest of the line.
+  // One line per request at info, unless LOG_REQUESTS=false (docs/performance.md). The query
+  // string is left out: links in mail carry one-time tokens there. The line's fields are fixed and
+  // hold no secret, so it skips the redaction rules, whose wildcard paths cost about five times
+  // the rest of the line.
   const accessLog = ctx.config.logRequests === false || !opts.logger ? null : opts.logger.child({}, { redact: { paths: [] } });
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
@@ -139,11 +138,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       const query = request.url.indexOf('?');
       accessLog.info(
         {
-          method: request.method,
-          url: query === -1 ? request.url : request.url.slice(0, query),
-          statusCode: reply.statusCode,
+          req: { method: request.method, url: query === -1 ? request.url : request.url.slice(0, query), accountId: request.principal?.accountId ?? null },
+          res: { statusCode: reply.statusCode },
           responseTime: Math.round(reply.elapsedTime * 10) / 10,
-          accountId: request.principal?.accountId ?? null,
         },
         'request',
       );

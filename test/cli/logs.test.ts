@@ -68,7 +68,7 @@ describe('logs', () => {
     }
     const requests = lines.filter((l) => l.msg === 'request');
     assert.deepEqual(
-      requests.map((l) => [l.level, l.method, l.url, l.statusCode, l.accountId]),
+      requests.map((l: any) => [l.level, l.req.method, l.req.url, l.res.statusCode, l.req.accountId]),
       [
         [30, 'GET', '/v1/account', 200, account.id],
         [30, 'POST', '/v1/sms/send', 400, account.id],
