@@ -136,9 +136,12 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     httpDuration.observe({ method: request.method, route }, reply.elapsedTime / 1000);
     if (accessLog?.isLevelEnabled('info')) {
       const query = request.url.indexOf('?');
+      let path = query === -1 ? request.url : request.url.slice(0, query);
+      // A key or secret pasted into the path by mistake (GET /v1/pk_live_...) is not written down.
+      if (path.includes('pk_') || path.includes('whsec_')) path = path.replace(/(pk_live_|whsec_)[^/]*/g, '$1[redacted]');
       accessLog.info(
         {
-          req: { method: request.method, url: query === -1 ? request.url : request.url.slice(0, query), accountId: request.principal?.accountId ?? null },
+          req: { method: request.method, url: path, accountId: request.principal?.accountId ?? null },
           res: { statusCode: reply.statusCode },
           responseTime: Math.round(reply.elapsedTime * 10) / 10,
         },

@@ -276,8 +276,7 @@ export class WebhookWorker {
   }
 
   /**
-   * A failed or refused attempt at warn, with the reason; the URL without its query string, which
-   * may carry a receiver's token.
+   * A failed or refused attempt at warn, with the reason.
    */
   #logFailure(d: Delivery, outcome: DeliveryOutcome): void {
     const refused = outcome.error?.startsWith('refused') ?? false;
@@ -286,7 +285,7 @@ export class WebhookWorker {
         eventId: d.event.id,
         messageId: d.event.message_id,
         accountId: d.account.id,
-        url: d.event.url.split('?')[0],
+        url: safeUrl(d.event.url),
         httpStatus: outcome.httpStatus,
         reason: outcome.error,
         latencyMs: outcome.latencyMs,
@@ -353,6 +352,16 @@ export class WebhookWorker {
       }
       this.#wakeLoop = done;
     });
+  }
+}
+
+/** The URL for the log: without user information or query string, which may carry credentials. */
+function safeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return '(not a URL)';
   }
 }
 

@@ -63,6 +63,7 @@ describe('logs', () => {
       assert.equal(res.statusCode, 200);
       await app.inject({ method: 'POST', url: '/v1/sms/send', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, payload: { to: '+447911123456', from: 'Nope', message: 'a private text' } });
       await app.inject({ method: 'GET', url: '/v1/account', headers: { authorization: 'Bearer pk_live_wrong' } });
+      await app.inject({ method: 'GET', url: `/v1/${key}`, headers: { authorization: `Bearer ${key}` } });
     } finally {
       await app.close();
     }
@@ -73,6 +74,7 @@ describe('logs', () => {
         [30, 'GET', '/v1/account', 200, account.id],
         [30, 'POST', '/v1/sms/send', 400, account.id],
         [30, 'GET', '/v1/account', 401, null],
+        [30, 'GET', '/v1/pk_live_[redacted]', 404, null],
       ],
     );
     for (const l of requests) assert.equal(typeof l.responseTime, 'number');
