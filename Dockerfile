@@ -1,5 +1,7 @@
 # Pigeon: one image for API and worker processes (the command picks the role).
-FROM node:20-bookworm-slim
+# Node 22 LTS: on Node 24.19 and later, better-sqlite3 12 (the last line that supports Node 20)
+# can abort the process when a statement is garbage-collected.
+FROM node:22-bookworm-slim
 WORKDIR /app
 # better-sqlite3 compiles from source where no prebuilt binary fits.
 RUN apt-get update \

@@ -9,7 +9,8 @@ import type { JobQueue } from './store/database.ts';
 import { queueDepth } from './store/repositories/jobs.repository.ts';
 
 export const registry = new client.Registry();
-client.collectDefaultMetrics({ register: registry, prefix: 'pigeon_process_' });
+// prom-client's default names already start with process_ or nodejs_: the prefix is only pigeon_.
+client.collectDefaultMetrics({ register: registry, prefix: 'pigeon_' });
 
 export const httpRequests = new client.Counter({
   name: 'pigeon_http_requests_total',

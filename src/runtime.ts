@@ -2,11 +2,14 @@
  * The composition root: read the configuration, open and migrate the store, and build the
  * context, HTTP app, carrier and workers that `pigeon serve`, `pigeon worker` and the CLI use.
  */
+import { isatty } from 'node:tty';
+import type { AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import type { Carrier } from './carriers/carrier.ts';
 import { createCarrier } from './carriers/create-carrier.ts';
 import { loadConfig, type Config } from './config/config.ts';
+import { checkDatabaseLocation } from './config/startup-checks.ts';
 import { buildApp } from './http/app.ts';
 import type { Context } from './services/context.ts';
 import { installReviewMail } from './services/mail.ts';
@@ -18,8 +21,39 @@ import { createWorkers, type Workers } from './workers/workers.ts';
 /** Never log a key, password, secret or message body. */
 const REDACT = ['req.headers.authorization', 'headers.authorization', '*.password', '*.key', '*.body', '*.message', '*.webhook_secret'];
 
+/**
+ * JSON lines for log collectors; on a terminal (or with LOG_FORMAT=pretty) one readable line per
+ * entry through pino-pretty, which formats on a worker thread of its own.
+ */
 export function createLogger(config: Config, destination: number = 1): Logger {
-  return pino({ level: config.logLevel, redact: { paths: REDACT, censor: '[redacted]' } }, pino.destination({ dest: destination, sync: false }));
+  const options = { level: config.logLevel, redact: { paths: REDACT, censor: '[redacted]' } };
+  const pretty = config.logFormat === 'pretty' || (config.logFormat === 'auto' && isatty(destination));
+  if (pretty) {
+    return pino(
+      options,
+      pino.transport({
+        target: 'pino-pretty',
+        options: {
+          destination,
+          colorize: isatty(destination),
+          singleLine: true,
+          translateTime: 'SYS:HH:MM:ss.l',
+          // The start banner and the request lines read as sentences; their fields are in the text.
+          messageFormat:
+            '{msg}{if dashboard}: API {api}, docs {docs}, dashboard {dashboard}, public URL {public_url}{end}{if req}: {req.method} {req.url} {res.statusCode} {responseTime} ms{end}{if req.accountId} {req.accountId}{end}',
+          ignore: 'pid,hostname,api,docs,dashboard,public_url,req,res,responseTime',
+        },
+      }),
+    );
+  }
+  return pino(options, pino.destination({ dest: destination, sync: false }));
+}
+
+/** The start banner's addresses: where a person on this machine reaches the API, docs and dashboard. */
+export function addresses(config: Config, port: number): { api: string; docs: string; dashboard: string; public_url: string } {
+  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  const base = `http://${host}:${port}`;
+  return { api: `${base}/v1`, docs: `${base}/docs`, dashboard: `${base}/dashboard`, public_url: config.publicUrl };
 }
 
 export async function openContext(config: Config, log: Logger): Promise<Context & { setWake(fn: Context['wake']): void }> {
@@ -48,9 +82,13 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-/** Starts the API (unless `api` is false) and the workers (unless `workers` is false). */
-export async function start(opts: { api: boolean; workers: boolean; env?: NodeJS.ProcessEnv }): Promise<Running> {
-  const config = loadConfig(opts.env);
+/**
+ * Starts the API (unless `api` is false) and the workers (unless `workers` is false). Only the API
+ * server may create a missing SQLite database: a worker pointed at a missing file is a mistake.
+ */
+export async function start(opts: { api: boolean; workers: boolean; env?: NodeJS.ProcessEnv; config?: Config }): Promise<Running> {
+  const config = opts.config ?? loadConfig(opts.env);
+  checkDatabaseLocation(config.databaseUrl, opts.api);
   const log = createLogger(config);
   const ctx = await openContext(config, log);
   ctx.store.startBackgroundCheckpoints?.();
@@ -71,7 +109,9 @@ export async function start(opts: { api: boolean; workers: boolean; env?: NodeJS
   workers?.start();
   // Only a process with workers talks to the carrier: `serve --no-workers` never binds to an SMSC.
   if (workers) carrier.start?.();
-  log.info({ api: opts.api ? `http://${config.host}:${config.port}` : null, workers: opts.workers, carrier: carrier.name, store: ctx.store.dialect }, 'pigeon started');
+  // The start banner: "pigeon started" with the addresses (test helpers wait for that message).
+  const where = app ? addresses(config, (app.server.address() as AddressInfo).port) : { api: null };
+  log.info({ ...where, workers: opts.workers, carrier: carrier.name, store: ctx.store.dialect }, 'pigeon started');
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {

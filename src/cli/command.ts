@@ -6,12 +6,23 @@ export interface ParsedArgs {
   values: Record<string, string | boolean | undefined>;
 }
 
-/** One `pigeon` command: its usage line, its flags, and what it does. */
+/**
+ * One `pigeon` command: its usage line, its flags, and what it does. The command line's parser and
+ * help (src/cli/main.ts) are built from these records: the words of the record's key are the
+ * command (`'account create'`), the usage line names its arguments (`ID`, `[NAME]`) and the value
+ * of each flag (`--label L`).
+ */
 export interface Command {
   usage: string;
+  /** What the command does: the first line is its summary in `pigeon --help`, all of it in `pigeon <command> --help`. */
+  description?: string;
   options?: Record<string, 'string' | 'boolean'>;
+  /** One line of help per flag, by the flag's name. */
+  optionHelp?: Record<string, string>;
   /** Commands that run the service open the context themselves. */
   standalone?: boolean;
+  /** Whether the command may create the database when DATABASE_URL names a file that does not exist. */
+  createsDatabase?: boolean;
   run(ctx: Context, args: ParsedArgs, out: Output): Promise<void>;
 }
 

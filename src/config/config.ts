@@ -2,6 +2,7 @@
  * Typed configuration read once from the environment (DECISIONS.md §7). Every value is validated
  * at start so that a typo fails loudly with the variable's name instead of misbehaving later.
  */
+import { isIP } from 'node:net';
 import { loadSmppConfig, type SmppConfig } from './smpp-config.ts';
 import { parseCallingCodes } from '../domain/calling-codes.ts';
 
@@ -41,6 +42,10 @@ export interface Config {
   /** Sender of the dashboard's e-mail (MAIL_FROM); defaults to no-reply at PUBLIC_URL's host. */
   mailFrom: string;
   logLevel: string;
+  /** LOG_FORMAT: `pretty` (for people), `json` (for collectors), or `auto`: pretty on a terminal. */
+  logFormat: 'auto' | 'pretty' | 'json';
+  /** LOG_REQUESTS: one info line per HTTP request (method, path, status, time, account). */
+  logRequests: boolean;
   /** When set, `/metrics` needs `Authorization: Bearer <token>`. */
   metricsToken: string | null;
   /** How long a claimed job is held before another worker may take it over. */
@@ -66,21 +71,91 @@ export interface Config {
   };
 }
 
+/** One thing wrong with the environment, as the start-up report prints it. */
+export interface ConfigProblem {
+  /** The variable at fault, e.g. `PORT`. */
+  variable: string;
+  /** Its value as given, secrets masked; null when the variable is missing. */
+  value: string | null;
+  /** What is wrong with it. */
+  message: string;
+  /** What to do about it. */
+  hint: string;
+}
+
+/**
+ * A configuration that cannot be used. `loadConfig` collects every problem before throwing, so
+ * that one start reports them all instead of one per attempt.
+ */
 export class ConfigError extends Error {
-  constructor(message: string) {
+  readonly problems: ConfigProblem[];
+  constructor(message: string, problems?: ConfigProblem[]) {
     super(message);
     this.name = 'ConfigError';
+    this.problems = problems ?? [{ variable: /^[A-Z][A-Z0-9_]+/.exec(message)?.[0] ?? 'configuration', value: null, message, hint: '' }];
   }
 }
 
 type Env = Record<string, string | undefined>;
 
+/** Variables whose whole value is a secret. */
+const SECRET_NAME = /PASSWORD|TOKEN|SECRET/;
+
+/** The value as it may be printed: passwords in URLs and secret variables masked. */
+export function maskValue(name: string, raw: string | undefined): string | null {
+  if (raw === undefined) return null;
+  if (SECRET_NAME.test(name)) return raw === '' ? '' : '***';
+  return maskUrlPassword(raw);
+}
+
+/** `postgres://user:pass@host/db` becomes `postgres://user:***@host/db`. */
+export function maskUrlPassword(text: string): string {
+  return text.replace(/(\/\/[^:/@\s]*:)[^@\s]*@/g, '$1***@');
+}
+
+/** The problems of the `loadConfig` call in progress; outside one, a problem throws at once. */
+let collecting: ConfigProblem[] | null = null;
+
+/** Records a problem with `name` (or throws it when no `loadConfig` is collecting). */
+function problem(env: Env, name: string, message: string, hint: string): void {
+  const found = { variable: name, value: maskValue(name, env[name]), message, hint };
+  if (!collecting) throw new ConfigError(describeProblem(found), [found]);
+  collecting.push(found);
+}
+
+/** `PORT="abc": must be a whole number. Unset it ...` */
+export function describeProblem(p: ConfigProblem): string {
+  const where = p.value === null ? p.variable : `${p.variable}=${JSON.stringify(p.value)}`;
+  return `${where}: ${p.message}${p.hint ? `. ${p.hint}` : ''}`;
+}
+
+/** Runs a part of the loading that throws ConfigError itself, recording its problem instead. */
+function collect<T>(load: () => T, fallback: T): T {
+  try {
+    return load();
+  } catch (err) {
+    if (!(err instanceof ConfigError) || !collecting) throw err;
+    collecting.push(...err.problems);
+    return fallback;
+  }
+}
+
+function defaultHint(fallback: unknown): string {
+  return fallback === null || fallback === undefined || fallback === '' ? 'Fix it or unset it' : `Fix it, or unset it for the default (${String(fallback)})`;
+}
+
 function int(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got ${JSON.stringify(raw)}`);
+  if (!/^\d+$/.test(raw.trim())) {
+    problem(env, name, `must be a whole number${max === Number.MAX_SAFE_INTEGER ? ` of at least ${min}` : ` from ${min} to ${max}`}`, defaultHint(fallback));
+    return fallback;
+  }
   const value = Number(raw.trim());
-  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  if (value < min || value > max) {
+    problem(env, name, `must be between ${min} and ${max}`, defaultHint(fallback));
+    return fallback;
+  }
   return value;
 }
 
@@ -90,15 +165,17 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   const v = raw.trim().toLowerCase();
   if (['true', '1', 'yes', 'on'].includes(v)) return true;
   if (['false', '0', 'no', 'off'].includes(v)) return false;
-  throw new ConfigError(`${name} must be true or false, got ${JSON.stringify(raw)}`);
+  problem(env, name, 'must be true or false', defaultHint(fallback));
+  return fallback;
 }
 
 function callingCodes(env: Env, name: string): string[] | null {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return null;
   const parsed = parseCallingCodes(raw);
-  if (!parsed.ok) throw new ConfigError(`${name} must be comma-separated country calling codes such as 44,33: ${parsed.reason}`);
-  return parsed.codes;
+  if (parsed.ok) return parsed.codes;
+  problem(env, name, `must be comma-separated country calling codes: ${parsed.reason}`, 'For example 44,33, or unset it to allow every country');
+  return null;
 }
 
 function url(env: Env, name: string, fallback: string | null, protocols: string[]): string | null {
@@ -108,37 +185,74 @@ function url(env: Env, name: string, fallback: string | null, protocols: string[
   try {
     parsed = new URL(raw);
   } catch {
-    throw new ConfigError(`${name} must be a URL, got ${JSON.stringify(raw)}`);
+    problem(env, name, `must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`, defaultHint(fallback));
+    return fallback;
   }
   if (!protocols.includes(parsed.protocol)) {
-    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got ${JSON.stringify(raw)}`);
+    problem(env, name, `must use ${protocols.join(' or ')}, not ${parsed.protocol}`, defaultHint(fallback));
+    return fallback;
   }
   return raw;
 }
 
+/** One of a fixed list of words. */
+function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  if ((allowed as readonly string[]).includes(raw)) return raw as T;
+  problem(env, name, `must be one of ${allowed.join(', ')}`, `Use one of those, or unset it for the default (${fallback})`);
+  return fallback;
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** An IP address or a host name (letters, digits, hyphens and dots): what `listen` accepts. */
+function host(env: Env, name: string, fallback: string): string {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  const bare = raw.startsWith('[') && raw.endsWith(']') ? raw.slice(1, -1) : raw;
+  if (isIP(bare) || /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(bare)) return bare;
+  problem(env, name, 'must be an IP address or a host name of this machine (no scheme, port or path)', `For example ${fallback} (this machine only) or 0.0.0.0 (every interface)`);
+  return fallback;
+}
+
 export function loadConfig(env: Env = process.env): Config {
-  const carrier = env.CARRIER?.trim() || 'simulator';
-  if (carrier !== 'simulator' && carrier !== 'smpp') {
-    throw new ConfigError(`CARRIER must be simulator or smpp, got ${JSON.stringify(env.CARRIER)}`);
+  const outer = collecting;
+  const problems: ConfigProblem[] = [];
+  collecting = problems;
+  try {
+    const config = readConfig(env);
+    if (problems.length > 0) {
+      const count = problems.length === 1 ? 'a problem' : `${problems.length} problems`;
+      throw new ConfigError(`The configuration has ${count}:\n${problems.map((p) => `  ${describeProblem(p)}`).join('\n')}`, problems);
+    }
+    return config;
+  } finally {
+    collecting = outer;
   }
+}
+
+function readConfig(env: Env): Config {
+  const carrier = oneOf(env, 'CARRIER', 'simulator', ['simulator', 'smpp']);
   const databaseUrl = env.DATABASE_URL?.trim() || 'sqlite:./data/pigeon.db';
   if (!/^(sqlite:|postgres:\/\/|postgresql:\/\/)/.test(databaseUrl)) {
-    throw new ConfigError(`DATABASE_URL must start with sqlite: or postgres://, got ${JSON.stringify(databaseUrl)}`);
+    problem(env, 'DATABASE_URL', 'must start with sqlite: (a file) or postgres:// (a server)', 'For example sqlite:./data/pigeon.db or postgres://user:password@127.0.0.1:5432/pigeon');
+  } else if (databaseUrl === 'sqlite:') {
+    problem(env, 'DATABASE_URL', 'names no SQLite file', 'For example sqlite:./data/pigeon.db');
   }
   const delaysRaw = env.WEBHOOK_RETRY_DELAYS_MS?.trim() || '0,30000,300000';
-  const retryDelaysMs = delaysRaw.split(',').map((part) => {
-    const s = part.trim();
-    if (!/^\d+$/.test(s)) throw new ConfigError(`WEBHOOK_RETRY_DELAYS_MS must be comma-separated milliseconds, got ${JSON.stringify(delaysRaw)}`);
-    return Number(s);
-  });
-  const signupMode = env.SIGNUP?.trim() || 'open';
-  if (signupMode !== 'open' && signupMode !== 'verify' && signupMode !== 'closed') {
-    throw new ConfigError(`SIGNUP must be open, verify or closed, got ${JSON.stringify(env.SIGNUP)}`);
+  let retryDelaysMs = delaysRaw.split(',').map((part) => Number(part.trim()));
+  if (!delaysRaw.split(',').every((part) => /^\d+$/.test(part.trim()))) {
+    problem(env, 'WEBHOOK_RETRY_DELAYS_MS', 'must be comma-separated milliseconds, one per attempt', defaultHint('0,30000,300000'));
+    retryDelaysMs = [0, 30_000, 300_000];
   }
-  const publicUrl = (url(env, 'PUBLIC_URL', 'http://localhost:3000', ['http:', 'https:']) as string).replace(/\/+$/, '');
+  const port = int(env, 'PORT', 3000, 0, 65535);
+  const publicUrl = (url(env, 'PUBLIC_URL', `http://localhost:${port}`, ['http:', 'https:']) as string).replace(/\/+$/, '');
+  const logLevel = oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS);
+  const signupMode = oneOf(env, 'SIGNUP', 'open', ['open', 'verify', 'closed'] as const);
   return {
-    port: int(env, 'PORT', 3000, 0, 65535),
-    host: env.HOST?.trim() || '127.0.0.1',
+    port,
+    host: host(env, 'HOST', '127.0.0.1'),
     publicUrl,
     databaseUrl,
     carrier,
@@ -149,9 +263,10 @@ export function loadConfig(env: Env = process.env): Config {
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean)
-      .map((s) => {
-        if (!/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(s)) throw new ConfigError(`TRUST_PROXY must be comma-separated IP addresses or CIDR ranges, got ${JSON.stringify(s)}`);
-        return s;
+      .filter((s) => {
+        if (/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(s)) return true;
+        problem(env, 'TRUST_PROXY', `${JSON.stringify(s)} is not an IP address or CIDR range`, 'List the addresses of your reverse proxies, comma-separated, e.g. 127.0.0.1,::1');
+        return false;
       }),
     redisUrl: url(env, 'REDIS_URL', null, ['redis:', 'rediss:']),
     bulkMaxMessages: int(env, 'BULK_MAX_MESSAGES', 10_000, 1, 1_000_000),
@@ -163,10 +278,12 @@ export function loadConfig(env: Env = process.env): Config {
       allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
     },
     simulator: { deliveryDelayMs: int(env, 'SIM_DELIVERY_DELAY_MS', 1000, 0), logFile: env.SIM_LOG_FILE?.trim() || null },
-    smpp: loadSmppConfig(env, carrier),
+    smpp: collect(() => loadSmppConfig(env, carrier), { routes: [] } as unknown as SmppConfig),
     smtpUrl: url(env, 'SMTP_URL', null, ['smtp:', 'smtps:']),
     mailFrom: env.MAIL_FROM?.trim() || `Pigeon <no-reply@${new URL(publicUrl).hostname}>`,
-    logLevel: env.LOG_LEVEL?.trim() || 'info',
+    logLevel,
+    logFormat: oneOf(env, 'LOG_FORMAT', 'auto', ['auto', 'pretty', 'json']),
+    logRequests: bool(env, 'LOG_REQUESTS', true),
     metricsToken: env.METRICS_TOKEN?.trim() || null,
     jobLeaseMs: int(env, 'JOB_LEASE_MS', 60_000, 1000),
     reservedSenderNames: (env.RESERVED_SENDER_NAMES ?? '')

@@ -224,8 +224,8 @@ export const catalogue = {
   },
   email_taken: {
     status: 409,
-    message: 'An owner with this e-mail address already exists.',
-    description: 'A dashboard sign-up with an e-mail address that already has an owner login, when sign-up is `open` (with `SIGNUP=verify` or `closed` the answer never says whether an address has an account).',
+    message: 'An account with this e-mail address already exists.',
+    description: 'A dashboard sign-up, or a new account made by the operator, with an e-mail address (compared in any case) that already has an account or an owner login. Only when sign-up is `open`: with `SIGNUP=verify` or `closed` the answer never says whether an address has an account.',
     retryable: false,
   },
   email_not_verified: {

@@ -143,15 +143,16 @@ async function review(
   status: SenderIdStatus,
   note: string | null,
   decision: 'approved' | 'rejected' | 'info_requested',
-): Promise<SenderIdsTable> {
+  unlessStatus?: SenderIdStatus,
+): Promise<SenderIdsTable & { alreadyApproved?: boolean }> {
   const now = ctx.clock();
-  const result = await ctx.store.db
-    .updateTable('sender_ids')
-    .set({ status, review_note: note, updated_at: now })
-    .where('id', '=', id)
-    .executeTakeFirst();
-  if (result.numUpdatedRows === 0n) throw new AppError('not_found', `No Sender ID ${id}.`);
-  const record = await ctx.store.db.selectFrom('sender_ids').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  let update = ctx.store.db.updateTable('sender_ids').set({ status, review_note: note, updated_at: now }).where('id', '=', id);
+  // Two approvals at once: only the one that changes the row mails the owner.
+  if (unlessStatus) update = update.where('status', '<>', unlessStatus);
+  const result = await update.executeTakeFirst();
+  const record = await ctx.store.db.selectFrom('sender_ids').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!record) throw new AppError('not_found', `No Sender ID ${id}.`);
+  if (result.numUpdatedRows === 0n) return { ...record, alreadyApproved: true };
   for (const listener of reviewListeners) {
     // A notification problem must never undo or block the decision itself.
     await listener(ctx, record, decision).catch((err: unknown) => ctx.log.error({ err, senderId: id }, 'review listener failed'));
@@ -159,8 +160,12 @@ async function review(
   return record;
 }
 
-export function approveSenderId(ctx: Context, id: string): Promise<SenderIdsTable> {
-  return review(ctx, id, 'approved', null, 'approved');
+/**
+ * Approves a Sender ID. Approving one that is already approved changes nothing and mails no one
+ * (`alreadyApproved`): the owner was told the first time.
+ */
+export function approveSenderId(ctx: Context, id: string): Promise<SenderIdsTable & { alreadyApproved?: boolean }> {
+  return review(ctx, id, 'approved', null, 'approved', 'approved');
 }
 
 export function rejectSenderId(ctx: Context, id: string, reason: string): Promise<SenderIdsTable> {

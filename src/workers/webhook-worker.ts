@@ -11,7 +11,7 @@ import type { Context } from '../services/context.ts';
 import { dropStaleJobs, loadDeliveries, recordAttempts, secretsFor, type AttemptResult, type Delivery } from '../services/webhook-events.ts';
 import { claimJobs, releaseJobs } from '../store/repositories/jobs.repository.ts';
 import type { JobsTable } from '../store/database.ts';
-import { WebhookDispatcher } from '../webhooks/dispatcher.ts';
+import { WebhookDispatcher, type DeliveryOutcome } from '../webhooks/dispatcher.ts';
 
 export interface WebhookWorkerOptions {
   /** Attempts in flight at once, over all hosts. */
@@ -254,6 +254,7 @@ export class WebhookWorker {
         now: attemptedAt,
       });
       this.#completions++;
+      if (!outcome.ok) this.#logFailure(d, outcome);
       this.#results.push({ delivery: d, attemptedAt, outcome });
       this.#scheduleFlush();
       slot.active--;
@@ -272,6 +273,27 @@ export class WebhookWorker {
         this.#tasks.delete(task);
         if (this.#byMessage.get(d.event.message_id) === entry) this.#byMessage.delete(d.event.message_id);
       });
+  }
+
+  /**
+   * A failed or refused attempt at warn, with the reason.
+   */
+  #logFailure(d: Delivery, outcome: DeliveryOutcome): void {
+    const refused = outcome.error?.startsWith('refused') ?? false;
+    this.#log.warn(
+      {
+        eventId: d.event.id,
+        messageId: d.event.message_id,
+        accountId: d.account.id,
+        url: safeUrl(d.event.url),
+        httpStatus: outcome.httpStatus,
+        reason: outcome.error,
+        latencyMs: outcome.latencyMs,
+      },
+      refused
+        ? `webhook refused: ${outcome.error}`
+        : `webhook attempt failed: ${outcome.error}${outcome.error?.startsWith('TLS failure') ? ' (a receiver with its own CA needs NODE_EXTRA_CA_CERTS at start)' : ''}`,
+    );
   }
 
   #scheduleFlush(): void {
@@ -330,6 +352,16 @@ export class WebhookWorker {
       }
       this.#wakeLoop = done;
     });
+  }
+}
+
+/** The URL for the log: without user information or query string, which may carry credentials. */
+function safeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return '(not a URL)';
   }
 }
 

@@ -5,7 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -48,6 +48,9 @@ describe('pigeon command line', () => {
 
   before(async () => {
     if (pgSchema) await adminQuery(`create schema if not exists ${pgSchema}`);
+    // Only serve, worker's server and migrate create a database; every other command needs one.
+    const migrated = await pigeon('migrate', '--json');
+    assert.equal(migrated.code, 0, migrated.stderr);
     const created = await pigeon('account', 'create', '--name', 'Acme Ltd', '--email', 'ops@acme.test', '--credits', '50', '--json');
     assert.equal(created.code, 0, created.stderr);
     accountId = created.json.id;
@@ -57,6 +60,127 @@ describe('pigeon command line', () => {
     const res = await pigeon('--help');
     assert.equal(res.code, 0, res.stderr);
     assert.equal(res.stderr, '');
+  });
+
+  test('help for every command, --version, and the usage of a command on its mistakes', async () => {
+    const help = await pigeon('--help');
+    assert.equal(help.code, 0);
+    for (const word of ['serve', 'worker', 'migrate', 'account', 'key', 'sender-id', 'operator', 'credits', 'doctor', 'dev-webhook']) {
+      assert.match(help.stdout, new RegExp(`^  ${word}\\b`, 'm'), `pigeon --help lists ${word}`);
+    }
+    for (const name of ['account create', 'account show', 'account list', 'key create', 'key list', 'key revoke', 'sender-id approve', 'credits add', 'serve', 'doctor', 'dev-webhook']) {
+      const res = await pigeon(...name.split(' '), '--help');
+      assert.equal(res.code, 0, `${name} --help: ${res.stderr}`);
+      assert.match(res.stdout, new RegExp(`^Usage: pigeon ${name}`), `${name} --help shows its usage`);
+      assert.ok(res.stdout.split('\n').length > 4, `${name} --help explains itself:\n${res.stdout}`);
+    }
+    const keyHelp = await pigeon('key', 'create', '--help');
+    assert.match(keyHelp.stdout, /--scopes <a,b>\s+comma-separated scopes/);
+    const version = await pigeon('--version');
+    assert.equal(version.code, 0);
+    assert.equal(version.stdout.trim(), JSON.parse(readFileSync('package.json', 'utf8')).version);
+    const bare = await pigeon();
+    assert.equal(bare.code, 2);
+    assert.match(bare.stderr, /Usage: pigeon <command>/);
+    const badFlag = await pigeon('account', 'list', '--colour', 'red');
+    assert.equal(badFlag.code, 2);
+    assert.equal(badFlag.stderr, "pigeon: Unknown option '--colour'\nUsage: pigeon account list [--email E]\nSee pigeon account list --help.\n");
+    const extra = await pigeon('account', 'show', 'a', 'b', '--json');
+    assert.equal(extra.code, 2);
+    assert.equal(JSON.parse(extra.stderr).code, 'usage');
+  });
+
+  test('key create --scopes "" is a usage error, not every scope', async () => {
+    const res = await pigeon('key', 'create', accountId, '--label', 'empty', '--scopes', '', '--json');
+    assert.equal(res.code, 2, res.stdout);
+    assert.match(JSON.parse(res.stderr).message, /--scopes needs at least one scope/);
+    const commas = await pigeon('key', 'create', accountId, '--label', 'commas', '--scopes', ' , ', '--json');
+    assert.equal(commas.code, 2);
+    const list = await pigeon('key', 'list', accountId, '--json');
+    assert.ok(!list.json.data.some((k: { label: string }) => k.label === 'empty' || k.label === 'commas'), 'no key was made');
+  });
+
+  test('key revoke given the secret key refuses without printing it', async () => {
+    const created = await pigeon('key', 'create', accountId, '--label', 'leaked', '--json');
+    const secret = created.json.key as string;
+    for (const json of [[], ['--json']]) {
+      const res = await pigeon('key', 'revoke', secret, ...json);
+      assert.equal(res.code, 2);
+      assert.ok(!res.stdout.includes(secret) && !res.stderr.includes(secret), `the key is not echoed:\n${res.stderr}`);
+      assert.match(res.stderr, /key_/);
+    }
+  });
+
+  test('one wording when nothing is found', async () => {
+    const keys = await pigeon('key', 'list', 'acc_nobody');
+    assert.equal(keys.stdout.trim(), 'No API keys found.');
+    const accounts = await pigeon('account', 'list', '--email', 'nobody@nowhere.test');
+    assert.equal(accounts.stdout.trim(), 'No accounts found.');
+    const senders = await pigeon('sender-id', 'list', '--account', 'acc_nobody');
+    assert.equal(senders.stdout.trim(), 'No Sender IDs found.');
+  });
+
+  test('two accounts with one e-mail address are refused, in any case', async () => {
+    const res = await pigeon('account', 'create', '--name', 'Acme Again', '--email', 'OPS@Acme.test', '--json');
+    assert.equal(res.code, 1);
+    const body = JSON.parse(res.stderr);
+    assert.equal(body.code, 'email_taken');
+    assert.match(body.message, /already exists/);
+    const list = await pigeon('account', 'list', '--email', 'ops@acme.test', '--json');
+    assert.equal(list.json.data.length, 1);
+  });
+
+  test('doctor checks and says what is wrong (--json shape, exit 1 on a failure)', async () => {
+    const idle = await freePort();
+    const res = await run('./bin/pigeon', ['doctor', '--json'], { env: { ...env, PORT: String(idle) } }).then(
+      () => assert.fail('doctor passed with nothing listening at PUBLIC_URL'),
+      (e: { code: number; stdout: string }) => e,
+    );
+    assert.equal(res.code, 1, 'nothing answers at PUBLIC_URL');
+    const report = JSON.parse(res.stdout);
+    assert.deepEqual(Object.keys(report).sort(), ['checks', 'ok']);
+    assert.equal(report.ok, false);
+    assert.deepEqual(
+      report.checks.map((c: { name: string }) => c.name),
+      ['configuration', 'database', 'migrations', 'carrier', 'smtp', 'public_url'],
+    );
+    for (const c of report.checks) assert.deepEqual(Object.keys(c).sort(), ['detail', 'name', 'ok']);
+    const byName = Object.fromEntries(report.checks.map((c: { name: string; ok: boolean; detail: string }) => [c.name, c]));
+    assert.equal(byName.database.ok, true);
+    assert.equal(byName.migrations.ok, true);
+    assert.equal(byName.public_url.ok, false);
+    assert.match(byName.public_url.detail, /does not answer/);
+
+    const port = await freePort();
+    const server = await startPigeon(['serve', '--no-workers'], { DATABASE_URL: databaseUrl, PORT: String(port) });
+    try {
+      const healthy = await run('./bin/pigeon', ['doctor', '--json'], { env: { ...env, PORT: String(port) } });
+      const body = JSON.parse(healthy.stdout);
+      assert.equal(body.ok, true, healthy.stdout);
+      const text = await run('./bin/pigeon', ['doctor'], { env: { ...env, PORT: String(port) } });
+      assert.match(text.stdout, /^ok {4}public_url: http:\/\/localhost:\d+\/health answers$/m);
+    } finally {
+      await server.stop();
+    }
+    const smtp = await run('./bin/pigeon', ['doctor', '--json'], { env: { ...env, SMTP_URL: `smtp://user:pw@127.0.0.1:${port}` } }).catch((e: { stdout: string }) => e);
+    const smtpCheck = JSON.parse(smtp.stdout).checks.find((c: { name: string }) => c.name === 'smtp');
+    assert.equal(smtpCheck.ok, false);
+    assert.ok(!smtpCheck.detail.includes(':pw@'), 'the SMTP password is masked');
+  });
+
+  test('doctor with CARRIER=smpp tries the bind and says why it failed', async () => {
+    const closed = await freePort();
+    const smppEnv = { ...env, CARRIER: 'smpp', SMPP_HOST: '127.0.0.1', SMPP_PORT: String(closed), SMPP_SYSTEM_ID: 'pigeon', SMPP_PASSWORD: 'secretpw' };
+    const res = await run('./bin/pigeon', ['doctor', '--json'], { env: smppEnv }).then(
+      () => assert.fail('doctor passed without an SMSC'),
+      (e: { code: number; stdout: string }) => e,
+    );
+    assert.equal(res.code, 1);
+    const carrier = JSON.parse(res.stdout).checks.find((c: { name: string }) => c.name === 'carrier');
+    assert.equal(carrier.ok, false);
+    assert.match(carrier.detail, /unbound/);
+    assert.match(carrier.detail, /SMPP_HOST/);
+    assert.ok(!res.stdout.includes('secretpw'));
   });
 
   test('migrate', async () => {
@@ -108,6 +232,13 @@ describe('pigeon command line', () => {
     assert.deepEqual(pending.json.data.map((s: { name: string }) => s.name).sort(), ['AcmeOne', 'AcmeThree', 'AcmeTwo']);
     assert.deepEqual(Object.keys(pending.json.data[0]).sort(), ['account_id', 'created_at', 'id', 'name', 'review_note', 'status']);
     assert.equal((await pigeon('sender-id', 'approve', a.id, '--json')).json.status, 'approved');
+    const again = await pigeon('sender-id', 'approve', a.id);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /was already approved; nothing changed and no e-mail was sent/);
+    const check = openStore(env.DATABASE_URL);
+    const mails = await check.db.selectFrom('mail_outbox').select('subject').where('subject', 'like', '%AcmeOne%').execute();
+    await check.close();
+    assert.equal(mails.length, 1, `one approval mail, not two: ${JSON.stringify(mails)}`);
     const rejected = await pigeon('sender-id', 'reject', b.id, '--reason', 'Not your brand', '--json');
     assert.equal(rejected.json.status, 'rejected');
     assert.equal(rejected.json.review_note, 'Not your brand');

@@ -82,6 +82,9 @@ describe('dashboard in a browser', () => {
       LOG_LEVEL: 'warn',
       SMTP_URL: '',
     };
+    // Only serve and migrate create the database; operator create needs it to exist.
+    const migrated = spawnSync('./bin/pigeon', ['migrate'], { env, encoding: 'utf8' });
+    assert.equal(migrated.status, 0, migrated.stderr);
     const created = spawnSync('./bin/pigeon', ['operator', 'create', '--email', OPERATOR.email, '--password', OPERATOR.password], { env, encoding: 'utf8' });
     assert.equal(created.status, 0, created.stderr);
     server = spawn('./bin/pigeon', ['serve'], { env, stdio: ['ignore', 'ignore', 'inherit'] });

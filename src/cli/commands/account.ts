@@ -29,8 +29,11 @@ function summary(a: AccountsTable) {
 export const accountCommands: Record<string, Command> = {
   'account create': {
     usage: 'account create --name N --email E [--credits C]',
+    description: 'Create a customer account (active). An e-mail address belongs to one account only.',
     options: { name: 'string', email: 'string', credits: 'string' },
+    optionHelp: { name: "the customer's name", email: 'the contact address (unique across accounts)', credits: 'credits to start with (default 0)' },
     async run(ctx, { values }, out) {
+      if (values.credits !== undefined && !/^\d+$/.test(values.credits as string)) throw new UsageError('--credits must be a whole number, 0 or more.');
       const credits = values.credits === undefined ? 0 : Number(values.credits);
       const account = await createAccount(ctx, { name: required(values.name, '--name'), email: required(values.email, '--email'), credits });
       out.print(summary(account), `Created account ${account.id} (${account.name}) with ${credits} credits.`);
@@ -38,6 +41,7 @@ export const accountCommands: Record<string, Command> = {
   },
   'account show': {
     usage: 'account show ID',
+    description: 'Show an account, with its credits and its webhook signing secret.',
     async run(ctx, { positionals }, out) {
       const a = await getAccount(ctx, arg(positionals, 0, 'ID'));
       const result = { id: a.id, name: a.name, email: a.email, status: a.status, credits_remaining: Number(a.credits), webhook_secret: a.webhook_secret };
@@ -46,14 +50,17 @@ export const accountCommands: Record<string, Command> = {
   },
   'account list': {
     usage: 'account list [--email E]',
+    description: 'List accounts, newest first.',
     options: { email: 'string' },
+    optionHelp: { email: 'only the account with this e-mail address (any case)' },
     async run(ctx, { values }, out) {
       const rows = (await listAccounts(ctx, { email: values.email as string | undefined })).map(summary);
-      out.print({ data: rows }, table(rows, ['id', 'name', 'email', 'status', 'credits_remaining']));
+      out.print({ data: rows }, table(rows, ['id', 'name', 'email', 'status', 'credits_remaining'], 'accounts'));
     },
   },
   'account suspend': {
     usage: 'account suspend ID',
+    description: 'Suspend an account: every request with its keys gets 403 account_suspended until it is resumed.',
     async run(ctx, { positionals }, out) {
       const a = await setAccountStatus(ctx, arg(positionals, 0, 'ID'), 'suspended');
       out.print(summary(a), `Account ${a.id} is suspended.`);
@@ -61,6 +68,7 @@ export const accountCommands: Record<string, Command> = {
   },
   'account resume': {
     usage: 'account resume ID',
+    description: 'Make a suspended account active again.',
     async run(ctx, { positionals }, out) {
       const a = await setAccountStatus(ctx, arg(positionals, 0, 'ID'), 'active');
       out.print(summary(a), `Account ${a.id} is active.`);
@@ -90,6 +98,7 @@ export const accountCommands: Record<string, Command> = {
   },
   'account rotate-webhook-secret': {
     usage: 'account rotate-webhook-secret ID',
+    description: 'Replace the webhook signing secret; the previous one keeps signing beside it for 24 hours.',
     async run(ctx, { positionals }, out) {
       const a = await rotateWebhookSecret(ctx, arg(positionals, 0, 'ID'));
       out.print(
@@ -100,7 +109,9 @@ export const accountCommands: Record<string, Command> = {
   },
   'credits add': {
     usage: 'credits add ACCOUNT_ID AMOUNT [--note TEXT]',
+    description: 'Add credits to an account (a ledger row); prints the new balance.',
     options: { note: 'string' },
+    optionHelp: { note: 'a note kept with the ledger row, e.g. an invoice number' },
     async run(ctx, { positionals, values }, out) {
       const accountId = arg(positionals, 0, 'ACCOUNT_ID');
       const raw = arg(positionals, 1, 'AMOUNT');

@@ -1,0 +1,59 @@
+import { start } from '../../runtime.ts';
+import { migrateToLatest } from '../../store/migrate.ts';
+import type { Command } from '../command.ts';
+import { configOrFail, whileStarting } from '../startup.ts';
+
+async function runService(opts: { api: boolean; workers: boolean }): Promise<void> {
+  const config = configOrFail();
+  const running = await whileStarting(config, () => start({ ...opts, config }));
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    // A repeated signal must not kill the process before it has unbound from the SMSC.
+    if (stopping) return running.ctx.log.warn({ signal }, 'already shutting down');
+    stopping = true;
+    running.ctx.log.info({ signal }, 'shutting down');
+    // A stuck shutdown must not hang the supervisor: exit anyway after a bound.
+    setTimeout(() => process.exit(1), 15_000).unref();
+    running.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+export const serviceCommands: Record<string, Command> = {
+  serve: {
+    usage: 'serve [--no-workers]',
+    description:
+      'Run the API, the dashboard and (unless --no-workers) the workers.\n\n' +
+      'Creates the SQLite database named by DATABASE_URL if there is none. Stops cleanly on SIGTERM or Ctrl-C.',
+    options: { 'no-workers': 'boolean' },
+    optionHelp: { 'no-workers': 'API and dashboard only; run `pigeon worker` processes beside it' },
+    standalone: true,
+    createsDatabase: true,
+    async run(_ctx, { values }) {
+      await runService({ api: true, workers: !values['no-workers'] });
+    },
+  },
+  worker: {
+    usage: 'worker',
+    description:
+      'Run the dispatch, receipt and webhook workers only (scale-out beside `pigeon serve --no-workers`).\n\n' +
+      'A worker never creates the database: it must find the one the server uses.',
+    standalone: true,
+    async run() {
+      await runService({ api: false, workers: true });
+    },
+  },
+  migrate: {
+    usage: 'migrate',
+    description: 'Create the database if there is none and apply the migrations it lacks.',
+    createsDatabase: true,
+    async run(ctx, _args, out) {
+      const applied = await migrateToLatest(ctx.store.db);
+      out.print({ applied }, applied.length ? `Applied ${applied.join(', ')}.` : 'The database is up to date.');
+    },
+  },
+};
