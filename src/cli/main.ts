@@ -134,7 +134,21 @@ export function buildProgram(records: Record<string, Command>, onRun: (chosen: C
         const value = cmd.getOptionValue(option.attributeName()) as string | boolean | undefined;
         // commander reads `--no-workers` as `workers: false`; the record asked for `no-workers`.
         if (flag.startsWith('no-')) values[flag] = value === false ? true : undefined;
-        else values[flag] = value;
+        // `--daily N` beside `--no-daily`: commander stores both under `daily`, so a negated one reads false.
+        else values[flag] = value === false && (record.options ?? {})[flag] === 'string' ? undefined : value;
+      }
+      // Commander lets the last of `--daily N` and `--no-daily` win; the record decides whether both may be given.
+      let root = cmd;
+      while (root.parent) root = root.parent;
+      const raw = (root as unknown as { rawArgs: string[] }).rawArgs;
+      for (const [flag] of flags) {
+        const base = flag.slice(3);
+        if (!flag.startsWith('no-') || (record.options ?? {})[base] !== 'string' || !raw.includes(`--${flag}`)) continue;
+        const at = raw.indexOf(`--${base}`);
+        const inline = raw.find((a) => a.startsWith(`--${base}=`));
+        if (at < 0 && !inline) continue;
+        values[flag] = true;
+        values[base] = at >= 0 ? raw[at + 1] : inline!.slice(base.length + 3);
       }
       // Bracketed arguments left out come back as undefined; the records expect them absent.
       const positionals = (cmd.args as (string | undefined)[]).filter((a): a is string => a !== undefined);
