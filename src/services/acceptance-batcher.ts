@@ -19,7 +19,7 @@ import type { Executor, Store } from '../store/connect.ts';
 import { enqueueJobs } from '../store/repositories/jobs.repository.ts';
 import { insertLedgerRows } from '../store/repositories/ledger.repository.ts';
 import { debitState, tryDebitWithinDailyLimit } from '../store/repositories/account-limits.repository.ts';
-import { insertMessages } from '../store/repositories/messages.repository.ts';
+import { insertBatches, insertMessages } from '../store/repositories/messages.repository.ts';
 import { preparedWrite } from '../store/prepared-statements.ts';
 import { newId } from '../util/ids.ts';
 import type { Context } from './context.ts';
@@ -206,7 +206,7 @@ export class AcceptanceBatcher {
       });
       if (messages.length > 0) {
         await insertLedgerRows(trx, ledger);
-        if (batches.length > 0) await trx.insertInto('batches').values(batches).execute();
+        await insertBatches(trx, batches);
         await insertMessages(trx, messages);
         await enqueueJobs(trx, messages.map((m) => ({ queue: 'dispatch' as const, ref: m.id, runAt: now })), now);
       }

@@ -20,6 +20,7 @@ import type { Transaction } from 'kysely';
 import { AppError, docsUrl } from '../errors/catalogue.ts';
 import type { Database } from '../store/database.ts';
 import type { Context } from './context.ts';
+import { isUniqueViolation } from '../store/dialect.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** How long a started request holds its key before another may take over (its holder died). */
@@ -57,11 +58,6 @@ export function decodeResponseBody(stored: string | null): unknown {
 
 export function requestHash(method: string, path: string, body: unknown): string {
   return createHash('sha256').update(`${method} ${path}\n${JSON.stringify(body)}`).digest('hex');
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  const code = (err as { code?: string })?.code;
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
 }
 
 async function claimKey(ctx: Context, accountId: string, key: string, hash: string): Promise<StoredResponse | null> {

@@ -13,6 +13,7 @@ import { MIN_PASSWORD_LENGTH } from './operators.ts';
 import { countPerHour, mailSignupAttempt, sendVerificationLink, uncountPerHour } from './owner-links.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
 import { endOtherSessions } from './sessions.ts';
+import { isUniqueViolation } from '../store/dialect.ts';
 
 /** Longer than any sane passphrase, short enough that hashing it costs nothing extra. */
 const MAX_PASSWORD_LENGTH = 1024;
@@ -44,11 +45,6 @@ function checkAccountName(name: string): string {
 export function checkNewPassword(password: string): void {
   if (password.length < MIN_PASSWORD_LENGTH) throw new AppError('invalid_request', `A password has at least ${MIN_PASSWORD_LENGTH} characters.`);
   if (password.length > MAX_PASSWORD_LENGTH) throw new AppError('invalid_request', `A password has at most ${MAX_PASSWORD_LENGTH} characters.`);
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  const code = (err as { code?: string })?.code;
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE';
 }
 
 export interface OwnerWithAccount {

@@ -14,6 +14,7 @@ import { pendingSenderIdLimit, pendingSenderIdQuotaExceeded } from './account-li
 import { checkDocument, insertDocumentsWithinQuota } from './documents.ts';
 import { countPendingSenderIds, lockAccountLimits } from '../store/repositories/account-limits.repository.ts';
 import { accountNames, countAllPendingSenderIds, pendingSenderIdsPage } from '../store/repositories/review-queue.repository.ts';
+import { isUniqueViolation } from '../store/dialect.ts';
 
 /** Called after a review decision; the dashboard issue plugs e-mail in here. */
 export type SenderIdReviewListener = (ctx: Context, record: SenderIdsTable, decision: 'approved' | 'rejected' | 'info_requested') => Promise<void>;
@@ -26,11 +27,6 @@ function reservedNames(ctx: Context): readonly string[] {
   return ctx.config.reservedSenderNames.length === 0
     ? DEFAULT_RESERVED_SENDER_NAMES
     : [...DEFAULT_RESERVED_SENDER_NAMES, ...ctx.config.reservedSenderNames];
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  const e = err as { code?: string; message?: string };
-  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
 /**

@@ -8,6 +8,7 @@ import { AppError, type ErrorCode } from '../errors/catalogue.ts';
 import { parseRecipient } from '../domain/phone-number.ts';
 import { segmentMessage, type Encoding } from '../domain/segmentation.ts';
 import type { MessagesTable } from '../store/database.ts';
+import { creditBalance } from '../store/repositories/ledger.repository.ts';
 import { newId } from '../util/ids.ts';
 import { approvedSenderName } from './sender-ids.ts';
 import { acceptanceBatcher, grantRefusalNow, type Acceptance, type AccessGrant } from './acceptance-batcher.ts';
@@ -114,8 +115,7 @@ async function accept<R>(ctx: Context, acceptance: Acceptance<R>): Promise<R> {
 }
 
 async function balanceOf(ctx: Context, accountId: string): Promise<number> {
-  const row = await ctx.store.db.selectFrom('accounts').select('credits').where('id', '=', accountId).executeTakeFirstOrThrow();
-  return Number(row.credits);
+  return creditBalance(ctx.store.db, accountId);
 }
 
 /**
