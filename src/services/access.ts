@@ -53,10 +53,15 @@ async function keyEntry(ctx: Context, snapshot: AccessSnapshot, digest: string):
       keyId: row.key_id,
       scopes: new Set(row.scopes.split(',')),
       revoked: row.revoked_at !== null,
-      suspended: row.status === 'suspended',
+      suspended: !accountMayUseApi(row.status),
       lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
     };
   });
+}
+
+/** Whether the API accepts an account's keys at all: the dashboard tells the owner when it does not. */
+export function accountMayUseApi(status: string): boolean {
+  return status !== 'suspended';
 }
 
 /** Why a key may not make a request needing `scope`, or null if it may. */
@@ -158,7 +163,7 @@ export async function approvedSenderName(ctx: Context, accountId: string, from: 
 export async function grantRefusalNow(db: Executor, accountId: string, grant: { keyId: string; from: string }): Promise<AppError | null> {
   const key = await keyAccessById(db, grant.keyId);
   const keyRefused = keyRefusal(
-    key && { revoked: key.revoked_at !== null, suspended: key.status === 'suspended', scopes: new Set(key.scopes.split(',')) },
+    key && { revoked: key.revoked_at !== null, suspended: !accountMayUseApi(key.status), scopes: new Set(key.scopes.split(',')) },
     'sms:send',
   );
   return keyRefused ?? senderRefusal(grant.from, await senderAccessInTransaction(db, accountId, senderNameKey(grant.from)));

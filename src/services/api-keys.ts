@@ -9,8 +9,31 @@ import { accountExists, apiKeyById, apiKeysOfAccount, insertApiKey, markApiKeyRe
 import { newId } from '../util/ids.ts';
 import type { Context } from './context.ts';
 
-/** A stored key (its digest, never the key), as the dashboard and the CLI list it. */
-export type ApiKey = ApiKeyRow;
+/** A stored key as the dashboard and the CLI list it: never the key, nor its digest. */
+export interface ApiKey {
+  id: string;
+  account_id: string;
+  label: string;
+  prefix: string;
+  scopes: string[];
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+function apiKey(row: ApiKeyRow): ApiKey {
+  const time = (v: number | null) => (v === null ? null : Number(v));
+  return {
+    id: row.id,
+    account_id: row.account_id,
+    label: row.label,
+    prefix: row.prefix,
+    scopes: row.scopes.split(','),
+    created_at: Number(row.created_at),
+    last_used_at: time(row.last_used_at),
+    revoked_at: time(row.revoked_at),
+  };
+}
 
 export const SCOPES = ['sms:send', 'sender_ids:read', 'sender_ids:write', 'reports:read', 'account:read'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -69,7 +92,7 @@ export async function createApiKey(
   if (!(await accountExists(ctx.store.db, accountId))) throw new AppError('not_found', `No account ${accountId}.`);
   const now = ctx.clock();
   const key = randomKey();
-  const row: ApiKey = {
+  const row: ApiKeyRow = {
     id: newId('key', now),
     account_id: accountId,
     label,
@@ -89,9 +112,9 @@ export async function revokeApiKey(ctx: Context, keyId: string, accountId?: stri
   await markApiKeyRevoked(ctx.store.db, keyId, ctx.clock(), accountId);
   const key = await apiKeyById(ctx.store.db, keyId, accountId);
   if (!key) throw new AppError('not_found', `No API key ${keyId}.`);
-  return key;
+  return apiKey(key);
 }
 
 export async function listApiKeys(ctx: Context, accountId: string): Promise<ApiKey[]> {
-  return apiKeysOfAccount(ctx.store.db, accountId);
+  return (await apiKeysOfAccount(ctx.store.db, accountId)).map(apiKey);
 }

@@ -25,10 +25,10 @@ export const keyCommands: Record<string, Command> = {
         id: k.id,
         label: k.label,
         prefix: k.prefix,
-        scopes: k.scopes.split(','),
-        created_at: iso(Number(k.created_at)),
-        last_used_at: iso(k.last_used_at === null ? null : Number(k.last_used_at)),
-        revoked_at: iso(k.revoked_at === null ? null : Number(k.revoked_at)),
+        scopes: k.scopes,
+        created_at: iso(k.created_at),
+        last_used_at: iso(k.last_used_at),
+        revoked_at: iso(k.revoked_at),
       }));
       out.print({ data: rows }, table(rows, ['id', 'label', 'prefix', 'created_at', 'last_used_at', 'revoked_at']));
     },
@@ -37,7 +37,7 @@ export const keyCommands: Record<string, Command> = {
     usage: 'key revoke KEY_ID',
     async run(ctx, { positionals }, out) {
       const key = await revokeApiKey(ctx, arg(positionals, 0, 'KEY_ID'));
-      out.print({ id: key.id, revoked_at: iso(Number(key.revoked_at)) }, `API key ${key.id} is revoked.`);
+      out.print({ id: key.id, revoked_at: iso(key.revoked_at) }, `API key ${key.id} is revoked.`);
     },
   },
 };
