@@ -30,7 +30,7 @@ export interface Principal {
   access: AccessSnapshot;
   /** The key's digest and the scope the request needs, to confirm access later (`confirmAccess`). */
   digest: string;
-  scope?: Scope;
+  scope: Scope | undefined;
 }
 
 interface KeyEntry {
@@ -105,14 +105,7 @@ async function authenticateDigest(ctx: Context, digest: string, options: Authent
     entry.lastUsedAt = now;
     recordKeyUse(ctx.store.db, entry.keyId, now).catch((err: unknown) => ctx.log.warn({ err }, 'could not record key use'));
   }
-  return {
-    accountId: entry.accountId,
-    keyId: entry.keyId,
-    scopes: entry.scopes,
-    access: snapshot,
-    digest,
-    ...(options.scope ? { scope: options.scope } : {}),
-  };
+  return { accountId: entry.accountId, keyId: entry.keyId, scopes: entry.scopes, access: snapshot, digest, scope: options.scope };
 }
 
 /**
