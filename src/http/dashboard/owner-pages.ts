@@ -8,6 +8,7 @@ import { checkSenderIdName, DEFAULT_RESERVED_SENDER_NAMES } from '../../domain/s
 import { MESSAGE_STATUSES, type MessageStatus } from '../../domain/message-status.ts';
 import { AppError } from '../../errors/catalogue.ts';
 import { rotateWebhookSecret, WEBHOOK_SECRET_OVERLAP_MS } from '../../services/accounts.ts';
+import { accountMayUseApi } from '../../services/access.ts';
 import { createApiKey, listApiKeys, revokeApiKey, SCOPES, type CreatedKey } from '../../services/api-keys.ts';
 import type { Context } from '../../services/context.ts';
 import { downloadFilename, getSenderIdDocument, listSenderIdDocuments, MAX_DOCUMENTS_PER_UPLOAD } from '../../services/documents.ts';
@@ -75,7 +76,7 @@ export function ownerPages(ctx: Context) {
 
     const render = (request: FastifyRequest, reply: FastifyReply, title: string, current: string, body: Html, scripts?: string[]) => {
       const s = state(request);
-      const suspended = s.account.status === 'suspended' ? alert('This account is suspended: the API refuses its keys. Contact the operator.') : html``;
+      const suspended = !accountMayUseApi(s.account.status) ? alert('This account is suspended: the API refuses its keys. Contact the operator.') : html``;
       const unverified =
         s.owner.email_verified_at == null
           ? html`<div class="alert error" role="alert" id="unverified">Confirm your e-mail address: follow the link we sent to ${s.owner.email}. Until then you cannot create API keys or register Sender IDs.
@@ -353,7 +354,7 @@ ${ctx.config.signup.mode === 'verify' ? html`<p class="hint">We e-mail you a lin
       const rows = keys.map((k) => [
         k.label,
         html`<code class="nowrap">${k.prefix}…</code>`,
-        html`${k.scopes.split(',').map((s) => html`<code>${s}</code> `)}`,
+        html`${k.scopes.map((s) => html`<code>${s}</code> `)}`,
         when(k.created_at),
         when(k.last_used_at),
         k.revoked_at !== null
