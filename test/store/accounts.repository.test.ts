@@ -27,6 +27,10 @@ describe('accounts repository', () => {
       assert.deepEqual(ids(await accounts.listAccounts(store.db, { email: 'ops@alpha.EXAMPLE' })), ['acc_a']);
       assert.deepEqual(ids(await accounts.listAccounts(store.db, { search: 'BETA' })), ['acc_b']);
       assert.deepEqual(ids(await accounts.listAccounts(store.db, { search: 'acc_b' })), ['acc_b']);
+      // LIKE's wildcards in the search text match only themselves.
+      assert.deepEqual(ids(await accounts.listAccounts(store.db, { search: '100%' })), ['acc_a']);
+      assert.deepEqual(ids(await accounts.listAccounts(store.db, { search: 'a_x' })), ['acc_c']);
+      assert.deepEqual(ids(await accounts.listAccounts(store.db, { search: '_' })), ['acc_c']);
     });
 
     it('sets the status, and says when there is no such account', async () => {

@@ -2,6 +2,7 @@
  * Rows of `accounts`. Credits move only through the ledger repository (`tryDebit`,
  * `creditCredits`), which writes the balance and its ledger row together.
  */
+import { sql, type SqlBool } from 'kysely';
 import type { Executor } from '../connect.ts';
 import type { AccountsTable, AccountStatus } from '../database.ts';
 
@@ -31,8 +32,9 @@ export async function listAccounts(db: Executor, filter: AccountFilter = {}): Pr
   if (filter.email) q = q.where((eb) => eb(eb.fn('lower', ['email']), '=', filter.email!.toLowerCase()));
   if (filter.search) {
     const like = `%${filter.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    // ESCAPE names the backslash: PostgreSQL assumes it, SQLite has no escape character without it.
     q = q.where((eb) =>
-      eb.or([eb(eb.fn('lower', ['email']), 'like', like), eb(eb.fn('lower', ['name']), 'like', like), eb('id', '=', filter.search!)]),
+      eb.or([sql<SqlBool>`lower(email) like ${like} escape '\\'`, sql<SqlBool>`lower(name) like ${like} escape '\\'`, eb('id', '=', filter.search!)]),
     );
   }
   return q.execute();
