@@ -1,11 +1,15 @@
 /** Operator logins for the operator area of the dashboard. */
 import { AppError } from '../errors/catalogue.ts';
+import type { OperatorsTable } from '../store/database.ts';
 import { insertOperator, operatorEmailTaken } from '../store/repositories/operators.repository.ts';
 import { newId } from '../util/ids.ts';
 import { hashPassword } from './passwords.ts';
 import type { Context } from './context.ts';
 
 export const MIN_PASSWORD_LENGTH = 12;
+
+/** A person who runs the installation, as the operator console sees them. */
+export type Operator = OperatorsTable;
 
 export async function createOperator(ctx: Context, email: string, password: string): Promise<{ id: string; email: string }> {
   const normalised = email.trim().toLowerCase();

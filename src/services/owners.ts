@@ -3,7 +3,7 @@
  * account (active, 0 credits) and its owner; operators log in through the same checks.
  */
 import { AppError } from '../errors/catalogue.ts';
-import type { OperatorsTable, OwnersTable } from '../store/database.ts';
+import type { OwnersTable } from '../store/database.ts';
 import { deleteAccount, findAccount, findAccountEmail } from '../store/repositories/accounts.repository.ts';
 import { findOperatorByEmail, findOperatorById } from '../store/repositories/operators.repository.ts';
 import { findOwnerByEmail, findOwnerById, insertOwner, ownerEmailsOfAccount, setOwnerPasswordHash } from '../store/repositories/owners.repository.ts';
@@ -11,7 +11,7 @@ import { newId } from '../util/ids.ts';
 import { createAccount, type Account } from './accounts.ts';
 import type { Context } from './context.ts';
 import { cancelLoginAttempt, releaseLoginAttempt, reserveLoginAttempt } from './login-throttle.ts';
-import { MIN_PASSWORD_LENGTH } from './operators.ts';
+import { MIN_PASSWORD_LENGTH, type Operator } from './operators.ts';
 import { countPerHour, mailSignupAttempt, sendVerificationLink, uncountPerHour } from './owner-links.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
 import { endOtherSessions } from './sessions.ts';
@@ -55,8 +55,6 @@ function isUniqueViolation(err: unknown): boolean {
 
 /** A person who signs in to the dashboard for an account, as pages see them. */
 export type Owner = OwnersTable;
-/** A person who runs the installation, as the operator console sees them. */
-export type Operator = OperatorsTable;
 
 export interface OwnerWithAccount {
   owner: Owner;
@@ -166,7 +164,7 @@ export async function logInOwner(ctx: Context, email: string, password: string, 
   return checkLogin(ctx, 'owner', row, normalised.slice(0, MAX_EMAIL_LENGTH), password, ip);
 }
 
-export async function logInOperator(ctx: Context, email: string, password: string, ip: string): Promise<OperatorsTable> {
+export async function logInOperator(ctx: Context, email: string, password: string, ip: string): Promise<Operator> {
   const normalised = email.trim().toLowerCase();
   const row = normalised.length > MAX_EMAIL_LENGTH ? undefined : await findOperatorByEmail(ctx.store.db, normalised);
   return checkLogin(ctx, 'operator', row, normalised.slice(0, MAX_EMAIL_LENGTH), password, ip);
@@ -180,7 +178,7 @@ export async function getOwnerWithAccount(ctx: Context, ownerId: string): Promis
   return { owner, account };
 }
 
-export async function getOperator(ctx: Context, operatorId: string): Promise<OperatorsTable | null> {
+export async function getOperator(ctx: Context, operatorId: string): Promise<Operator | null> {
   return (await findOperatorById(ctx.store.db, operatorId)) ?? null;
 }
 

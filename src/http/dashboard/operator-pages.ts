@@ -10,7 +10,8 @@ import { getAccountLimits, setAccountLimits, type LimitsChange } from '../../ser
 import type { Context } from '../../services/context.ts';
 import { getSenderIdDocument, listSenderIdDocuments } from '../../services/documents.ts';
 import { listOutbox } from '../../services/mail.ts';
-import { getOperator, logInOperator, type Operator } from '../../services/owners.ts';
+import type { Operator } from '../../services/operators.ts';
+import { getOperator, logInOperator } from '../../services/owners.ts';
 import { approveSenderId, rejectSenderId, requestSenderIdInfo, reviewQueuePage } from '../../services/sender-ids.ts';
 import { endSession, type Session } from '../../services/sessions.ts';
 import { html, type Html } from '../html.ts';
