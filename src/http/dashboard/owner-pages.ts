@@ -18,12 +18,10 @@ import { dailyMessageStats, listCreditLedger, listDeliveryReports, messageDetail
 import { newKeyFormNonce, useKeyFormNonce } from '../../services/key-form-nonce.ts';
 import { onboardingSteps, type OnboardingStepId } from '../../services/onboarding.ts';
 import { listSenderIds, registerSenderId } from '../../services/sender-ids.ts';
-import { createSession, endSession, resolveSession } from '../../services/sessions.ts';
-import type { SessionsTable } from '../../store/database.ts';
+import { createSession, endSession, type Session } from '../../services/sessions.ts';
 import { html, raw, type Html } from '../html.ts';
 import { alert, csrfField, formatBytes, page, statusBadge, table, when } from './layout.ts';
 import {
-  checkFormToken,
   checkPreLoginToken,
   clearSessionCookie,
   field,
@@ -32,12 +30,12 @@ import {
   loginHandler,
   preLoginToken,
   seeOther,
-  SESSION_COOKIE,
+  sessionGuard,
   setSessionCookie,
 } from './session-guard.ts';
 
 interface OwnerRequestState extends OwnerWithAccount {
-  session: SessionsTable;
+  session: Session;
 }
 
 declare module 'fastify' {
@@ -62,17 +60,12 @@ export function ownerPages(ctx: Context) {
   return async (app: FastifyInstance) => {
     app.decorateRequest('owner', undefined);
 
-    app.addHook('preHandler', async (request, reply) => {
-      if (request.routeOptions.config.public) return;
-      const session = await resolveSession(ctx, 'owner', request.cookies[SESSION_COOKIE.owner]);
-      const found = session ? await getOwnerWithAccount(ctx, session.subject_id) : null;
-      if (!session || !found) {
-        if (request.headers['hx-request']) return reply.header('hx-redirect', '/dashboard/login').code(401).send('');
-        return seeOther(reply, '/dashboard/login');
-      }
-      request.owner = { session, ...found };
-      if (request.method !== 'GET' && request.method !== 'HEAD') await checkFormToken(request, session.csrf_token);
-    });
+    app.addHook(
+      'preHandler',
+      sessionGuard(ctx, 'owner', (id) => getOwnerWithAccount(ctx, id), (request, session, found) => {
+        request.owner = { session, ...found };
+      }),
+    );
 
     const render = (request: FastifyRequest, reply: FastifyReply, title: string, current: string, body: Html, scripts?: string[]) => {
       const s = state(request);
