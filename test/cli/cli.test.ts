@@ -252,7 +252,9 @@ describe('pigeon command line', () => {
     const port = await freePort();
     const server = await startPigeon(['serve', '--no-workers'], { DATABASE_URL: databaseUrl, PORT: String(port) });
     try {
-      const created = (await pigeon('key', 'create', accountId, '--label', 'live', '--json')).json as { id: string; key: string };
+      const made = await pigeon('key', 'create', accountId, '--label', 'live', '--json');
+      assert.equal(made.code, 0, made.stderr);
+      const created = made.json as { id: string; key: string };
       const key = created.key;
       const call = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
         const res = await fetch(`http://127.0.0.1:${port}${path}`, {
