@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { claimJobs } from '../../../src/store/repositories/jobs.repository.ts';
 import { applyReceiptJobs } from '../../../src/services/record-delivery-reports.ts';
+import { openStore } from '../../../src/store/connect.ts';
+import { migrateToLatest } from '../../../src/store/migrate.ts';
 import { startPigeon } from '../../helpers/processes.ts';
 import { smppPigeon, type SmppPigeon } from '../pigeon-smpp.ts';
 import { decodeSubmit, PerlSmsc, type SubmitEvent } from './perl-smsc.ts';
@@ -302,6 +304,10 @@ describe('interop (Net::SMPP): shutdown', () => {
 
   test('SIGTERM, and a second SIGTERM during the shutdown: the process still unbinds before it exits', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'pigeon-smpp-interop-'));
+    // A worker needs an existing database (only serve and migrate create one).
+    const store = openStore(`sqlite:${join(dir, 'pigeon.db')}`);
+    await migrateToLatest(store.db);
+    await store.close();
     const pigeon = await startPigeon(['worker'], {
       CARRIER: 'smpp',
       SMPP_HOST: '127.0.0.1',
