@@ -21,8 +21,12 @@ import { serviceContext } from '../helpers/test-store.ts';
 
 const NOW = 1_800_000_000_000;
 
+let accounts = 0;
+
+/** An account of its own (one e-mail address per account). */
 async function account(store: Store, credits = 0): Promise<string> {
-  return (await createAccount(serviceContext(store), { name: 'Acme', email: 'ops@example.com', credits })).id;
+  accounts += 1;
+  return (await createAccount(serviceContext(store), { name: 'Acme', email: `ops${accounts}@example.com`, credits })).id;
 }
 
 function message(accountId: string, i: number, patch: Partial<MessagesTable> = {}): MessagesTable {
