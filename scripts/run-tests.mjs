@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
 // Default test roots; `npm test` runs these.
-const DEFAULT_ROOTS = ['src', 'test/api', 'test/cli', 'test/smpp', 'packages/client/test', 'test/crash', 'test/security', 'test/docs'];
+const DEFAULT_ROOTS = ['src', 'test/api', 'test/cli', 'test/smpp', 'packages/client/test', 'test/crash', 'test/security', 'test/docs', 'test/store'];
 
 function find(path, out) {
   if (statSync(path).isFile()) {

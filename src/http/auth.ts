@@ -14,7 +14,8 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../errors/catalogue.ts';
-import { authenticate, type Principal, type Scope } from '../services/api-keys.ts';
+import { authenticate, confirmAccess, type Principal } from '../services/access.ts';
+import type { Scope } from '../services/api-keys.ts';
 import type { Context } from '../services/context.ts';
 import { checkRateLimit, type RateLimitStore } from './rate-limit.ts';
 import { addressBlock } from '../webhooks/address-guard.ts';
@@ -37,16 +38,6 @@ declare module 'fastify' {
 export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw new Error('route reached without authentication');
   return request.principal;
-}
-
-/**
- * For a route whose access is checked at commit, when the request ends without a commit (an
- * idempotent replay): authenticates the request again, reading the current access revision.
- */
-export async function confirmAccess(ctx: Context, request: FastifyRequest): Promise<void> {
-  if (principalOf(request).access.checked) return;
-  const scope = request.routeOptions.config.scope;
-  await authenticate(ctx, request.headers.authorization, scope ? { scope } : {});
 }
 
 /** The refusals that come from the key or its account: nothing to confirm before answering them. */
@@ -99,7 +90,7 @@ export function installAuth(app: FastifyInstance, ctx: Context, rateLimits: Rate
   app.setErrorHandler(async (error, request) => {
     const principal = request.principal;
     if (principal && !principal.access.checked && !(error instanceof AppError && ACCESS_REFUSALS.has(error.code))) {
-      await confirmAccess(ctx, request);
+      await confirmAccess(ctx, principal);
     }
     throw error;
   });

@@ -19,14 +19,13 @@ import type { Executor, Store } from '../store/connect.ts';
 import { enqueueJobs } from '../store/repositories/jobs.repository.ts';
 import { insertLedgerRows } from '../store/repositories/ledger.repository.ts';
 import { debitState, tryDebitWithinDailyLimit } from '../store/repositories/account-limits.repository.ts';
-import { insertMessages } from '../store/repositories/messages.repository.ts';
-import { preparedWrite } from '../store/prepared-statements.ts';
+import { insertBatches, insertMessages } from '../store/repositories/messages.repository.ts';
+import { accessRevisionInTransaction } from '../store/repositories/api-keys.repository.ts';
 import { newId } from '../util/ids.ts';
 import type { Context } from './context.ts';
 import type { Finish } from './idempotency.ts';
 import { observeAccessRevision } from './access-cache.ts';
-import { keyRefusalNow } from './api-keys.ts';
-import { senderRefusalNow } from './sender-ids.ts';
+import { grantRefusalNow } from './access.ts';
 import { dailyLimitReached, destinationRefusalNow, utcDay } from './account-limits.ts';
 
 export interface Acceptance<R> {
@@ -72,13 +71,6 @@ function insufficient(credits: number, balance: number, accountId: string): AppE
       : ' Ask the operator for a top-up, or send fewer messages.';
   return new AppError('insufficient_credits', `Sending needs ${plural(credits)}; the balance is ${plural(balance)}.${hint}`);
 }
-
-/** Why a grant no longer holds, read from the database now (in the caller's transaction), or null. */
-export async function grantRefusalNow(db: Executor, accountId: string, grant: AccessGrant): Promise<AppError | null> {
-  return (await keyRefusalNow(db, grant.keyId, 'sms:send')) ?? (await senderRefusalNow(db, accountId, grant.from));
-}
-
-const revisionInTransaction = preparedWrite((db, id: number) => db.selectFrom('access_revision').select('value').where('id', '=', id));
 
 export class AcceptanceBatcher {
   #queue: Waiting[] = [];
@@ -206,7 +198,7 @@ export class AcceptanceBatcher {
       });
       if (messages.length > 0) {
         await insertLedgerRows(trx, ledger);
-        if (batches.length > 0) await trx.insertInto('batches').values(batches).execute();
+        await insertBatches(trx, batches);
         await insertMessages(trx, messages);
         await enqueueJobs(trx, messages.map((m) => ({ queue: 'dispatch' as const, ref: m.id, runAt: now })), now);
       }
@@ -225,8 +217,7 @@ export class AcceptanceBatcher {
   async #recheckAccess(trx: Transaction<Database>, acceptances: Acceptance<unknown>[]): Promise<(AppError | null)[]> {
     const refusals: (AppError | null)[] = acceptances.map(() => null);
     if (!acceptances.some((a) => a.access)) return refusals;
-    const { rows } = await revisionInTransaction(trx, 1);
-    const revision = Number((rows[0] as { value: number } | undefined)?.value ?? 0);
+    const revision = await accessRevisionInTransaction(trx);
     observeAccessRevision(this.ctx.store, revision);
     const verdicts = new Map<string, AppError | null>();
     const countries = new Map<string, string | null>();

@@ -22,7 +22,7 @@
  */
 import type { AppError } from '../errors/catalogue.ts';
 import type { Store } from '../store/connect.ts';
-import { preparedRead } from '../store/prepared-statements.ts';
+import { readAccessRevision } from '../store/repositories/api-keys.repository.ts';
 
 /**
  * Per space, the cache starts again empty past this many entries or this many bytes of keys (a
@@ -39,8 +39,6 @@ class Space {
   readonly entries = new Map<string, unknown>();
   bytes = 0;
 }
-
-const revisionRow = preparedRead((db, id: number) => db.selectFrom('access_revision').select('value').where('id', '=', id));
 
 export class AccessSnapshot {
   readonly #spaces = new Map<string, Space>();
@@ -96,8 +94,7 @@ export function observeAccessRevision(store: Store, revision: number): AccessSna
 
 /** The cache for the store's current access revision (read now), emptied if it moved. */
 export async function accessSnapshot(store: Store): Promise<AccessSnapshot> {
-  const row = await revisionRow(store, 1);
-  return observeAccessRevision(store, Number(row?.value ?? 0)).asChecked();
+  return observeAccessRevision(store, await readAccessRevision(store)).asChecked();
 }
 
 /** The cache as of the last revision seen, without reading it: only for writes that check it as they commit. */

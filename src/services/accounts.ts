@@ -4,11 +4,16 @@
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors/catalogue.ts';
 import type { AccountOrigin, AccountsTable, AccountStatus } from '../store/database.ts';
+import * as accounts from '../store/repositories/accounts.repository.ts';
 import { creditCredits, ledgerSum } from '../store/repositories/ledger.repository.ts';
 import { newId } from '../util/ids.ts';
 import type { Context } from './context.ts';
 
 /** How long the secret before a rotation keeps signing beside the new one. */
+/** An account as the services hand it to pages and commands. */
+export type Account = AccountsTable;
+export type { AccountOrigin, AccountStatus };
+
 export const WEBHOOK_SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
 
 export function newWebhookSecret(): string {
@@ -61,33 +66,24 @@ export async function createAccount(
     allowed_countries: null,
   };
   await ctx.store.db.transaction().execute(async (trx) => {
-    await trx.insertInto('accounts').values(account).execute();
+    await accounts.insertAccount(trx, account);
     if (credits > 0) await creditCredits(trx, account.id, credits, 'topup', null, 'initial credits', now);
   });
   return { ...account, credits };
 }
 
 export async function getAccount(ctx: Context, id: string): Promise<AccountsTable> {
-  const account = await ctx.store.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+  const account = await accounts.findAccount(ctx.store.db, id);
   if (!account) throw new AppError('not_found', `No account ${id}.`);
   return account;
 }
 
 export async function listAccounts(ctx: Context, filter: { email?: string; search?: string } = {}): Promise<AccountsTable[]> {
-  let q = ctx.store.db.selectFrom('accounts').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc');
-  if (filter.email) q = q.where((eb) => eb(eb.fn('lower', ['email']), '=', filter.email!.toLowerCase()));
-  if (filter.search) {
-    const like = `%${filter.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    q = q.where((eb) =>
-      eb.or([eb(eb.fn('lower', ['email']), 'like', like), eb(eb.fn('lower', ['name']), 'like', like), eb('id', '=', filter.search!)]),
-    );
-  }
-  return q.execute();
+  return accounts.listAccounts(ctx.store.db, filter);
 }
 
 export async function setAccountStatus(ctx: Context, id: string, status: AccountStatus): Promise<AccountsTable> {
-  const result = await ctx.store.db.updateTable('accounts').set({ status }).where('id', '=', id).executeTakeFirst();
-  if (result.numUpdatedRows === 0n) throw new AppError('not_found', `No account ${id}.`);
+  if (!(await accounts.setAccountStatus(ctx.store.db, id, status))) throw new AppError('not_found', `No account ${id}.`);
   return getAccount(ctx, id);
 }
 
@@ -114,15 +110,7 @@ export async function ledgerMatchesBalance(ctx: Context, accountId: string): Pro
  */
 export async function rotateWebhookSecret(ctx: Context, accountId: string): Promise<AccountsTable> {
   const account = await getAccount(ctx, accountId);
-  await ctx.store.db
-    .updateTable('accounts')
-    .set({
-      webhook_secret: newWebhookSecret(),
-      webhook_secret_previous: account.webhook_secret,
-      webhook_secret_rotated_at: ctx.clock(),
-    })
-    .where('id', '=', accountId)
-    .execute();
+  await accounts.replaceWebhookSecret(ctx.store.db, accountId, newWebhookSecret(), account.webhook_secret, ctx.clock());
   return getAccount(ctx, accountId);
 }
 
@@ -141,11 +129,5 @@ export function signingSecrets(account: AccountsTable, now: number): string[] {
 
 /** The account's messages still waiting for dispatch, for its view of the backlog. */
 export async function pendingMessages(ctx: Context, accountId: string): Promise<number> {
-  const row = await ctx.store.read
-    .selectFrom('messages')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('account_id', '=', accountId)
-    .where('status', '=', 'pending')
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+  return accounts.countPendingMessages(ctx.store.read, accountId);
 }

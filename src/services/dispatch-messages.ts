@@ -6,10 +6,10 @@
  */
 import type { Carrier, OutboundMessage, SubmitOutcome } from '../carriers/carrier.ts';
 import { carrierIdKeys } from '../carriers/carrier-ids.ts';
-import { chunked } from '../store/chunk.ts';
 import type { CarrierPartsTable, JobsTable, MessagesTable } from '../store/database.ts';
 import { deleteJobs, rescheduleJob, type NewJob } from '../store/repositories/jobs.repository.ts';
 import { messagesByIds } from '../store/repositories/messages.repository.ts';
+import { insertCarrierParts } from '../store/repositories/carrier-receipts.repository.ts';
 import { applyStatusChange, applyStatusChanges, enqueueFollowUps } from './message-status-changes.ts';
 import type { Context } from './context.ts';
 import { carrierSubmits } from '../metrics.ts';
@@ -67,7 +67,6 @@ export async function dispatchJobs(ctx: Context, carrier: Carrier, jobs: JobsTab
     // The accepted ones (most of a batch) move to `sent` together: one UPDATE, not one each.
     const sent = await applyStatusChanges(
       trx,
-      ctx.store.dialect,
       accepted.map(({ i, outcome }) => ({ message: work[i]!.message, change: { to: 'sent' as const, at: now, carrierMessageId: outcome.carrierMessageId } })),
       now,
       followUps,
@@ -95,7 +94,7 @@ export async function dispatchJobs(ctx: Context, carrier: Carrier, jobs: JobsTab
       );
       if (applied) summary.failed++;
     }
-    for (const rows of chunked(parts, 6)) await trx.insertInto('carrier_parts').values(rows).execute();
+    await insertCarrierParts(trx, parts);
     await deleteJobs(trx, done);
     await enqueueFollowUps(trx, followUps, now);
   });

@@ -3,9 +3,16 @@
  * trademark certificate). The bytes live in the database so that every process serves them.
  * The type is read from the file's first bytes: a name or a browser's Content-Type proves nothing.
  */
-import type { Transaction } from 'kysely';
 import { AppError } from '../errors/catalogue.ts';
-import type { Database, SenderIdDocumentsTable } from '../store/database.ts';
+import type { Executor } from '../store/connect.ts';
+import {
+  documentById,
+  documentsOfSenderIds,
+  insertDocuments,
+  senderIdById,
+  type SenderIdDocumentInfo,
+  type SenderIdDocumentRow,
+} from '../store/repositories/sender-ids.repository.ts';
 import { lockAccountLimits, storedDocumentBytes, type AccountLimitsRow } from '../store/repositories/account-limits.repository.ts';
 import { newId } from '../util/ids.ts';
 import { documentQuota, documentQuotaExceeded } from './account-limits.ts';
@@ -14,7 +21,10 @@ import type { Context } from './context.ts';
 export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
 export const MAX_DOCUMENTS_PER_UPLOAD = 5;
 
-export type DocumentInfo = Omit<SenderIdDocumentsTable, 'content'>;
+/** A document without its bytes, as lists show it. */
+export type DocumentInfo = SenderIdDocumentInfo;
+/** A document with its bytes. */
+export type SenderIdDocument = SenderIdDocumentRow;
 
 /** The media type a file's content shows, if it is one we accept. */
 export function sniffDocumentType(bytes: Uint8Array): 'application/pdf' | 'image/png' | 'image/jpeg' | null {
@@ -63,7 +73,7 @@ export function checkDocument(file: { filename: string; bytes: Buffer }): { file
  */
 export async function insertDocumentsWithinQuota(
   ctx: Context,
-  trx: Transaction<Database>,
+  trx: Executor,
   accountId: string,
   senderIdId: string,
   limits: Pick<AccountLimitsRow, 'document_quota_bytes'>,
@@ -71,12 +81,11 @@ export async function insertDocumentsWithinQuota(
 ): Promise<DocumentInfo[]> {
   if (files.length > MAX_DOCUMENTS_PER_UPLOAD) throw new AppError('invalid_document', `At most ${MAX_DOCUMENTS_PER_UPLOAD} documents at a time.`);
   const now = ctx.clock();
-  const rows: SenderIdDocumentsTable[] = files.map((f) => {
+  const rows: SenderIdDocument[] = files.map((f) => {
     const { filename, contentType } = checkDocument(f);
     return { id: newId('doc', now), sender_id_id: senderIdId, account_id: accountId, filename, content_type: contentType, size: f.bytes.length, content: f.bytes, created_at: now };
   });
-  // One row per statement: each may be megabytes, and SQLite's parameter limits do not matter here.
-  for (const row of rows) await trx.insertInto('sender_id_documents').values(row).execute();
+  await insertDocuments(trx, rows);
   const quota = documentQuota(ctx.config, limits);
   const stored = await storedDocumentBytes(trx, accountId);
   const adding = rows.reduce((n, r) => n + r.size, 0);
@@ -92,8 +101,7 @@ export async function addSenderIdDocuments(
 ): Promise<DocumentInfo[]> {
   if (files.length > MAX_DOCUMENTS_PER_UPLOAD) throw new AppError('invalid_document', `At most ${MAX_DOCUMENTS_PER_UPLOAD} documents at a time.`);
   for (const f of files) checkDocument(f);
-  const sender = await ctx.store.db.selectFrom('sender_ids').select('id').where('id', '=', senderIdId).where('account_id', '=', accountId).executeTakeFirst();
-  if (!sender) throw new AppError('not_found', `No Sender ID ${senderIdId}.`);
+  if (!(await senderIdById(ctx.store.db, senderIdId, accountId))) throw new AppError('not_found', `No Sender ID ${senderIdId}.`);
   return ctx.store.db.transaction().execute(async (trx) => {
     const limits = await lockAccountLimits(trx, accountId);
     if (!limits) throw new AppError('not_found', `No account ${accountId}.`);
@@ -105,14 +113,7 @@ export async function addSenderIdDocuments(
 export async function listSenderIdDocuments(ctx: Context, senderIdIds: string[]): Promise<Map<string, DocumentInfo[]>> {
   const out = new Map<string, DocumentInfo[]>();
   if (senderIdIds.length === 0) return out;
-  const rows = await ctx.store.db
-    .selectFrom('sender_id_documents')
-    .select(['id', 'sender_id_id', 'account_id', 'filename', 'content_type', 'size', 'created_at'])
-    .where('sender_id_id', 'in', senderIdIds)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
-  for (const row of rows) {
+  for (const row of await documentsOfSenderIds(ctx.store.db, senderIdIds)) {
     const list = out.get(row.sender_id_id) ?? [];
     list.push(row);
     out.set(row.sender_id_id, list);
@@ -121,10 +122,8 @@ export async function listSenderIdDocuments(ctx: Context, senderIdIds: string[])
 }
 
 /** One document with its bytes; `accountId` restricts it to that account (owners). */
-export async function getSenderIdDocument(ctx: Context, id: string, accountId?: string): Promise<SenderIdDocumentsTable> {
-  let q = ctx.store.db.selectFrom('sender_id_documents').selectAll().where('id', '=', id);
-  if (accountId) q = q.where('account_id', '=', accountId);
-  const row = await q.executeTakeFirst();
+export async function getSenderIdDocument(ctx: Context, id: string, accountId?: string): Promise<SenderIdDocument> {
+  const row = await documentById(ctx.store.db, id, accountId);
   if (!row) throw new AppError('not_found', `No document ${id}.`);
-  return { ...row, content: Buffer.from(row.content) };
+  return row;
 }

@@ -6,6 +6,7 @@
  */
 import { applyStatusChange, enqueueFollowUps } from './message-status-changes.ts';
 import type { NewJob } from '../store/repositories/jobs.repository.ts';
+import { staleSentMessages } from '../store/repositories/messages.repository.ts';
 import type { Context } from './context.ts';
 
 const BATCH = 500;
@@ -16,7 +17,7 @@ export async function expireSentMessages(ctx: Context, validityMs: number): Prom
   for (;;) {
     const now = ctx.clock();
     const cutoff = now - validityMs;
-    const stale = await ctx.store.db.selectFrom('messages').selectAll().where('status', '=', 'sent').where('sent_at', '<', cutoff).limit(BATCH).execute();
+    const stale = await staleSentMessages(ctx.store.db, cutoff, BATCH);
     if (stale.length === 0) return total;
     const followUps: NewJob[] = [];
     const hours = Math.round(validityMs / 3_600_000);

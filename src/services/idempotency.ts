@@ -1,8 +1,9 @@
 /**
  * `Idempotency-Key` on send and bulk (DECISIONS.md §5): the first request with a key runs, and
- * its response (status and body) is kept for 24 hours; a repeat with the same request gets that
- * response again without sending, the same key with another request is refused, and a repeat
- * while the first still runs gets 409.
+ * its result (status and body) is kept for 24 hours; a repeat with the same request gets that
+ * result again without sending, the same key with another request is refused, and a repeat
+ * while the first still runs gets 409. The HTTP layer (src/http/idempotency.ts) turns a result
+ * into a reply, and says what an error answer looks like: nothing here knows HTTP.
  *
  * A successful send records its response in the same transaction as the messages and the debit
  * (see `finish` passed to the use-case), so a crash can never leave messages sent but the key
@@ -16,21 +17,30 @@
  */
 import { createHash } from 'node:crypto';
 import { brotliCompressSync, brotliDecompressSync, constants as zlib } from 'node:zlib';
-import type { Transaction } from 'kysely';
-import { AppError, docsUrl } from '../errors/catalogue.ts';
-import type { Database } from '../store/database.ts';
+import { AppError } from '../errors/catalogue.ts';
+import type { Executor } from '../store/connect.ts';
+import {
+  deleteExpiredIdempotencyKey,
+  finishIdempotencyKey,
+  idempotencyKeyRow,
+  insertIdempotencyKey,
+  releaseIdempotencyKey,
+  takeOverIdempotencyKey,
+} from '../store/repositories/idempotency.repository.ts';
 import type { Context } from './context.ts';
+import { isUniqueViolation } from '../store/dialect.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** How long a started request holds its key before another may take over (its holder died). */
 const IN_PROGRESS_LOCK_MS = 60_000;
 
+/** The result kept for a key: the status and the body of the first request's answer. */
 export interface StoredResponse {
   status: number;
   body: unknown;
 }
 
-export type Finish = (trx: Transaction<Database>, response: StoredResponse) => Promise<void>;
+export type Finish = (trx: Executor, response: StoredResponse) => Promise<void>;
 
 /** Smaller bodies (every single send's) are stored as their JSON: compressing them gains nothing. */
 const COMPRESS_FROM_CHARS = 1024;
@@ -59,61 +69,46 @@ export function requestHash(method: string, path: string, body: unknown): string
   return createHash('sha256').update(`${method} ${path}\n${JSON.stringify(body)}`).digest('hex');
 }
 
-function isUniqueViolation(err: unknown): boolean {
-  const code = (err as { code?: string })?.code;
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
-}
-
 async function claimKey(ctx: Context, accountId: string, key: string, hash: string): Promise<StoredResponse | null> {
   const db = ctx.store.db;
   for (let attempt = 0; attempt < 3; attempt++) {
     const now = ctx.clock();
     try {
-      await db
-        .insertInto('idempotency_keys')
-        .values({
-          account_id: accountId,
-          key,
-          request_hash: hash,
-          state: 'in_progress',
-          response_status: null,
-          response_body: null,
-          locked_until: now + IN_PROGRESS_LOCK_MS,
-          expires_at: now + IDEMPOTENCY_TTL_MS,
-          created_at: now,
-        })
-        .execute();
+      await insertIdempotencyKey(db, {
+        account_id: accountId,
+        key,
+        request_hash: hash,
+        state: 'in_progress',
+        response_status: null,
+        response_body: null,
+        locked_until: now + IN_PROGRESS_LOCK_MS,
+        expires_at: now + IDEMPOTENCY_TTL_MS,
+        created_at: now,
+      });
       return null;
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
     }
-    const row = await db.selectFrom('idempotency_keys').selectAll().where('account_id', '=', accountId).where('key', '=', key).executeTakeFirst();
+    const row = await idempotencyKeyRow(db, accountId, key);
     if (!row) continue; // expired and removed meanwhile: try the insert again
     if (Number(row.expires_at) <= now) {
-      await db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('key', '=', key).where('expires_at', '=', row.expires_at).execute();
+      await deleteExpiredIdempotencyKey(db, accountId, key, row.expires_at);
       continue;
     }
     if (row.request_hash !== hash) throw new AppError('idempotency_key_reused');
     if (row.state === 'done') return { status: Number(row.response_status), body: decodeResponseBody(row.response_body) };
-    if (Number(row.locked_until) > now) throw new AppError('idempotency_in_progress', undefined, { headers: { 'Retry-After': '1' } });
+    if (Number(row.locked_until) > now) throw new AppError('idempotency_in_progress');
     // The first request's process died before finishing: take the key over.
-    const taken = await db
-      .updateTable('idempotency_keys')
-      .set({ locked_until: now + IN_PROGRESS_LOCK_MS })
-      .where('account_id', '=', accountId)
-      .where('key', '=', key)
-      .where('state', '=', 'in_progress')
-      .where('locked_until', '=', row.locked_until)
-      .executeTakeFirst();
-    if (taken.numUpdatedRows === 1n) return null;
+    if (await takeOverIdempotencyKey(db, accountId, key, row.locked_until, now + IN_PROGRESS_LOCK_MS)) return null;
   }
-  throw new AppError('idempotency_in_progress', undefined, { headers: { 'Retry-After': '1' } });
+  throw new AppError('idempotency_in_progress');
 }
 
 /**
  * Runs `run` at most once per key. `run` receives a `finish` callback that it must call inside
- * its own transaction with the success response; an AppError it throws is stored as the response
- * unless it is retryable (rate limit, in progress), in which case the key is released.
+ * its own transaction with the success result; an AppError it throws is stored as the result
+ * `refused(err)` gives, unless it is retryable (rate limit, in progress), in which case the key
+ * is released. A key still held by a running request is refused with `idempotency_in_progress`.
  */
 export async function withIdempotency(
   ctx: Context,
@@ -122,6 +117,8 @@ export async function withIdempotency(
   /** Computed only when a key is given: hashing every body would tax requests that send none. */
   hash: () => string,
   run: (finish: Finish | undefined) => Promise<StoredResponse>,
+  /** The answer to keep for a client error of `run`, as the caller's interface gives it. */
+  refused: (err: AppError) => StoredResponse,
 ): Promise<StoredResponse & { replayed: boolean }> {
   if (key === undefined) return { ...(await run(undefined)), replayed: false };
   // The route's schema refuses such a key first; this guards the other callers.
@@ -132,28 +129,15 @@ export async function withIdempotency(
   }
   const stored = await claimKey(ctx, accountId, key, hash());
   if (stored) return { ...stored, replayed: true };
-  const finish: Finish = async (trx, response) => {
-    await trx
-      .updateTable('idempotency_keys')
-      .set({ state: 'done', response_status: response.status, response_body: encodeResponseBody(response.body) })
-      .where('account_id', '=', accountId)
-      .where('key', '=', key)
-      .execute();
-  };
-  const release = () => ctx.store.db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('key', '=', key).where('state', '=', 'in_progress').execute();
+  const finish: Finish = (trx, response) => finishIdempotencyKey(trx, accountId, key, response.status, encodeResponseBody(response.body));
+  const release = () => releaseIdempotencyKey(ctx.store.db, accountId, key);
   try {
     return { ...(await run(finish)), replayed: false };
   } catch (err) {
     if (err instanceof AppError && !err.status.toString().startsWith('5') && err.code !== 'rate_limit_exceeded' && err.code !== 'idempotency_in_progress') {
       // A client error is the answer to this request: a retry with the same key gets it again.
-      const body = {
-        status: 'error',
-        code: err.code,
-        message: err.message,
-        docs_url: docsUrl(ctx.config.publicUrl, err.code),
-        ...(err.details ? { details: err.details } : {}),
-      };
-      await ctx.store.db.transaction().execute((trx) => finish(trx, { status: err.status, body }));
+      const result = refused(err);
+      await ctx.store.db.transaction().execute((trx) => finish(trx, result));
     } else {
       await release().catch(() => {});
     }

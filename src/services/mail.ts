@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import type { Transporter } from 'nodemailer';
 import type { JobsTable, MailOutboxTable, SenderIdsTable } from '../store/database.ts';
 import { deleteJobs, enqueueJobs, rescheduleJob } from '../store/repositories/jobs.repository.ts';
+import { findMail, insertMails, listMails, updateMail } from '../store/repositories/mail-outbox.repository.ts';
 import { newId } from '../util/ids.ts';
 import type { Context } from './context.ts';
 import { accountEmails } from './owners.ts';
@@ -15,6 +16,9 @@ import { onSenderIdReview } from './sender-ids.ts';
 
 /** Waits before each retry; after the last, the mail is marked `failed`. */
 export const MAIL_RETRY_DELAYS_MS = [30_000, 120_000, 600_000, 1_800_000, 7_200_000];
+
+/** A mail of the outbox, as the operator console shows it. */
+export type OutboxMail = MailOutboxTable;
 
 export interface Mail {
   to: string;
@@ -37,7 +41,7 @@ export async function enqueueMail(ctx: Context, mails: Mail[]): Promise<MailOutb
     sent_at: null,
   }));
   await ctx.store.db.transaction().execute(async (trx) => {
-    for (const row of rows) await trx.insertInto('mail_outbox').values(row).execute();
+    await insertMails(trx, rows);
     await enqueueJobs(trx, rows.map((r) => ({ queue: 'mail', ref: r.id, runAt: now })), now);
   });
   ctx.wake('mail');
@@ -58,13 +62,13 @@ function transportFor(url: string): Transporter {
 /** The mail worker's handler: send (or hold) each mail, reschedule failures. */
 export async function sendMailJobs(ctx: Context, jobs: JobsTable[]): Promise<void> {
   for (const job of jobs) {
-    const mail = await ctx.store.db.selectFrom('mail_outbox').selectAll().where('id', '=', job.ref).executeTakeFirst();
+    const mail = await findMail(ctx.store.db, job.ref);
     if (!mail || mail.status !== 'queued') {
       await deleteJobs(ctx.store.db, [job.id]);
       continue;
     }
     if (!ctx.config.smtpUrl) {
-      await ctx.store.db.updateTable('mail_outbox').set({ status: 'held' }).where('id', '=', mail.id).execute();
+      await updateMail(ctx.store.db, mail.id, { status: 'held' });
       await deleteJobs(ctx.store.db, [job.id]);
       ctx.log.info({ mailId: mail.id, to: mail.to_address, subject: mail.subject }, 'mail held in the outbox (no SMTP_URL)');
       continue;
@@ -72,13 +76,13 @@ export async function sendMailJobs(ctx: Context, jobs: JobsTable[]): Promise<voi
     const attempts = mail.attempts + 1;
     try {
       await transportFor(ctx.config.smtpUrl).sendMail({ from: ctx.config.mailFrom, to: mail.to_address, subject: mail.subject, text: mail.body_text });
-      await ctx.store.db.updateTable('mail_outbox').set({ status: 'sent', attempts, sent_at: ctx.clock(), last_error: null }).where('id', '=', mail.id).execute();
+      await updateMail(ctx.store.db, mail.id, { status: 'sent', attempts, sent_at: ctx.clock(), last_error: null });
       await deleteJobs(ctx.store.db, [job.id]);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       const delay = MAIL_RETRY_DELAYS_MS[attempts - 1];
       const status = delay === undefined ? 'failed' : 'queued';
-      await ctx.store.db.updateTable('mail_outbox').set({ status, attempts, last_error: message.slice(0, 500) }).where('id', '=', mail.id).execute();
+      await updateMail(ctx.store.db, mail.id, { status, attempts, last_error: message.slice(0, 500) });
       if (delay === undefined) await deleteJobs(ctx.store.db, [job.id]);
       else await rescheduleJob(ctx.store.db, job.id, ctx.clock() + delay);
       ctx.log.warn({ mailId: mail.id, attempts, err: message }, status === 'failed' ? 'mail failed for good' : 'mail failed; will retry');
@@ -87,8 +91,8 @@ export async function sendMailJobs(ctx: Context, jobs: JobsTable[]): Promise<voi
 }
 
 /** The outbox, newest first, for the operator. */
-export async function listOutbox(ctx: Context, limit = 100): Promise<MailOutboxTable[]> {
-  return ctx.store.db.selectFrom('mail_outbox').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+export async function listOutbox(ctx: Context, limit = 100): Promise<OutboxMail[]> {
+  return listMails(ctx.store.db, limit);
 }
 
 /** The mail an owner receives about a review decision. */

@@ -3,15 +3,14 @@
  * same transaction: the webhook event in the outbox (when the message has a `callback_url`) and,
  * for a message the carrier refused before it was ever `sent`, the refund.
  */
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import { canTransition, eventForStatus, type MessageStatus } from '../domain/message-status.ts';
 import type { Database, MessagesTable, WebhookEventsTable } from '../store/database.ts';
-import type { DialectName } from '../store/connect.ts';
 import { insertRows } from '../store/insert-rows.ts';
 import { creditCredits } from '../store/repositories/ledger.repository.ts';
 import { enqueueJobs, type NewJob } from '../store/repositories/jobs.repository.ts';
 import { iso, newId } from '../util/ids.ts';
-import { preparedWrite } from '../store/prepared-statements.ts';
+import { moveMessage, moveMessages, type MessageMove } from '../store/repositories/messages.repository.ts';
 import { messageTransitions } from '../metrics.ts';
 
 export interface StatusChange {
@@ -43,35 +42,6 @@ export function webhookPayload(message: MessagesTable, now: number): Record<stri
   }
   return payload;
 }
-
-/** Guarded by the current status: only one of two concurrent workers can make the same move. */
-const updateStatus = preparedWrite(
-  (
-    db,
-    status: string,
-    sentAt: number | null,
-    deliveredAt: number | null,
-    carrierMessageId: string | null,
-    errorCode: string | null,
-    errorMessage: string | null,
-    now: number,
-    id: string,
-    previous: string,
-  ) =>
-    db
-      .updateTable('messages')
-      .set({
-        status: status as MessageStatus,
-        sent_at: sentAt,
-        delivered_at: deliveredAt,
-        carrier_message_id: carrierMessageId,
-        error_code: errorCode,
-        error_message: errorMessage,
-        updated_at: now,
-      })
-      .where('id', '=', id)
-      .where('status', '=', previous as MessageStatus),
-);
 
 /** The message after `change`, or null if the state machine does not allow it. */
 function nextState(message: MessagesTable, change: StatusChange, now: number): MessagesTable | null {
@@ -129,60 +99,29 @@ export async function applyStatusChange(
 ): Promise<MessagesTable | null> {
   const next = nextState(message, change, now);
   if (!next) return null;
-  const result = await updateStatus(
-    trx,
-    next.status,
-    next.sent_at,
-    next.delivered_at,
-    next.carrier_message_id,
-    next.error_code,
-    next.error_message,
-    now,
-    message.id,
-    message.status,
-  );
-  if (result.numAffectedRows === 0n) return null;
+  if (!(await moveMessage(trx, { previous: message, next }, now))) return null;
   const event = await afterChange(trx, message, next, now, followUps);
   if (event) await insertRows(trx, 'webhook_events', [event]);
   return next;
 }
 
-/** `case id when … then cast(… as type) … end`: one value per message in one UPDATE. */
-function perMessage<T extends string | number | null>(nexts: MessagesTable[], value: (m: MessagesTable) => T, type: 'bigint' | 'text') {
-  return sql<T>`case ${sql.ref('id')} ${sql.join(
-    nexts.map((m) => sql`when ${m.id} then cast(${value(m)} as ${sql.raw(type)})`),
-    sql` `,
-  )} end`;
-}
-
-/** Messages per batched UPDATE: each row's CASE lookups scan the list, so cost grows with its square. */
-const ROWS_PER_UPDATE = 100;
-
 /**
  * `applyStatusChange` for many messages at once, with the same guard and the same follow-ups;
- * returns, for each item, the updated message or null. On PostgreSQL, where every statement is a
- * round trip and the server's per-statement work is what limits the pipeline, the changes go in
- * one UPDATE per pair of statuses and per hundred messages. SQLite runs in the process with no
- * round trip, and its one prepared UPDATE per message is cheaper than a statement built anew for
- * each batch, so there the changes are applied one by one. A message named twice gets its later
- * changes one by one afterwards, as a loop of `applyStatusChange` over the items would.
+ * returns, for each item, the updated message or null. The moves are written together
+ * (`moveMessages`, which batches them where the dialect gains from it); a message named twice
+ * gets its later changes one by one afterwards, as a loop of `applyStatusChange` over the items
+ * would.
  */
 export async function applyStatusChanges(
   trx: Transaction<Database>,
-  dialect: DialectName,
   items: { message: MessagesTable; change: StatusChange }[],
   now: number,
   followUps: NewJob[],
 ): Promise<(MessagesTable | null)[]> {
-  if (dialect === 'sqlite') {
-    const out: (MessagesTable | null)[] = [];
-    for (const { message, change } of items) out.push(await applyStatusChange(trx, message, change, now, followUps));
-    return out;
-  }
   const nexts = items.map(({ message, change }) => nextState(message, change, now));
   const named = new Set<string>();
   const repeats: number[] = [];
-  const groups = new Map<string, MessagesTable[]>();
+  const moves: MessageMove[] = [];
   items.forEach(({ message }, i) => {
     const next = nexts[i];
     if (!next) return;
@@ -192,39 +131,14 @@ export async function applyStatusChanges(
       return;
     }
     named.add(message.id);
-    const key = `${message.status}>${next.status}`;
-    const group = groups.get(key);
-    if (group) group.push(next);
-    else groups.set(key, [next]);
+    moves.push({ previous: message, next });
   });
-  const applied = new Set<string>();
-  for (const [key, group] of groups) {
-    const [from, to] = key.split('>') as [MessageStatus, MessageStatus];
-    for (let start = 0; start < group.length; start += ROWS_PER_UPDATE) {
-      const part = group.slice(start, start + ROWS_PER_UPDATE);
-      const rows = await trx
-        .updateTable('messages')
-        .set({
-          status: to,
-          updated_at: now,
-          sent_at: perMessage(part, (m) => m.sent_at, 'bigint'),
-          delivered_at: perMessage(part, (m) => m.delivered_at, 'bigint'),
-          carrier_message_id: perMessage(part, (m) => m.carrier_message_id, 'text'),
-          error_code: perMessage(part, (m) => m.error_code, 'text'),
-          error_message: perMessage(part, (m) => m.error_message, 'text'),
-        })
-        .where('id', 'in', part.map((m) => m.id))
-        .where('status', '=', from)
-        .returning('id')
-        .execute();
-      for (const row of rows) applied.add(row.id);
-    }
-  }
+  const moved = await moveMessages(trx, moves, now);
   const events: WebhookEventsTable[] = [];
   const out: (MessagesTable | null)[] = [];
   for (const [i, { message }] of items.entries()) {
     const next = nexts[i];
-    if (!next || !applied.has(next.id)) {
+    if (!next || !moved.has(next.id)) {
       out.push(null);
       continue;
     }

@@ -3,16 +3,19 @@
  * account (active, 0 credits) and its owner; operators log in through the same checks.
  */
 import { AppError } from '../errors/catalogue.ts';
-import type { AccountsTable, OperatorsTable, OwnersTable } from '../store/database.ts';
-import { findOwnerByEmail, setOwnerPasswordHash } from '../store/repositories/owners.repository.ts';
+import type { OwnersTable } from '../store/database.ts';
+import { deleteAccount, findAccount, findAccountEmail } from '../store/repositories/accounts.repository.ts';
+import { findOperatorByEmail, findOperatorById } from '../store/repositories/operators.repository.ts';
+import { findOwnerByEmail, findOwnerById, insertOwner, ownerEmailsOfAccount, setOwnerPasswordHash } from '../store/repositories/owners.repository.ts';
 import { newId } from '../util/ids.ts';
-import { createAccount } from './accounts.ts';
+import { createAccount, type Account } from './accounts.ts';
 import type { Context } from './context.ts';
 import { cancelLoginAttempt, releaseLoginAttempt, reserveLoginAttempt } from './login-throttle.ts';
-import { MIN_PASSWORD_LENGTH } from './operators.ts';
+import { MIN_PASSWORD_LENGTH, type Operator } from './operators.ts';
 import { countPerHour, mailSignupAttempt, sendVerificationLink, uncountPerHour } from './owner-links.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
 import { endOtherSessions } from './sessions.ts';
+import { isUniqueViolation } from '../store/dialect.ts';
 
 /** Longer than any sane passphrase, short enough that hashing it costs nothing extra. */
 const MAX_PASSWORD_LENGTH = 1024;
@@ -46,14 +49,12 @@ export function checkNewPassword(password: string): void {
   if (password.length > MAX_PASSWORD_LENGTH) throw new AppError('invalid_request', `A password has at most ${MAX_PASSWORD_LENGTH} characters.`);
 }
 
-function isUniqueViolation(err: unknown): boolean {
-  const code = (err as { code?: string })?.code;
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE';
-}
+/** A person who signs in to the dashboard for an account, as pages see them. */
+export type Owner = OwnersTable;
 
 export interface OwnerWithAccount {
-  owner: OwnersTable;
-  account: AccountsTable;
+  owner: Owner;
+  account: Account;
 }
 
 /**
@@ -98,10 +99,10 @@ export async function signUpOwner(ctx: Context, input: { name: string; email: st
     email_verified_at: mode === 'open' ? now : null,
   };
   try {
-    await ctx.store.db.insertInto('owners').values(owner).execute();
+    await insertOwner(ctx.store.db, owner);
   } catch (err) {
     // Two sign-ups raced for the address: the loser's fresh, empty account goes away again.
-    await ctx.store.db.deleteFrom('accounts').where('id', '=', account.id).execute();
+    await deleteAccount(ctx.store.db, account.id);
     if (!isUniqueViolation(err)) throw err;
     if (mode === 'open') throw new AppError('email_taken');
     const winner = await findOwnerByEmail(ctx.store.db, email);
@@ -155,33 +156,34 @@ async function checkLogin<T extends { password_hash: string }>(
 export async function logInOwner(ctx: Context, email: string, password: string, ip: string): Promise<OwnersTable> {
   const normalised = email.trim().toLowerCase();
   // No account has a longer address; the lockout's key is cut to that length so it stays small.
-  const row = normalised.length > MAX_EMAIL_LENGTH ? undefined : await ctx.store.db.selectFrom('owners').selectAll().where('email', '=', normalised).executeTakeFirst();
+  const row = normalised.length > MAX_EMAIL_LENGTH ? undefined : await findOwnerByEmail(ctx.store.db, normalised);
   return checkLogin(ctx, 'owner', row, normalised.slice(0, MAX_EMAIL_LENGTH), password, ip);
 }
 
-export async function logInOperator(ctx: Context, email: string, password: string, ip: string): Promise<OperatorsTable> {
+export async function logInOperator(ctx: Context, email: string, password: string, ip: string): Promise<Operator> {
   const normalised = email.trim().toLowerCase();
-  const row = normalised.length > MAX_EMAIL_LENGTH ? undefined : await ctx.store.db.selectFrom('operators').selectAll().where('email', '=', normalised).executeTakeFirst();
+  const row = normalised.length > MAX_EMAIL_LENGTH ? undefined : await findOperatorByEmail(ctx.store.db, normalised);
   return checkLogin(ctx, 'operator', row, normalised.slice(0, MAX_EMAIL_LENGTH), password, ip);
 }
 
 export async function getOwnerWithAccount(ctx: Context, ownerId: string): Promise<OwnerWithAccount | null> {
-  const owner = await ctx.store.db.selectFrom('owners').selectAll().where('id', '=', ownerId).executeTakeFirst();
+  const owner = await findOwnerById(ctx.store.db, ownerId);
   if (!owner) return null;
-  const account = await ctx.store.db.selectFrom('accounts').selectAll().where('id', '=', owner.account_id).executeTakeFirstOrThrow();
+  const account = await findAccount(ctx.store.db, owner.account_id);
+  if (!account) throw new Error(`owner ${ownerId} has no account ${owner.account_id}`);
   return { owner, account };
 }
 
-export async function getOperator(ctx: Context, operatorId: string): Promise<OperatorsTable | null> {
-  return (await ctx.store.db.selectFrom('operators').selectAll().where('id', '=', operatorId).executeTakeFirst()) ?? null;
+export async function getOperator(ctx: Context, operatorId: string): Promise<Operator | null> {
+  return (await findOperatorById(ctx.store.db, operatorId)) ?? null;
 }
 
 /** The addresses to notify about an account: its owners', or the account's contact address. */
 export async function accountEmails(ctx: Context, accountId: string): Promise<string[]> {
-  const owners = await ctx.store.db.selectFrom('owners').select('email').where('account_id', '=', accountId).execute();
-  if (owners.length > 0) return owners.map((o) => o.email);
-  const account = await ctx.store.db.selectFrom('accounts').select('email').where('id', '=', accountId).executeTakeFirst();
-  return account ? [account.email] : [];
+  const owners = await ownerEmailsOfAccount(ctx.store.db, accountId);
+  if (owners.length > 0) return owners;
+  const email = await findAccountEmail(ctx.store.db, accountId);
+  return email === undefined ? [] : [email];
 }
 
 /**
@@ -190,7 +192,7 @@ export async function accountEmails(ctx: Context, accountId: string): Promise<st
  * form can), and ends every other session of the owner.
  */
 export async function changeOwnerPassword(ctx: Context, ownerId: string, current: string, next: string, ip: string, keepSessionId: string): Promise<void> {
-  const owner = await ctx.store.db.selectFrom('owners').selectAll().where('id', '=', ownerId).executeTakeFirst();
+  const owner = await findOwnerById(ctx.store.db, ownerId);
   if (!owner) throw new AppError('not_found', 'No such owner.');
   checkNewPassword(next);
   const attempt = await reserveLoginAttempt(ctx, 'owner', owner.email, ip);

@@ -177,7 +177,6 @@ export async function applyReceiptJobs(ctx: Context, jobs: JobsTable[]): Promise
     });
     const nexts = await applyStatusChanges(
       trx,
-      ctx.store.dialect,
       first.map(({ report, message }) => ({ message, change: receiptChange(report) })),
       now,
       followUps,

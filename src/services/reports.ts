@@ -3,13 +3,12 @@
  * filters as `GET /v1/sms/delivery-reports`), one message with its webhook attempts, the credit
  * ledger and the daily message counts behind the overview charts.
  */
-import { sql } from 'kysely';
 import { MESSAGE_STATUSES, type MessageStatus } from '../domain/message-status.ts';
 import { AppError } from '../errors/catalogue.ts';
 import type { CreditLedgerTable, MessagesTable, WebhookAttemptsTable, WebhookEventsTable } from '../store/database.ts';
 import { listLedger } from '../store/repositories/ledger.repository.ts';
 import { readRows } from '../store/connect.ts';
-import { countMessagesQuery, listMessagesQuery, type ReportFilter, type ReportRow } from '../store/repositories/messages.repository.ts';
+import { accountMessage, countMessagesQuery, dailyStatusCounts, listMessagesQuery, messageWebhookHistory, type ReportFilter, type ReportRow } from '../store/repositories/messages.repository.ts';
 import type { Context } from './context.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -57,13 +56,17 @@ async function reportTotal(ctx: Context, filter: ReportFilter): Promise<number> 
   return total;
 }
 
+/** A message as a delivery report shows it (without its text). */
+export type DeliveryReportRow = ReportRow;
+export type DeliveryReportFilter = ReportFilter;
+
 /** One page of delivery reports and the filter's total (the API's and the dashboard's). */
 export async function listDeliveryReports(
   ctx: Context,
-  filter: ReportFilter,
+  filter: DeliveryReportFilter,
   page: number,
   limit: number,
-): Promise<{ rows: ReportRow[]; total: number }> {
+): Promise<{ rows: DeliveryReportRow[]; total: number }> {
   const [rows, total] = await Promise.all([readRows(ctx.store, listMessagesQuery(ctx.store.read, filter, limit, (page - 1) * limit)), reportTotal(ctx, filter)]);
   return { rows, total };
 }
@@ -74,23 +77,9 @@ export interface MessageDetail {
 }
 
 export async function messageDetail(ctx: Context, accountId: string, messageId: string): Promise<MessageDetail> {
-  const message = await ctx.store.db.selectFrom('messages').selectAll().where('id', '=', messageId).where('account_id', '=', accountId).executeTakeFirst();
+  const message = await accountMessage(ctx.store.db, accountId, messageId);
   if (!message) throw new AppError('not_found', `No message ${messageId}.`);
-  const events = await ctx.store.db.selectFrom('webhook_events').selectAll().where('message_id', '=', messageId).orderBy('created_at').orderBy('id').execute();
-  const attempts =
-    events.length === 0
-      ? []
-      : await ctx.store.db
-          .selectFrom('webhook_attempts')
-          .selectAll()
-          .where(
-            'event_id',
-            'in',
-            events.map((e) => e.id),
-          )
-          .orderBy('attempted_at')
-          .orderBy('attempt')
-          .execute();
+  const { events, attempts } = await messageWebhookHistory(ctx.store.db, messageId);
   return { message, events: events.map((e) => ({ event: e, attempts: attempts.filter((a) => a.event_id === e.id) })) };
 }
 
@@ -111,15 +100,7 @@ export interface DailyStats {
 export async function dailyMessageStats(ctx: Context, accountId: string, days = 30): Promise<DailyStats> {
   const today = Math.floor(ctx.clock() / DAY_MS);
   const first = today - days + 1;
-  // Integer division of integer milliseconds gives the UTC day number on both SQLite and PostgreSQL.
-  const day = sql<number>`created_at / ${sql.lit(DAY_MS)}`;
-  const rows = await ctx.store.db
-    .selectFrom('messages')
-    .select((eb) => [day.as('day'), 'status', eb.fn.countAll<number>().as('n')])
-    .where('account_id', '=', accountId)
-    .where('created_at', '>=', first * DAY_MS)
-    .groupBy([day, 'status'])
-    .execute();
+  const rows = await dailyStatusCounts(ctx.store.db, accountId, first * DAY_MS, DAY_MS);
   const counts = Object.fromEntries(MESSAGE_STATUSES.map((s) => [s, new Array<number>(days).fill(0)])) as Record<MessageStatus, number[]>;
   for (const row of rows) {
     const index = Number(row.day) - first;

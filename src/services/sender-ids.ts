@@ -4,19 +4,21 @@
  */
 import { AppError } from '../errors/catalogue.ts';
 import { checkSenderIdName, DEFAULT_RESERVED_SENDER_NAMES, senderNameKey } from '../domain/sender-id-name.ts';
-import type { SenderIdsTable, SenderIdStatus } from '../store/database.ts';
 import { newId } from '../util/ids.ts';
-import { preparedRead } from '../store/prepared-statements.ts';
-import { accessSnapshot, decideAccess, type AccessSnapshot } from './access-cache.ts';
-import type { Executor } from '../store/connect.ts';
+import { insertSenderId, listSenderIdRows, senderIdById, setSenderIdReview, type SenderIdRow } from '../store/repositories/sender-ids.repository.ts';
 import type { Context } from './context.ts';
 import { pendingSenderIdLimit, pendingSenderIdQuotaExceeded } from './account-limits.ts';
 import { checkDocument, insertDocumentsWithinQuota } from './documents.ts';
 import { countPendingSenderIds, lockAccountLimits } from '../store/repositories/account-limits.repository.ts';
 import { accountNames, countAllPendingSenderIds, pendingSenderIdsPage } from '../store/repositories/review-queue.repository.ts';
+import { isUniqueViolation } from '../store/dialect.ts';
+
+/** A Sender ID as the API, the dashboard and the CLI show it. */
+export type SenderId = SenderIdRow;
+export type SenderIdStatus = SenderIdRow['status'];
 
 /** Called after a review decision; the dashboard issue plugs e-mail in here. */
-export type SenderIdReviewListener = (ctx: Context, record: SenderIdsTable, decision: 'approved' | 'rejected' | 'info_requested') => Promise<void>;
+export type SenderIdReviewListener = (ctx: Context, record: SenderId, decision: 'approved' | 'rejected' | 'info_requested') => Promise<void>;
 const reviewListeners: SenderIdReviewListener[] = [];
 export function onSenderIdReview(listener: SenderIdReviewListener): void {
   reviewListeners.push(listener);
@@ -26,11 +28,6 @@ function reservedNames(ctx: Context): readonly string[] {
   return ctx.config.reservedSenderNames.length === 0
     ? DEFAULT_RESERVED_SENDER_NAMES
     : [...DEFAULT_RESERVED_SENDER_NAMES, ...ctx.config.reservedSenderNames];
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  const e = err as { code?: string; message?: string };
-  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
 /**
@@ -45,12 +42,12 @@ export async function registerSenderId(
   accountId: string,
   name: string,
   documents: { filename: string; bytes: Buffer }[] = [],
-): Promise<SenderIdsTable> {
+): Promise<SenderId> {
   const check = checkSenderIdName(name, reservedNames(ctx));
   if (!check.ok) throw new AppError(check.code, check.reason);
   for (const d of documents) checkDocument(d);
   const now = ctx.clock();
-  const record: SenderIdsTable = {
+  const record: SenderId = {
     id: newId('sid', now),
     account_id: accountId,
     name,
@@ -64,7 +61,7 @@ export async function registerSenderId(
     await ctx.store.db.transaction().execute(async (trx) => {
       const limits = await lockAccountLimits(trx, accountId);
       if (!limits) throw new AppError('not_found', `No account ${accountId}.`);
-      await trx.insertInto('sender_ids').values(record).execute();
+      await insertSenderId(trx, record);
       const limit = pendingSenderIdLimit(ctx.config, limits);
       const pending = await countPendingSenderIds(trx, accountId);
       if (pending > limit) throw pendingSenderIdQuotaExceeded(pending - 1, limit);
@@ -80,11 +77,8 @@ export async function registerSenderId(
 export async function listSenderIds(
   ctx: Context,
   filter: { accountId?: string; status?: SenderIdStatus } = {},
-): Promise<SenderIdsTable[]> {
-  let q = ctx.store.db.selectFrom('sender_ids').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc');
-  if (filter.accountId) q = q.where('account_id', '=', filter.accountId);
-  if (filter.status) q = q.where('status', '=', filter.status);
-  return q.execute();
+): Promise<SenderId[]> {
+  return listSenderIdRows(ctx.store.db, filter);
 }
 
 /** One page of the operator's review queue (oldest first), with the accounts it names and the total. */
@@ -92,49 +86,11 @@ export async function reviewQueuePage(
   ctx: Context,
   page: number,
   pageSize: number,
-): Promise<{ items: SenderIdsTable[]; total: number; accounts: Map<string, { name: string; email: string }> }> {
+): Promise<{ items: SenderId[]; total: number; accounts: Map<string, { name: string; email: string }> }> {
   const items = await pendingSenderIdsPage(ctx.store.db, pageSize, (page - 1) * pageSize);
   const total = await countAllPendingSenderIds(ctx.store.db);
   const accounts = new Map((await accountNames(ctx.store.db, [...new Set(items.map((s) => s.account_id))])).map((a) => [a.id, a]));
   return { items, total, accounts };
-}
-
-const senderQuery = (db: Executor, accountId: string, nameKey: string) =>
-  db.selectFrom('sender_ids').select(['name', 'status']).where('account_id', '=', accountId).where('name_key', '=', nameKey);
-
-const senderByKey = preparedRead(senderQuery);
-
-type SenderRow = { name: string; status: string };
-
-function senderRefusal(from: string, row: SenderRow | null | undefined): AppError | null {
-  if (!row) return new AppError('invalid_sender_id', `The Sender ID ${JSON.stringify(from)} is not registered on this account.`);
-  if (row.status !== 'approved') return new AppError('invalid_sender_id', `The Sender ID ${row.name} is ${row.status}; only approved Sender IDs can send.`);
-  return null;
-}
-
-function cachedSender(ctx: Context, snapshot: AccessSnapshot, accountId: string, nameKey: string): Promise<SenderRow | null> {
-  return snapshot.get('sender', `${accountId}\u0000${nameKey}`, async () => (await senderByKey(ctx.store, accountId, nameKey)) ?? null);
-}
-
-/**
- * The approved Sender ID an account may send from, matched case-insensitively, or an error.
- * Answers are cached per access revision (access-cache.ts): registering, reviewing or removing a
- * Sender ID moves the revision, so a decision applies to the next send. `access` is the snapshot
- * the request was authenticated with, when there is one: one request, one view of access.
- */
-export async function approvedSenderName(ctx: Context, accountId: string, from: string, access?: AccessSnapshot): Promise<string> {
-  const nameKey = senderNameKey(from);
-  const { value } = await decideAccess<string>(ctx.store, access ?? (await accessSnapshot(ctx.store)), async (s) => {
-    const row = await cachedSender(ctx, s, accountId, nameKey);
-    const refusal = senderRefusal(from, row);
-    return refusal ? { refusal } : { value: row!.name };
-  });
-  return value;
-}
-
-/** Whether the Sender ID still may send, read inside the caller's transaction (see keyRefusalNow). */
-export async function senderRefusalNow(db: Executor, accountId: string, from: string): Promise<AppError | null> {
-  return senderRefusal(from, await senderQuery(db, accountId, senderNameKey(from)).executeTakeFirst());
 }
 
 async function review(
@@ -144,15 +100,13 @@ async function review(
   note: string | null,
   decision: 'approved' | 'rejected' | 'info_requested',
   unlessStatus?: SenderIdStatus,
-): Promise<SenderIdsTable & { alreadyApproved?: boolean }> {
+): Promise<SenderId & { alreadyApproved?: boolean }> {
   const now = ctx.clock();
-  let update = ctx.store.db.updateTable('sender_ids').set({ status, review_note: note, updated_at: now }).where('id', '=', id);
   // Two approvals at once: only the one that changes the row mails the owner.
-  if (unlessStatus) update = update.where('status', '<>', unlessStatus);
-  const result = await update.executeTakeFirst();
-  const record = await ctx.store.db.selectFrom('sender_ids').selectAll().where('id', '=', id).executeTakeFirst();
+  const changed = await setSenderIdReview(ctx.store.db, id, status, note, now, unlessStatus);
+  const record = await senderIdById(ctx.store.db, id);
   if (!record) throw new AppError('not_found', `No Sender ID ${id}.`);
-  if (result.numUpdatedRows === 0n) return { ...record, alreadyApproved: true };
+  if (!changed) return { ...record, alreadyApproved: true };
   for (const listener of reviewListeners) {
     // A notification problem must never undo or block the decision itself.
     await listener(ctx, record, decision).catch((err: unknown) => ctx.log.error({ err, senderId: id }, 'review listener failed'));
@@ -164,17 +118,17 @@ async function review(
  * Approves a Sender ID. Approving one that is already approved changes nothing and mails no one
  * (`alreadyApproved`): the owner was told the first time.
  */
-export function approveSenderId(ctx: Context, id: string): Promise<SenderIdsTable & { alreadyApproved?: boolean }> {
+export function approveSenderId(ctx: Context, id: string): Promise<SenderId & { alreadyApproved?: boolean }> {
   return review(ctx, id, 'approved', null, 'approved', 'approved');
 }
 
-export function rejectSenderId(ctx: Context, id: string, reason: string): Promise<SenderIdsTable> {
+export function rejectSenderId(ctx: Context, id: string, reason: string): Promise<SenderId> {
   if (!reason.trim()) throw new AppError('invalid_request', 'A rejection needs a reason.');
   return review(ctx, id, 'rejected', reason.trim(), 'rejected');
 }
 
 /** Asks the owner for more information; the record stays `pending` with the note attached. */
-export function requestSenderIdInfo(ctx: Context, id: string, note: string): Promise<SenderIdsTable> {
+export function requestSenderIdInfo(ctx: Context, id: string, note: string): Promise<SenderId> {
   if (!note.trim()) throw new AppError('invalid_request', 'A request for information needs a note.');
   return review(ctx, id, 'pending', note.trim(), 'info_requested');
 }

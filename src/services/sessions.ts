@@ -5,8 +5,13 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { SessionKind, SessionsTable } from '../store/database.ts';
+import { deleteExpiredSessions, deleteSession, deleteSessionsOf, findSessionByDigest, insertSession, setSessionExpiry } from '../store/repositories/sessions.repository.ts';
 import { newId } from '../util/ids.ts';
 import type { Context } from './context.ts';
+
+/** A signed-in person's dashboard session, as pages see it. */
+export type Session = SessionsTable;
+export type { SessionKind };
 
 /** Sliding lifetime: a session unused for this long ends. */
 export const SESSION_IDLE_MS = 12 * 60 * 60 * 1000;
@@ -33,7 +38,7 @@ export function sameSecret(a: string | undefined, b: string | undefined): boolea
 export interface NewSession {
   /** For the cookie; shown once, never stored. */
   token: string;
-  session: SessionsTable;
+  session: Session;
 }
 
 export async function createSession(ctx: Context, kind: SessionKind, subjectId: string): Promise<NewSession> {
@@ -48,9 +53,9 @@ export async function createSession(ctx: Context, kind: SessionKind, subjectId: 
     created_at: now,
     expires_at: now + SESSION_IDLE_MS,
   };
-  await ctx.store.db.insertInto('sessions').values(session).execute();
+  await insertSession(ctx.store.db, session);
   // Expired sessions are swept here rather than by a worker: logins are rare and cheap to piggyback on.
-  await ctx.store.db.deleteFrom('sessions').where('expires_at', '<=', now).execute();
+  await deleteExpiredSessions(ctx.store.db, now);
   return { token, session };
 }
 
@@ -58,26 +63,19 @@ export async function createSession(ctx: Context, kind: SessionKind, subjectId: 
 export async function resolveSession(ctx: Context, kind: SessionKind, token: string | undefined): Promise<SessionsTable | null> {
   if (!token || token.length > 200) return null;
   const now = ctx.clock();
-  const session = await ctx.store.db
-    .selectFrom('sessions')
-    .selectAll()
-    .where('token_digest', '=', digest(token))
-    .where('kind', '=', kind)
-    .executeTakeFirst();
+  const session = await findSessionByDigest(ctx.store.db, kind, digest(token));
   if (!session || Number(session.expires_at) <= now) return null;
   if (Number(session.expires_at) - now < SESSION_IDLE_MS - REFRESH_AFTER_MS) {
-    await ctx.store.db.updateTable('sessions').set({ expires_at: now + SESSION_IDLE_MS }).where('id', '=', session.id).execute();
+    await setSessionExpiry(ctx.store.db, session.id, now + SESSION_IDLE_MS);
   }
   return session;
 }
 
 export async function endSession(ctx: Context, sessionId: string): Promise<void> {
-  await ctx.store.db.deleteFrom('sessions').where('id', '=', sessionId).execute();
+  await deleteSession(ctx.store.db, sessionId);
 }
 
 /** Ends every session of a person except, optionally, one (after a password change). */
 export async function endOtherSessions(ctx: Context, kind: SessionKind, subjectId: string, keepId?: string): Promise<void> {
-  let q = ctx.store.db.deleteFrom('sessions').where('kind', '=', kind).where('subject_id', '=', subjectId);
-  if (keepId) q = q.where('id', '!=', keepId);
-  await q.execute();
+  await deleteSessionsOf(ctx.store.db, kind, subjectId, keepId);
 }

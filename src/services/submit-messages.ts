@@ -8,9 +8,10 @@ import { AppError, type ErrorCode } from '../errors/catalogue.ts';
 import { parseRecipient } from '../domain/phone-number.ts';
 import { segmentMessage, type Encoding } from '../domain/segmentation.ts';
 import type { MessagesTable } from '../store/database.ts';
+import { creditBalance } from '../store/repositories/ledger.repository.ts';
 import { newId } from '../util/ids.ts';
-import { approvedSenderName } from './sender-ids.ts';
-import { acceptanceBatcher, grantRefusalNow, type Acceptance, type AccessGrant } from './acceptance-batcher.ts';
+import { approvedSenderName, grantRefusalNow } from './access.ts';
+import { acceptanceBatcher, type Acceptance, type AccessGrant } from './acceptance-batcher.ts';
 import type { AccessSnapshot } from './access-cache.ts';
 import { checkBacklog } from './backlog.ts';
 import { destinationRule, type DestinationRule } from './account-limits.ts';
@@ -114,8 +115,7 @@ async function accept<R>(ctx: Context, acceptance: Acceptance<R>): Promise<R> {
 }
 
 async function balanceOf(ctx: Context, accountId: string): Promise<number> {
-  const row = await ctx.store.db.selectFrom('accounts').select('credits').where('id', '=', accountId).executeTakeFirstOrThrow();
-  return Number(row.credits);
+  return creditBalance(ctx.store.db, accountId);
 }
 
 /**

@@ -6,11 +6,21 @@
  * The schedule lives in the database (the job's `run_at`), never in a timer, so it survives a
  * restart of the process and is shared by any number of workers.
  */
-import type { Kysely } from 'kysely';
 import { AppError } from '../errors/catalogue.ts';
-import type { AccountsTable, Database, JobsTable, WebhookAttemptsTable, WebhookEventsTable, WebhookEventStatus } from '../store/database.ts';
-import { chunked } from '../store/chunk.ts';
-import { deleteJobs, enqueueJobs } from '../store/repositories/jobs.repository.ts';
+import type { AccountsTable, JobsTable, WebhookAttemptsTable, WebhookEventsTable, WebhookEventStatus } from '../store/database.ts';
+import { deleteJobs, enqueueJobs, rescheduleJob } from '../store/repositories/jobs.repository.ts';
+import {
+  accountsByIds,
+  attemptsAndNextRuns,
+  insertWebhookAttempts,
+  requeueUndeliveredEvent,
+  setWebhookEventAttempted,
+  unattemptedEventsOfMessages,
+  webhookEventOfAccount,
+  webhookEventsByIds,
+  webhookEventsPage,
+  type WebhookEventFilter,
+} from '../store/repositories/webhook-events.repository.ts';
 import { iso, newId } from '../util/ids.ts';
 import type { DeliveryOutcome } from '../webhooks/dispatcher.ts';
 import { signingSecrets } from './accounts.ts';
@@ -44,28 +54,11 @@ export interface ClaimedDeliveries {
 /** Loads the events, accounts and ordering constraints of a batch of claimed jobs in three queries. */
 export async function loadDeliveries(ctx: Context, jobs: JobsTable[]): Promise<ClaimedDeliveries> {
   const db = ctx.store.db;
-  const events = new Map<string, WebhookEventsTable>();
-  for (const part of chunked(jobs.map((j) => j.ref), 1)) {
-    for (const e of await db.selectFrom('webhook_events').selectAll().where('id', 'in', part).execute()) events.set(e.id, e);
-  }
+  const events = new Map((await webhookEventsByIds(db, jobs.map((j) => j.ref))).map((e) => [e.id, e]));
   const accountIds = [...new Set([...events.values()].map((e) => e.account_id))];
-  const accounts = new Map<string, AccountsTable>();
-  for (const part of chunked(accountIds, 1)) {
-    for (const a of await db.selectFrom('accounts').selectAll().where('id', 'in', part).execute()) accounts.set(a.id, a);
-  }
+  const accounts = new Map((await accountsByIds(db, accountIds)).map((a) => [a.id, a]));
   const messageIds = [...new Set([...events.values()].map((e) => e.message_id))];
-  const unattempted: { id: string; message_id: string; created_at: number }[] = [];
-  for (const part of chunked(messageIds, 1)) {
-    unattempted.push(
-      ...(await db
-        .selectFrom('webhook_events')
-        .select(['id', 'message_id', 'created_at'])
-        .where('message_id', 'in', part)
-        .where('status', '=', 'pending')
-        .where('attempts', '=', 0)
-        .execute()),
-    );
-  }
+  const unattempted = await unattemptedEventsOfMessages(db, messageIds);
   const deliveries: Delivery[] = [];
   const stale: string[] = [];
   const earlierUnattempted = new Map<string, string[]>();
@@ -139,15 +132,11 @@ export async function recordAttempts(ctx: Context, results: AttemptResult[]): Pr
       });
       const delay = outcome.ok || delivery.manual ? null : nextDelayMs(delays, attempt);
       const status: WebhookEventStatus = outcome.ok ? 'delivered' : delay === null ? 'undelivered' : 'pending';
-      await trx
-        .updateTable('webhook_events')
-        .set({ status, attempts: attempt, last_error: outcome.ok ? null : outcome.error, updated_at: attemptedAt })
-        .where('id', '=', event.id)
-        .execute();
+      await setWebhookEventAttempted(trx, event.id, { status, attempts: attempt, lastError: outcome.ok ? null : outcome.error, updatedAt: attemptedAt });
       if (delay === null) done.push(delivery.jobId);
-      else await trx.updateTable('jobs').set({ run_at: attemptedAt + delay }).where('id', '=', delivery.jobId).execute();
+      else await rescheduleJob(trx, delivery.jobId, attemptedAt + delay);
     }
-    for (const part of chunked(attempts, 7)) await trx.insertInto('webhook_attempts').values(part).execute();
+    await insertWebhookAttempts(trx, attempts);
     await deleteJobs(trx, done);
   });
 }
@@ -157,12 +146,7 @@ export async function dropStaleJobs(ctx: Context, jobIds: string[]): Promise<voi
   await deleteJobs(ctx.store.db, jobIds);
 }
 
-export interface WebhookEventFilter {
-  accountId: string;
-  messageId?: string;
-  batchId?: string;
-  status?: WebhookEventStatus;
-}
+export type { WebhookEventFilter };
 
 /** An event as the API shows it. */
 export interface WebhookEventView {
@@ -181,27 +165,11 @@ export interface WebhookEventView {
   attempts: { attempt: number; attempted_at: string; http_status: number | null; error: string | null; latency_ms: number }[];
 }
 
-function listQuery(db: Kysely<Database>, f: WebhookEventFilter) {
-  let q = db.selectFrom('webhook_events').where('account_id', '=', f.accountId);
-  if (f.messageId !== undefined) q = q.where('message_id', '=', f.messageId);
-  if (f.batchId !== undefined) q = q.where('batch_id', '=', f.batchId);
-  if (f.status !== undefined) q = q.where('status', '=', f.status);
-  return q;
-}
-
 async function views(ctx: Context, rows: WebhookEventsTable[]): Promise<WebhookEventView[]> {
-  const db = ctx.store.db;
-  const ids = rows.map((r) => r.id);
+  const found = await attemptsAndNextRuns(ctx.store.db, rows.map((r) => r.id));
   const attempts = new Map<string, WebhookAttemptsTable[]>();
-  const nextAt = new Map<string, number>();
-  for (const part of chunked(ids, 1)) {
-    for (const a of await db.selectFrom('webhook_attempts').selectAll().where('event_id', 'in', part).orderBy('attempt').execute()) {
-      attempts.set(a.event_id, [...(attempts.get(a.event_id) ?? []), a]);
-    }
-    for (const j of await db.selectFrom('jobs').select(['ref', 'run_at']).where('queue', '=', 'webhook').where('ref', 'in', part).execute()) {
-      nextAt.set(j.ref, Number(j.run_at));
-    }
-  }
+  for (const a of found.attempts) attempts.set(a.event_id, [...(attempts.get(a.event_id) ?? []), a]);
+  const nextAt = new Map(found.nextRuns.map((j) => [j.ref, Number(j.run_at)]));
   return rows.map((r) => ({
     id: r.id,
     event: r.event,
@@ -227,10 +195,8 @@ async function views(ctx: Context, rows: WebhookEventsTable[]): Promise<WebhookE
 
 /** The account's events, newest first (ties by id, descending), with their attempts. */
 export async function listWebhookEvents(ctx: Context, filter: WebhookEventFilter, limit: number, offset: number): Promise<{ rows: WebhookEventView[]; total: number }> {
-  const db = ctx.store.db;
-  const rows = await listQuery(db, filter).selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute();
-  const count = await listQuery(db, filter).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  return { rows: await views(ctx, rows), total: Number(count.n) };
+  const { rows, total } = await webhookEventsPage(ctx.store.db, filter, limit, offset);
+  return { rows: await views(ctx, rows), total };
 }
 
 /**
@@ -240,18 +206,12 @@ export async function listWebhookEvents(ctx: Context, filter: WebhookEventFilter
 export async function retryWebhookEvent(ctx: Context, accountId: string, eventId: string): Promise<WebhookEventView> {
   const now = ctx.clock();
   const row = await ctx.store.db.transaction().execute(async (trx) => {
-    const event = await trx.selectFrom('webhook_events').selectAll().where('id', '=', eventId).where('account_id', '=', accountId).executeTakeFirst();
+    const event = await webhookEventOfAccount(trx, eventId, accountId);
     if (!event) throw new AppError('webhook_event_not_found');
     if (event.status !== 'undelivered') {
       throw new AppError('webhook_event_not_undelivered', `The event is ${event.status}; only an undelivered event can be retried.`);
     }
-    const updated = await trx
-      .updateTable('webhook_events')
-      .set({ status: 'pending', updated_at: now })
-      .where('id', '=', eventId)
-      .where('status', '=', 'undelivered')
-      .executeTakeFirst();
-    if (updated.numUpdatedRows === 0n) throw new AppError('webhook_event_not_undelivered');
+    if (!(await requeueUndeliveredEvent(trx, eventId, now))) throw new AppError('webhook_event_not_undelivered');
     await enqueueJobs(trx, [{ queue: 'webhook', ref: eventId, payload: { manual: true } satisfies JobPayload, runAt: now }], now);
     return { ...event, status: 'pending' as const, updated_at: now };
   });

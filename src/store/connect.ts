@@ -1,18 +1,19 @@
 /**
  * Opens the database named by DATABASE_URL: embedded SQLite (better-sqlite3, WAL) or PostgreSQL.
- * Everything above this file sees one Kysely instance and the dialect name; the few places where
- * the SQL differs ask `store.dialect`.
+ * Everything above this file sees one Kysely instance and the dialect name, recorded here once
+ * (dialect.ts); the repositories whose SQL differs between the two ask `dialectOf`.
  */
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import SqliteDatabase from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, type Compilable, type DatabaseConnection, type Driver, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, sql, PostgresDialect, SqliteDialect, SqliteDriver, type Compilable, type DatabaseConnection, type Driver, type Transaction } from 'kysely';
 import { ReadPool } from './read-pool.ts';
 import type { Database } from './database.ts';
+import { registerDialect, type DialectName } from './dialect.ts';
 
-export type DialectName = 'sqlite' | 'postgres';
+export type { DialectName } from './dialect.ts';
 export type Db = Kysely<Database>;
 /** The database or a transaction on it: what a repository function runs its queries on. */
 export type Executor = Kysely<Database> | Transaction<Database>;
@@ -42,6 +43,11 @@ export interface Store {
    */
   startBackgroundCheckpoints?: () => void;
   close(): Promise<void>;
+}
+
+/** Throws when the database cannot be reached (the readiness probe). */
+export async function ping(store: Store): Promise<void> {
+  await sql`select 1`.execute(store.db);
 }
 
 /** Runs a read-only query off the event loop where the store can (SQLite file), else on `read`. */
@@ -115,6 +121,13 @@ export function sqlitePath(databaseUrl: string): string {
 }
 
 export function openStore(databaseUrl: string): Store {
+  const store = open(databaseUrl);
+  registerDialect(store.db, store.dialect);
+  registerDialect(store.read, store.dialect);
+  return store;
+}
+
+function open(databaseUrl: string): Store {
   if (databaseUrl.startsWith('sqlite:')) {
     const path = sqlitePath(databaseUrl);
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });

@@ -6,6 +6,7 @@
 import type { Executor } from './connect.ts';
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { Database } from './database.ts';
+import { dialectOf } from './dialect.ts';
 import { chunked } from './chunk.ts';
 
 interface Template {
@@ -18,8 +19,8 @@ const MARKER = /^\u0000r(\d+)c(\d+)\u0000$/;
 const templates = new Map<string, Template>();
 
 function template(db: Executor, table: keyof Database, columns: string[], rows: number): Template {
-  // The SQL text depends on the dialect; Kysely's adapter identifies it.
-  const key = `${db.getExecutor().adapter.constructor.name}|${table}|${columns.join(',')}|${rows}`;
+  // The SQL text depends on the dialect.
+  const key = `${dialectOf(db)}|${table}|${columns.join(',')}|${rows}`;
   let t = templates.get(key);
   if (!t) {
     const values = Array.from({ length: rows }, (_, r) => Object.fromEntries(columns.map((c, i) => [c, `\u0000r${r}c${i}\u0000`])));

@@ -2,8 +2,9 @@
  * Migrations live in code (src/store/migrations) and run on both dialects. They are applied on
  * start by `pigeon serve`/`pigeon worker` and by `pigeon migrate`.
  */
-import { Migrator, PostgresAdapter, sql, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
 import type { Db } from './connect.ts';
+import { dialectOf } from './dialect.ts';
 import * as m001 from './migrations/001-initial.ts';
 import * as m003 from './migrations/003-dashboard.ts';
 import * as m004 from './migrations/004-carrier-parts.ts';
@@ -43,7 +44,7 @@ export const LATEST_MIGRATION = Object.keys(migrations).sort().at(-1) as string;
  */
 async function migrator(db: Db): Promise<Migrator> {
   let migrationTableSchema: string | undefined;
-  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+  if (dialectOf(db) === 'postgres') {
     const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
     migrationTableSchema = rows[0]?.schema;
   }

@@ -7,6 +7,7 @@
 import { CompiledQuery, type Compilable, type Kysely, type QueryResult, type Transaction } from 'kysely';
 import type { Db, Executor, Store } from './connect.ts';
 import type { Database } from './database.ts';
+import { dialectOf } from './dialect.ts';
 
 const SENTINEL = /^\u0000arg(\d+)\u0000$/;
 
@@ -65,7 +66,7 @@ export function preparedWrite<A extends readonly (string | number | null)[]>(
 ): (db: Executor, ...args: A) => Promise<QueryResult<unknown>> {
   const templates = new Map<string, Template>();
   return (db, ...args) => {
-    const dialect = db.getExecutor().adapter.constructor.name;
+    const dialect = dialectOf(db);
     let template = templates.get(dialect);
     if (!template) {
       template = compileTemplate(args, (markers) => build(db, ...markers).compile());

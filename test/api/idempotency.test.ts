@@ -76,6 +76,7 @@ describe('Idempotency-Key', () => {
     const res = await h.request('POST', '/v1/sms/send', { key, body: send, headers: { 'idempotency-key': 'held' } });
     assert.equal(res.statusCode, 409);
     assert.equal(res.json().code, 'idempotency_in_progress');
+    assert.equal(res.headers['retry-after'], '1');
     // The holder died: once its lock runs out, the request goes through.
     h.clock.advance(61_000);
     const later = await h.request('POST', '/v1/sms/send', { key, body: send, headers: { 'idempotency-key': 'held' } });

@@ -6,18 +6,16 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import pino from 'pino';
 import { loadConfig } from '../../src/config/config.ts';
 import type { Context } from '../../src/services/context.ts';
 import { openStore, type Store } from '../../src/store/connect.ts';
 import { systemClock } from '../../src/util/ids.ts';
-import type { Database } from '../../src/store/database.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? '';
-export const testDialect = TEST_DATABASE_URL.startsWith('postgres') ? 'postgres' : 'sqlite';
+export const testDialect: TestDialect = TEST_DATABASE_URL.startsWith('postgres') ? 'postgres' : 'sqlite';
 
 /**
  * A context for calling the services directly on `store`, beside a server process or in a script:
@@ -27,8 +25,19 @@ export function serviceContext(store: Store, env: NodeJS.ProcessEnv = {}): Conte
   return { store, config: loadConfig(env), clock: systemClock, log: pino({ level: 'silent' }), wake: () => {} };
 }
 
-export async function openTestStore(): Promise<Store> {
-  if (testDialect === 'sqlite') {
+export type TestDialect = 'sqlite' | 'postgres';
+
+/** The URL that selects `schema` of TEST_DATABASE_URL, through the connection's `options`. */
+function schemaUrl(schema: string): string {
+  return `${TEST_DATABASE_URL}${TEST_DATABASE_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+}
+
+/**
+ * A fresh, migrated store of `dialect`, opened by `openStore` as production opens it (the same
+ * pool and type parsers on PostgreSQL, the same connections and statement caches on SQLite).
+ */
+export async function openTestStore(dialect: TestDialect = testDialect): Promise<Store> {
+  if (dialect === 'sqlite') {
     // A file, as in production: it has the separate read connection that ':memory:' cannot have.
     const dir = mkdtempSync(join(tmpdir(), 'pigeon-test-'));
     const store = openStore(`sqlite:${join(dir, 'test.db')}`);
@@ -41,24 +50,16 @@ export async function openTestStore(): Promise<Store> {
       },
     };
   }
+  if (!TEST_DATABASE_URL.startsWith('postgres')) throw new Error('a PostgreSQL test store needs TEST_DATABASE_URL');
   const schema = `t_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await admin.connect();
-  await admin.query(`create schema ${schema}`);
-  await admin.end();
-  const pool = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 10, options: `-c search_path=${schema}` });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  await migrateToLatest(db);
+  await pgAdmin(`create schema ${schema}`);
+  const store = openStore(schemaUrl(schema));
+  await migrateToLatest(store.db);
   return {
-    db,
-    dialect: 'postgres',
-    read: db,
+    ...store,
     async close() {
-      await db.destroy();
-      const cleanup = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await cleanup.connect();
-      await cleanup.query(`drop schema ${schema} cascade`);
-      await cleanup.end();
+      await store.close();
+      await pgAdmin(`drop schema ${schema} cascade`);
     },
   };
 }
@@ -88,10 +89,7 @@ async function pgAdmin(text: string): Promise<void> {
 
 export function processDatabase(name: string, dir: string): ProcessDatabase {
   const schema = `${name}_${process.pid}`;
-  const url =
-    testDialect === 'sqlite'
-      ? `sqlite:${join(dir, `${name}.db`)}`
-      : `${TEST_DATABASE_URL}${TEST_DATABASE_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  const url = testDialect === 'sqlite' ? `sqlite:${join(dir, `${name}.db`)}` : schemaUrl(schema);
   let store: Store | null = null;
   return {
     url,

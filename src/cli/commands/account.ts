@@ -1,6 +1,5 @@
-import { createAccount, getAccount, listAccounts, setAccountStatus, addCredits, rotateWebhookSecret } from '../../services/accounts.ts';
+import { createAccount, getAccount, listAccounts, setAccountStatus, addCredits, rotateWebhookSecret, type Account } from '../../services/accounts.ts';
 import { setAccountLimits, type AccountLimitsView, type LimitsChange } from '../../services/account-limits.ts';
-import type { AccountsTable } from '../../store/database.ts';
 import { arg, required, UsageError, type Command } from '../command.ts';
 import { table } from '../output.ts';
 
@@ -22,7 +21,7 @@ function describeLimits(v: AccountLimitsView): string {
   ].join('\n');
 }
 
-function summary(a: AccountsTable) {
+function summary(a: Account) {
   return { id: a.id, name: a.name, email: a.email, status: a.status, credits_remaining: Number(a.credits) };
 }
 

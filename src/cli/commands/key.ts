@@ -36,10 +36,10 @@ export const keyCommands: Record<string, Command> = {
         id: k.id,
         label: k.label,
         prefix: k.prefix,
-        scopes: k.scopes.split(','),
-        created_at: iso(Number(k.created_at)),
-        last_used_at: iso(k.last_used_at === null ? null : Number(k.last_used_at)),
-        revoked_at: iso(k.revoked_at === null ? null : Number(k.revoked_at)),
+        scopes: k.scopes,
+        created_at: iso(k.created_at),
+        last_used_at: iso(k.last_used_at),
+        revoked_at: iso(k.revoked_at),
       }));
       out.print({ data: rows }, table(rows, ['id', 'label', 'prefix', 'created_at', 'last_used_at', 'revoked_at'], 'API keys'));
     },
@@ -54,7 +54,7 @@ export const keyCommands: Record<string, Command> = {
         throw new UsageError(`KEY_ID is the key's id (key_...), not the key itself (${id.slice(0, 12)}...); \`pigeon key list ACCOUNT_ID\` shows the ids with their prefixes.`);
       }
       const key = await revokeApiKey(ctx, id);
-      out.print({ id: key.id, revoked_at: iso(Number(key.revoked_at)) }, `API key ${key.id} is revoked.`);
+      out.print({ id: key.id, revoked_at: iso(key.revoked_at) }, `API key ${key.id} is revoked.`);
     },
   },
 };

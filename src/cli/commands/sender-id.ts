@@ -1,10 +1,9 @@
-import { approveSenderId, listSenderIds, rejectSenderId, requestSenderIdInfo } from '../../services/sender-ids.ts';
-import type { SenderIdsTable, SenderIdStatus } from '../../store/database.ts';
+import { approveSenderId, listSenderIds, rejectSenderId, requestSenderIdInfo, type SenderId, type SenderIdStatus } from '../../services/sender-ids.ts';
 import { iso } from '../../util/ids.ts';
 import { arg, required, UsageError, type Command } from '../command.ts';
 import { table } from '../output.ts';
 
-function record(s: SenderIdsTable) {
+function record(s: SenderId) {
   return { id: s.id, account_id: s.account_id, name: s.name, status: s.status, review_note: s.review_note, created_at: iso(Number(s.created_at)) };
 }
 

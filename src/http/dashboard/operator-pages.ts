@@ -10,18 +10,18 @@ import { getAccountLimits, setAccountLimits, type LimitsChange } from '../../ser
 import type { Context } from '../../services/context.ts';
 import { getSenderIdDocument, listSenderIdDocuments } from '../../services/documents.ts';
 import { listOutbox } from '../../services/mail.ts';
+import type { Operator } from '../../services/operators.ts';
 import { getOperator, logInOperator } from '../../services/owners.ts';
 import { approveSenderId, rejectSenderId, requestSenderIdInfo, reviewQueuePage } from '../../services/sender-ids.ts';
-import { endSession, resolveSession } from '../../services/sessions.ts';
-import type { OperatorsTable, SessionsTable } from '../../store/database.ts';
+import { endSession, type Session } from '../../services/sessions.ts';
 import { html, type Html } from '../html.ts';
 import { alert, csrfField, formatBytes, page, statusBadge, table, when } from './layout.ts';
 import { sendDocument } from './owner-pages.ts';
-import { checkFormToken, clearSessionCookie, field, loginHandler, preLoginToken, seeOther, SESSION_COOKIE } from './session-guard.ts';
+import { clearSessionCookie, field, loginHandler, preLoginToken, seeOther, sessionGuard } from './session-guard.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    operator?: { session: SessionsTable; operator: OperatorsTable };
+    operator?: { session: Session; operator: Operator };
   }
 }
 
@@ -33,7 +33,7 @@ function pageNumber(raw: unknown): number {
   return Math.max(1, n);
 }
 
-function state(request: FastifyRequest): { session: SessionsTable; operator: OperatorsTable } {
+function state(request: FastifyRequest): { session: Session; operator: Operator } {
   if (!request.operator) throw new Error('operator page reached without a session');
   return request.operator;
 }
@@ -42,14 +42,12 @@ export function operatorPages(ctx: Context) {
   return async (app: FastifyInstance) => {
     app.decorateRequest('operator', undefined);
 
-    app.addHook('preHandler', async (request, reply) => {
-      if (request.routeOptions.config.public) return;
-      const session = await resolveSession(ctx, 'operator', request.cookies[SESSION_COOKIE.operator]);
-      const operator = session ? await getOperator(ctx, session.subject_id) : null;
-      if (!session || !operator) return seeOther(reply, '/operator/login');
-      request.operator = { session, operator };
-      if (request.method !== 'GET' && request.method !== 'HEAD') await checkFormToken(request, session.csrf_token);
-    });
+    app.addHook(
+      'preHandler',
+      sessionGuard(ctx, 'operator', (id) => getOperator(ctx, id), (request, session, operator) => {
+        request.operator = { session, operator };
+      }),
+    );
 
     const render = (request: FastifyRequest, reply: FastifyReply, title: string, current: string, body: Html) => {
       const s = state(request);

@@ -8,6 +8,7 @@ import { checkSenderIdName, DEFAULT_RESERVED_SENDER_NAMES } from '../../domain/s
 import { MESSAGE_STATUSES, type MessageStatus } from '../../domain/message-status.ts';
 import { AppError } from '../../errors/catalogue.ts';
 import { rotateWebhookSecret, WEBHOOK_SECRET_OVERLAP_MS } from '../../services/accounts.ts';
+import { accountMayUseApi } from '../../services/access.ts';
 import { createApiKey, listApiKeys, revokeApiKey, SCOPES, type CreatedKey } from '../../services/api-keys.ts';
 import type { Context } from '../../services/context.ts';
 import { downloadFilename, getSenderIdDocument, listSenderIdDocuments, MAX_DOCUMENTS_PER_UPLOAD } from '../../services/documents.ts';
@@ -17,12 +18,10 @@ import { dailyMessageStats, listCreditLedger, listDeliveryReports, messageDetail
 import { newKeyFormNonce, useKeyFormNonce } from '../../services/key-form-nonce.ts';
 import { onboardingSteps, type OnboardingStepId } from '../../services/onboarding.ts';
 import { listSenderIds, registerSenderId } from '../../services/sender-ids.ts';
-import { createSession, endSession, resolveSession } from '../../services/sessions.ts';
-import type { SessionsTable } from '../../store/database.ts';
+import { createSession, endSession, type Session } from '../../services/sessions.ts';
 import { html, raw, type Html } from '../html.ts';
 import { alert, csrfField, formatBytes, page, statusBadge, table, when } from './layout.ts';
 import {
-  checkFormToken,
   checkPreLoginToken,
   clearSessionCookie,
   field,
@@ -31,12 +30,12 @@ import {
   loginHandler,
   preLoginToken,
   seeOther,
-  SESSION_COOKIE,
+  sessionGuard,
   setSessionCookie,
 } from './session-guard.ts';
 
 interface OwnerRequestState extends OwnerWithAccount {
-  session: SessionsTable;
+  session: Session;
 }
 
 declare module 'fastify' {
@@ -61,21 +60,16 @@ export function ownerPages(ctx: Context) {
   return async (app: FastifyInstance) => {
     app.decorateRequest('owner', undefined);
 
-    app.addHook('preHandler', async (request, reply) => {
-      if (request.routeOptions.config.public) return;
-      const session = await resolveSession(ctx, 'owner', request.cookies[SESSION_COOKIE.owner]);
-      const found = session ? await getOwnerWithAccount(ctx, session.subject_id) : null;
-      if (!session || !found) {
-        if (request.headers['hx-request']) return reply.header('hx-redirect', '/dashboard/login').code(401).send('');
-        return seeOther(reply, '/dashboard/login');
-      }
-      request.owner = { session, ...found };
-      if (request.method !== 'GET' && request.method !== 'HEAD') await checkFormToken(request, session.csrf_token);
-    });
+    app.addHook(
+      'preHandler',
+      sessionGuard(ctx, 'owner', (id) => getOwnerWithAccount(ctx, id), (request, session, found) => {
+        request.owner = { session, ...found };
+      }),
+    );
 
     const render = (request: FastifyRequest, reply: FastifyReply, title: string, current: string, body: Html, scripts?: string[]) => {
       const s = state(request);
-      const suspended = s.account.status === 'suspended' ? alert('This account is suspended: the API refuses its keys. Contact the operator.') : html``;
+      const suspended = !accountMayUseApi(s.account.status) ? alert('This account is suspended: the API refuses its keys. Contact the operator.') : html``;
       const unverified =
         s.owner.email_verified_at == null
           ? html`<div class="alert error" role="alert" id="unverified">Confirm your e-mail address: follow the link we sent to ${s.owner.email}. Until then you cannot create API keys or register Sender IDs.
@@ -353,7 +347,7 @@ ${ctx.config.signup.mode === 'verify' ? html`<p class="hint">We e-mail you a lin
       const rows = keys.map((k) => [
         k.label,
         html`<code class="nowrap">${k.prefix}…</code>`,
-        html`${k.scopes.split(',').map((s) => html`<code>${s}</code> `)}`,
+        html`${k.scopes.map((s) => html`<code>${s}</code> `)}`,
         when(k.created_at),
         when(k.last_used_at),
         k.revoked_at !== null

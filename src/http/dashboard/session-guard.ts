@@ -4,13 +4,13 @@
  * the session's CSRF token in a hidden field, and every state-changing request is checked for it
  * before its handler runs, whatever its content type (`checkFormToken`). Forms shown before login
  * (sign-up, login, password reset) use a double-submit token: a random cookie that the hidden
- * field must repeat.
+ * field must repeat. Both areas guard their pages with the same `sessionGuard`.
  */
 import type { Multipart } from '@fastify/multipart';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors/catalogue.ts';
 import type { Context } from '../../services/context.ts';
-import { createSession, randomToken, sameSecret, SESSION_IDLE_MS } from '../../services/sessions.ts';
+import { createSession, randomToken, resolveSession, sameSecret, SESSION_IDLE_MS, type Session } from '../../services/sessions.ts';
 import type { Area } from './layout.ts';
 
 declare module 'fastify' {
@@ -30,6 +30,7 @@ export const CSRF_HEADER = 'x-csrf-token';
 export const SESSION_COOKIE: Record<Area, string> = { owner: 'pigeon_session', operator: 'pigeon_operator' };
 const COOKIE_PATH: Record<Area, string> = { owner: '/dashboard', operator: '/operator' };
 const PRE_LOGIN_COOKIE = 'pigeon_csrf';
+const LOGIN_PAGE: Record<Area, string> = { owner: '/dashboard/login', operator: '/operator/login' };
 
 function cookieOptions(ctx: Context, path: string, maxAgeSeconds: number) {
   return { path, httpOnly: true, sameSite: 'lax' as const, secure: ctx.config.publicUrl.startsWith('https:'), maxAge: maxAgeSeconds };
@@ -84,6 +85,32 @@ export async function checkFormToken(request: FastifyRequest, expected: string):
   if (!part || part.type !== 'field' || part.fieldname !== '_csrf') throw new AppError('invalid_csrf_token');
   checkCsrf(expected, part.value);
   request.formParts = parts;
+}
+
+/**
+ * The preHandler that guards an area's pages (all but those marked `public`): the cookie must
+ * name a live session of the area whose person `load` still finds, else the browser goes to the
+ * login page (an htmx request is told so with HX-Redirect, since it would follow a redirect
+ * inside the page); then, on a state-changing request, the session's form token is checked.
+ * `attach` keeps the session and the person on the request for the handler.
+ */
+export function sessionGuard<T>(
+  ctx: Context,
+  area: Area,
+  load: (subjectId: string) => Promise<T | null>,
+  attach: (request: FastifyRequest, session: Session, subject: T) => void,
+) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.routeOptions.config.public) return;
+    const session = await resolveSession(ctx, area, request.cookies[SESSION_COOKIE[area]]);
+    const subject = session ? await load(session.subject_id) : null;
+    if (!session || !subject) {
+      if (request.headers['hx-request']) return reply.header('hx-redirect', LOGIN_PAGE[area]).code(401).send('');
+      return seeOther(reply, LOGIN_PAGE[area]);
+    }
+    attach(request, session, subject);
+    if (request.method !== 'GET' && request.method !== 'HEAD') await checkFormToken(request, session.csrf_token);
+  };
 }
 
 /** The parts of a multipart form that `checkFormToken` has not read. */

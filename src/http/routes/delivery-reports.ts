@@ -1,13 +1,12 @@
 /** `GET /v1/sms/delivery-reports`. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { ReportRow } from '../../store/repositories/messages.repository.ts';
 import type { Context } from '../../services/context.ts';
-import { listDeliveryReports } from '../../services/reports.ts';
+import { listDeliveryReports, type DeliveryReportRow } from '../../services/reports.ts';
 import { iso } from '../../util/ids.ts';
 import { principalOf } from '../auth.ts';
 import { ReportsList, ReportsQuery } from '../schemas.ts';
 
-export function deliveryReport(m: ReportRow) {
+export function deliveryReport(m: DeliveryReportRow) {
   return {
     message_id: m.id,
     batch_id: m.batch_id,

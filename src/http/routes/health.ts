@@ -1,10 +1,9 @@
 /** Unauthenticated probes for process supervisors and load balancers. */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { sql } from 'kysely';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Carrier } from '../../carriers/carrier.ts';
 import type { Context } from '../../services/context.ts';
-import { migrationsCurrent } from '../../store/migrate.ts';
+import { databaseReadiness } from '../../services/health.ts';
 import { registerQueueGauges, registry } from '../../metrics.ts';
 import { errorBody } from '../error-handler.ts';
 import { inRanges, isLoopbackAddress } from '../../webhooks/address-guard.ts';
@@ -49,17 +48,10 @@ export function healthRoutes(ctx: Context, carrier: Carrier | null) {
     });
     app.get('/ready', async (_request, reply) => {
       const checks: Record<string, string> = {};
-      let ready = true;
-      try {
-        await sql`select 1`.execute(ctx.store.db);
-        checks.database = 'ok';
-        const current = await migrationsCurrent(ctx.store.db);
-        checks.migrations = current ? 'ok' : 'pending';
-        ready &&= current;
-      } catch {
-        checks.database = 'unreachable';
-        ready = false;
-      }
+      const database = await databaseReadiness(ctx);
+      checks.database = database.database;
+      if (database.migrations) checks.migrations = database.migrations;
+      let ready = database.ready;
       if (carrier) {
         const status = carrier.status();
         checks.carrier = status.ready ? 'ok' : status.detail;

@@ -1,13 +1,12 @@
 /** `GET` and `POST /v1/sms/sender-ids`. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { SenderIdsTable } from '../../store/database.ts';
-import { listSenderIds, registerSenderId } from '../../services/sender-ids.ts';
+import { listSenderIds, registerSenderId, type SenderId } from '../../services/sender-ids.ts';
 import type { Context } from '../../services/context.ts';
 import { iso } from '../../util/ids.ts';
 import { principalOf } from '../auth.ts';
 import { SenderIdBody, SenderIdCreated, SenderIdFieldErrors, SenderIdList } from '../schemas.ts';
 
-function record(row: SenderIdsTable) {
+function record(row: SenderId) {
   return { id: row.id, name: row.name, status: row.status, created_at: iso(Number(row.created_at)) };
 }
 

@@ -1,9 +1,9 @@
 /** `POST /v1/sms/send` and `POST /v1/sms/bulk`. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { requestHash, withIdempotency, type StoredResponse } from '../../services/idempotency.ts';
 import { sendBulk, sendMessage } from '../../services/submit-messages.ts';
 import type { Context } from '../../services/context.ts';
-import { confirmAccess, principalOf } from '../auth.ts';
+import { principalOf } from '../auth.ts';
+import { replyIdempotently } from '../idempotency.ts';
 import { BulkBody, BulkResult, IdempotencyHeaders, SendBody, SendFieldErrors, SendResult } from '../schemas.ts';
 
 export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
@@ -23,18 +23,13 @@ export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
       },
       async (request, reply) => {
         const principal = principalOf(request);
-        const result = await withIdempotency(
+        return replyIdempotently(
           ctx,
-          principal.accountId,
-          request.headers['idempotency-key'],
-          () => requestHash('POST', '/v1/sms/send', request.body),
-          async (finish): Promise<StoredResponse> => ({ status: 200, body: await sendMessage(ctx, principal, request.body, finish) }),
+          reply,
+          principal,
+          { path: '/v1/sms/send', body: request.body, key: request.headers['idempotency-key'] },
+          (finish) => sendMessage(ctx, principal, request.body, finish),
         );
-        if (result.replayed) {
-          await confirmAccess(ctx, request);
-          reply.header('Idempotent-Replayed', 'true');
-        }
-        return reply.code(result.status as 200).send(result.body as never);
       },
     );
 
@@ -53,18 +48,13 @@ export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
       },
       async (request, reply) => {
         const principal = principalOf(request);
-        const result = await withIdempotency(
+        return replyIdempotently(
           ctx,
-          principal.accountId,
-          request.headers['idempotency-key'],
-          () => requestHash('POST', '/v1/sms/bulk', request.body),
-          async (finish): Promise<StoredResponse> => ({ status: 200, body: await sendBulk(ctx, principal, request.body, finish) }),
+          reply,
+          principal,
+          { path: '/v1/sms/bulk', body: request.body, key: request.headers['idempotency-key'] },
+          (finish) => sendBulk(ctx, principal, request.body, finish),
         );
-        if (result.replayed) {
-          await confirmAccess(ctx, request);
-          reply.header('Idempotent-Replayed', 'true');
-        }
-        return reply.code(result.status as 200).send(result.body as never);
       },
     );
   };

@@ -1,11 +1,12 @@
-import { sql, PostgresAdapter, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { dialectOf } from '../dialect.ts';
 
 /**
  * The one dialect-specific column type of the schema: uploaded document bytes live in the
  * database (so that every process sees them), as `blob` on SQLite and `bytea` on PostgreSQL.
  */
 function binaryType(db: Kysely<unknown>): RawBuilder<unknown> {
-  return db.getExecutor().adapter instanceof PostgresAdapter ? sql`bytea` : sql`blob`;
+  return dialectOf(db) === 'postgres' ? sql`bytea` : sql`blob`;
 }
 
 /** The web dashboard: owners' logins, sessions, login throttling, Sender ID documents, mail. */

@@ -1,4 +1,5 @@
-import { sql, PostgresAdapter, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { dialectOf } from '../dialect.ts';
 
 /**
  * One counter that every change to what authorises a send moves: a key revoked, deleted or given
@@ -21,7 +22,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   await sql`insert into access_revision (id, value) values (1, 0)`.execute(db);
   const bump = 'update access_revision set value = value + 1 where id = 1';
-  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+  if (dialectOf(db) === 'postgres') {
     await sql
       .raw(`create function pigeon_bump_access_revision() returns trigger language plpgsql as $$ begin ${bump}; return null; end $$`)
       .execute(db);

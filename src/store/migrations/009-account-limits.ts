@@ -1,4 +1,5 @@
-import { sql, PostgresAdapter, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { dialectOf } from '../dialect.ts';
 
 /**
  * Limits per account (docs/security.md, "Quotas and fraud limits"):
@@ -26,7 +27,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex('sender_id_documents_account').on('sender_id_documents').column('account_id').execute();
 
   const bump = 'update access_revision set value = value + 1 where id = 1';
-  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+  if (dialectOf(db) === 'postgres') {
     // pigeon_bump_access_revision() comes from migration 006.
     await sql
       .raw('create trigger accounts_limits_access_revision after update of allowed_countries on accounts for each statement execute function pigeon_bump_access_revision()')

@@ -2,7 +2,8 @@
  * The queries behind account limits: quotas (pending Sender IDs, stored documents), the daily
  * message cap and the destination allowlist (src/services/account-limits.ts).
  */
-import { PostgresAdapter, sql, type Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
+import { dialectOf } from '../dialect.ts';
 import type { Executor } from '../connect.ts';
 import type { AccountsTable, Database } from '../database.ts';
 import { preparedRead } from '../prepared-statements.ts';
@@ -46,7 +47,7 @@ export async function accountLimitsRow(db: Executor, accountId: string): Promise
  * database's write lock at once rather than upgrading a read lock later.
  */
 export async function lockAccountLimits(trx: Transaction<Database>, accountId: string): Promise<AccountLimitsRow | undefined> {
-  const postgres = trx.getExecutor().adapter instanceof PostgresAdapter;
+  const postgres = dialectOf(trx) === 'postgres';
   if (!postgres) await trx.updateTable('accounts').set({ origin: sql`origin` }).where('id', '=', accountId).execute();
   let q = trx.selectFrom('accounts').select(LIMIT_COLUMNS).where('id', '=', accountId);
   if (postgres) q = q.forUpdate();

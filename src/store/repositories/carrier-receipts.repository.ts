@@ -5,8 +5,13 @@
  */
 import type { ReceiptIdSpelling } from '../../carriers/carrier-ids.ts';
 import type { Executor } from '../connect.ts';
-import type { MessagesTable } from '../database.ts';
+import type { CarrierPartsTable, MessagesTable } from '../database.ts';
 import { chunked } from '../chunk.ts';
+
+/** Records the ids the carrier answered for each part of the messages just submitted. */
+export async function insertCarrierParts(db: Executor, parts: CarrierPartsTable[]): Promise<void> {
+  for (const rows of chunked(parts, 6)) await db.insertInto('carrier_parts').values(rows).execute();
+}
 
 export async function messagesByCarrierIds(db: Executor, carrierIds: string[]): Promise<MessagesTable[]> {
   const out: MessagesTable[] = [];

@@ -1,11 +1,18 @@
+import { sql } from 'kysely';
 import type { Executor } from '../connect.ts';
-import type { MessagesTable } from '../database.ts';
+import type { BatchesTable, MessagesTable, WebhookAttemptsTable, WebhookEventsTable } from '../database.ts';
 import type { MessageStatus } from '../../domain/message-status.ts';
 import { chunked } from '../chunk.ts';
 import { insertRows } from '../insert-rows.ts';
+import { dialectOf } from '../dialect.ts';
+import { preparedWrite } from '../prepared-statements.ts';
 
 export async function insertMessages(db: Executor, rows: MessagesTable[]): Promise<void> {
   await insertRows(db, 'messages', rows);
+}
+
+export async function insertBatches(db: Executor, rows: BatchesTable[]): Promise<void> {
+  if (rows.length > 0) await db.insertInto('batches').values(rows).execute();
 }
 
 export async function messagesByIds(db: Executor, ids: string[]): Promise<MessagesTable[]> {
@@ -14,6 +21,50 @@ export async function messagesByIds(db: Executor, ids: string[]): Promise<Messag
     out.push(...(await db.selectFrom('messages').selectAll().where('id', 'in', part).execute()));
   }
   return out;
+}
+
+/** Messages still `sent` since before `cutoff`: the expiry sweep's next batch. */
+export async function staleSentMessages(db: Executor, cutoff: number, limit: number): Promise<MessagesTable[]> {
+  return db.selectFrom('messages').selectAll().where('status', '=', 'sent').where('sent_at', '<', cutoff).limit(limit).execute();
+}
+
+/** One of an account's messages, or undefined (also when it is another account's). */
+export async function accountMessage(db: Executor, accountId: string, messageId: string): Promise<MessagesTable | undefined> {
+  return db.selectFrom('messages').selectAll().where('id', '=', messageId).where('account_id', '=', accountId).executeTakeFirst();
+}
+
+/** The webhook events of a message, oldest first, and all their attempts. */
+export async function messageWebhookHistory(db: Executor, messageId: string): Promise<{ events: WebhookEventsTable[]; attempts: WebhookAttemptsTable[] }> {
+  const events = await db.selectFrom('webhook_events').selectAll().where('message_id', '=', messageId).orderBy('created_at').orderBy('id').execute();
+  const attempts =
+    events.length === 0
+      ? []
+      : await db
+          .selectFrom('webhook_attempts')
+          .selectAll()
+          .where(
+            'event_id',
+            'in',
+            events.map((e) => e.id),
+          )
+          .orderBy('attempted_at')
+          .orderBy('attempt')
+          .execute();
+  return { events, attempts };
+}
+
+/** An account's messages created since `since`, counted per UTC day (days since 1970) and status. */
+export async function dailyStatusCounts(db: Executor, accountId: string, since: number, dayMs: number): Promise<{ day: number; status: MessageStatus; n: number }[]> {
+  // Integer division of integer milliseconds gives the UTC day number on both SQLite and PostgreSQL.
+  const day = sql<number>`created_at / ${sql.lit(dayMs)}`;
+  const rows = await db
+    .selectFrom('messages')
+    .select((eb) => [day.as('day'), 'status', eb.fn.countAll<number>().as('n')])
+    .where('account_id', '=', accountId)
+    .where('created_at', '>=', since)
+    .groupBy([day, 'status'])
+    .execute();
+  return rows.map((r) => ({ day: Number(r.day), status: r.status, n: Number(r.n) }));
 }
 
 export interface ReportFilter {
@@ -59,4 +110,113 @@ export function listMessagesQuery(db: Executor, filter: ReportFilter, limit: num
   // then only its rows are read: with OFFSET, reading whole rows would also read every skipped one.
   const page = reportQuery(db, filter).select('id').orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset);
   return db.selectFrom('messages').select(REPORT_COLUMNS).where('id', 'in', page).orderBy('created_at', 'desc').orderBy('id', 'desc');
+}
+
+/** A message's move from one state to the next (`next` is the whole row as it is after it). */
+export interface MessageMove {
+  previous: MessagesTable;
+  next: MessagesTable;
+}
+
+/** Guarded by the current status: only one of two concurrent workers can make the same move. */
+const updateStatus = preparedWrite(
+  (
+    db,
+    status: string,
+    sentAt: number | null,
+    deliveredAt: number | null,
+    carrierMessageId: string | null,
+    errorCode: string | null,
+    errorMessage: string | null,
+    now: number,
+    id: string,
+    previous: string,
+  ) =>
+    db
+      .updateTable('messages')
+      .set({
+        status: status as MessageStatus,
+        sent_at: sentAt,
+        delivered_at: deliveredAt,
+        carrier_message_id: carrierMessageId,
+        error_code: errorCode,
+        error_message: errorMessage,
+        updated_at: now,
+      })
+      .where('id', '=', id)
+      .where('status', '=', previous as MessageStatus),
+);
+
+/** Writes one move if the message is still in its previous status; returns whether it was. */
+export async function moveMessage(trx: Executor, { previous, next }: MessageMove, now: number): Promise<boolean> {
+  const result = await updateStatus(
+    trx,
+    next.status,
+    next.sent_at,
+    next.delivered_at,
+    next.carrier_message_id,
+    next.error_code,
+    next.error_message,
+    now,
+    previous.id,
+    previous.status,
+  );
+  return result.numAffectedRows !== 0n;
+}
+
+/** `case id when … then cast(… as type) … end`: one value per message in one UPDATE. */
+function perMessage<T extends string | number | null>(nexts: MessagesTable[], value: (m: MessagesTable) => T, type: 'bigint' | 'text') {
+  return sql<T>`case ${sql.ref('id')} ${sql.join(
+    nexts.map((m) => sql`when ${m.id} then cast(${value(m)} as ${sql.raw(type)})`),
+    sql` `,
+  )} end`;
+}
+
+/** Messages per batched UPDATE: each row's CASE lookups scan the list, so cost grows with its square. */
+const ROWS_PER_UPDATE = 100;
+
+/**
+ * `moveMessage` for many messages, each named once, with the same guard; returns the ids of the
+ * messages that moved. On PostgreSQL, where every statement is a round trip and the server's
+ * per-statement work is what limits the pipeline, the moves go in one UPDATE per pair of statuses
+ * and per hundred messages. SQLite runs in the process with no round trip, and its one prepared
+ * UPDATE per message is cheaper than a statement built anew for each batch, so there the moves
+ * are written one by one.
+ */
+export async function moveMessages(trx: Executor, moves: MessageMove[], now: number): Promise<Set<string>> {
+  const moved = new Set<string>();
+  if (dialectOf(trx) === 'sqlite') {
+    for (const move of moves) if (await moveMessage(trx, move, now)) moved.add(move.previous.id);
+    return moved;
+  }
+  const groups = new Map<string, MessagesTable[]>();
+  for (const { previous, next } of moves) {
+    const key = `${previous.status}>${next.status}`;
+    const group = groups.get(key);
+    if (group) group.push(next);
+    else groups.set(key, [next]);
+  }
+  for (const [key, group] of groups) {
+    const [from, to] = key.split('>') as [MessageStatus, MessageStatus];
+    for (let start = 0; start < group.length; start += ROWS_PER_UPDATE) {
+      const part = group.slice(start, start + ROWS_PER_UPDATE);
+      const rows = await trx
+        .updateTable('messages')
+        .set({
+          status: to,
+          updated_at: now,
+          sent_at: perMessage(part, (m) => m.sent_at, 'bigint'),
+          delivered_at: perMessage(part, (m) => m.delivered_at, 'bigint'),
+          carrier_message_id: perMessage(part, (m) => m.carrier_message_id, 'text'),
+          error_code: perMessage(part, (m) => m.error_code, 'text'),
+          error_message: perMessage(part, (m) => m.error_message, 'text'),
+        })
+        .where('id', 'in', part.map((m) => m.id))
+        .where('status', '=', from)
+        .returning('id')
+        .execute();
+      for (const row of rows) moved.add(row.id);
+    }
+  }
+  return moved;
 }

@@ -10,6 +10,16 @@ export async function findOwnerById(db: Executor, id: string): Promise<OwnersTab
   return db.selectFrom('owners').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+export async function insertOwner(db: Executor, owner: OwnersTable): Promise<void> {
+  await db.insertInto('owners').values(owner).execute();
+}
+
+/** The owners' addresses of an account. */
+export async function ownerEmailsOfAccount(db: Executor, accountId: string): Promise<string[]> {
+  const rows = await db.selectFrom('owners').select('email').where('account_id', '=', accountId).execute();
+  return rows.map((r) => r.email);
+}
+
 export async function setOwnerPasswordHash(db: Executor, ownerId: string, passwordHash: string): Promise<void> {
   await db.updateTable('owners').set({ password_hash: passwordHash }).where('id', '=', ownerId).execute();
 }

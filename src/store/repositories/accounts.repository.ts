@@ -1,0 +1,73 @@
+/**
+ * Rows of `accounts`. Credits move only through the ledger repository (`tryDebit`,
+ * `creditCredits`), which writes the balance and its ledger row together.
+ */
+import { sql, type SqlBool } from 'kysely';
+import type { Executor } from '../connect.ts';
+import type { AccountsTable, AccountStatus } from '../database.ts';
+
+export async function insertAccount(db: Executor, account: AccountsTable): Promise<void> {
+  await db.insertInto('accounts').values(account).execute();
+}
+
+/** Removes an account that nothing refers to yet (a sign-up that lost a race for its address). */
+export async function deleteAccount(db: Executor, id: string): Promise<void> {
+  await db.deleteFrom('accounts').where('id', '=', id).execute();
+}
+
+export async function findAccount(db: Executor, id: string): Promise<AccountsTable | undefined> {
+  return db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export interface AccountFilter {
+  /** Exact address, compared without case. */
+  email?: string;
+  /** Part of the address or the name (without case), or a whole id. */
+  search?: string;
+}
+
+/** Accounts newest first. */
+export async function listAccounts(db: Executor, filter: AccountFilter = {}): Promise<AccountsTable[]> {
+  let q = db.selectFrom('accounts').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc');
+  if (filter.email) q = q.where((eb) => eb(eb.fn('lower', ['email']), '=', filter.email!.toLowerCase()));
+  if (filter.search) {
+    const like = `%${filter.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    // ESCAPE names the backslash: PostgreSQL assumes it, SQLite has no escape character without it.
+    q = q.where((eb) =>
+      eb.or([sql<SqlBool>`lower(email) like ${like} escape '\\'`, sql<SqlBool>`lower(name) like ${like} escape '\\'`, eb('id', '=', filter.search!)]),
+    );
+  }
+  return q.execute();
+}
+
+/** Sets the status; false when there is no such account. */
+export async function setAccountStatus(db: Executor, id: string, status: AccountStatus): Promise<boolean> {
+  const result = await db.updateTable('accounts').set({ status }).where('id', '=', id).executeTakeFirst();
+  return result.numUpdatedRows !== 0n;
+}
+
+/** Installs a new signing secret and keeps the one it replaces (signing beside it for a while). */
+export async function replaceWebhookSecret(db: Executor, id: string, secret: string, previous: string, now: number): Promise<void> {
+  await db
+    .updateTable('accounts')
+    .set({ webhook_secret: secret, webhook_secret_previous: previous, webhook_secret_rotated_at: now })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** The account's contact address, when the account exists. */
+export async function findAccountEmail(db: Executor, id: string): Promise<string | undefined> {
+  const row = await db.selectFrom('accounts').select('email').where('id', '=', id).executeTakeFirst();
+  return row?.email;
+}
+
+/** The account's messages still waiting for dispatch. */
+export async function countPendingMessages(db: Executor, accountId: string): Promise<number> {
+  const row = await db
+    .selectFrom('messages')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('account_id', '=', accountId)
+    .where('status', '=', 'pending')
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
