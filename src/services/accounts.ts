@@ -40,12 +40,7 @@ export async function createAccount(
   if (!Number.isSafeInteger(credits) || credits < 0) throw new AppError('invalid_request', 'Credits must be a whole number, 0 or more.');
   // One account per e-mail address (any case): a second would split one customer's keys, credits
   // and mail, and the dashboard's sign-up relies on the same rule.
-  const existing = await ctx.store.db
-    .selectFrom('accounts')
-    .select('id')
-    .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
-    .executeTakeFirst();
-  if (existing) throw new AppError('email_taken', `An account with the e-mail address ${email} already exists.`);
+  if (await accounts.accountIdByEmail(ctx.store.db, email)) throw new AppError('email_taken', `An account with the e-mail address ${email} already exists.`);
   const now = ctx.clock();
   const account: AccountsTable = {
     id: newId('acc', now),

@@ -2,12 +2,11 @@
  * `pigeon doctor`: checks what a running Pigeon depends on, with the same configuration the
  * server would read, and says what is wrong. It never creates or migrates the database.
  */
-import { sql } from 'kysely';
 import pino from 'pino';
 import { ConfigError, loadConfig, maskUrlPassword, type Config } from '../../config/config.ts';
 import { checkDatabaseLocation, startupProblems } from '../../config/startup-checks.ts';
 import { createCarrier } from '../../carriers/create-carrier.ts';
-import { openStore, type Store } from '../../store/connect.ts';
+import { openStore, ping, type Store } from '../../store/connect.ts';
 import { migrationsCurrent } from '../../store/migrate.ts';
 import { systemClock } from '../../util/ids.ts';
 import type { Command } from '../command.ts';
@@ -45,7 +44,7 @@ async function checkDatabase(config: Config): Promise<{ checks: Check[]; store: 
   }
   const store = openStore(config.databaseUrl);
   try {
-    await withTimeout(sql`select 1`.execute(store.db), TIMEOUT_MS, 'the database');
+    await withTimeout(ping(store), TIMEOUT_MS, 'the database');
   } catch (err) {
     await store.close().catch(() => {});
     return { checks: [{ name: 'database', ok: false, detail: `${where}: ${explain(err, config)}` }], store: null };

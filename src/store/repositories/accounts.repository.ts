@@ -11,6 +11,16 @@ export async function insertAccount(db: Executor, account: AccountsTable): Promi
 }
 
 /** Removes an account that nothing refers to yet (a sign-up that lost a race for its address). */
+/** The account whose e-mail address is `email` in any case, if there is one. */
+export async function accountIdByEmail(db: Executor, email: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('accounts')
+    .select('id')
+    .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
+    .executeTakeFirst();
+  return row?.id;
+}
+
 export async function deleteAccount(db: Executor, id: string): Promise<void> {
   await db.deleteFrom('accounts').where('id', '=', id).execute();
 }
