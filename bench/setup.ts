@@ -1,7 +1,7 @@
 /** A SQLite or PostgreSQL store with one customer ready to send, for the benchmarks. */
-import { createAccount } from '../src/services/accounts.ts';
-import { createApiKey } from '../src/services/api-keys.ts';
-import { approveSenderId, registerSenderId } from '../src/services/sender-ids.ts';
+import { createAccount } from '../src/services/accounts/accounts.ts';
+import { createApiKey } from '../src/services/keys/api-keys.ts';
+import { approveSenderId, registerSenderId } from '../src/services/sender-ids/sender-ids.ts';
 import { openStore } from '../src/store/connect.ts';
 import { migrateToLatest } from '../src/store/migrate.ts';
 import { serviceContext } from '../test/helpers/test-store.ts';

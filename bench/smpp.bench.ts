@@ -20,9 +20,9 @@ import { fileURLToPath } from 'node:url';
 import { figure, percentile } from './lib.ts';
 import type { SmppCarrier } from '../src/carriers/smpp/smpp-carrier.ts';
 import { start } from '../src/runtime.ts';
-import { createAccount } from '../src/services/accounts.ts';
-import { createApiKey } from '../src/services/api-keys.ts';
-import { approveSenderId, registerSenderId } from '../src/services/sender-ids.ts';
+import { createAccount } from '../src/services/accounts/accounts.ts';
+import { createApiKey } from '../src/services/keys/api-keys.ts';
+import { approveSenderId, registerSenderId } from '../src/services/sender-ids/sender-ids.ts';
 
 const TOTAL = Number(process.argv[2] ?? 20_000);
 const BULK = 1000;

@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createAccount } from '../src/services/accounts.ts';
+import { createAccount } from '../src/services/accounts/accounts.ts';
 import type { Context } from '../src/services/context.ts';
 import { openStore, type Store } from '../src/store/connect.ts';
 import { migrateToLatest } from '../src/store/migrate.ts';

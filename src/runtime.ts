@@ -12,7 +12,7 @@ import { loadConfig, type Config } from './config/config.ts';
 import { checkDatabaseLocation } from './config/startup-checks.ts';
 import { buildApp } from './http/app.ts';
 import type { Context } from './services/context.ts';
-import { installReviewMail } from './services/mail.ts';
+import { installReviewMail } from './services/mail/mail.ts';
 import { openStore } from './store/connect.ts';
 import { migrateToLatest } from './store/migrate.ts';
 import { systemClock } from './util/ids.ts';

@@ -14,8 +14,8 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../errors/catalogue.ts';
-import { authenticate, confirmAccess, type Principal } from '../services/access.ts';
-import type { Scope } from '../services/api-keys.ts';
+import { authenticate, confirmAccess, type Principal } from '../services/auth/access.ts';
+import type { Scope } from '../services/keys/api-keys.ts';
 import type { Context } from '../services/context.ts';
 import { checkRateLimit, type RateLimitStore } from './rate-limit.ts';
 import { addressBlock } from '../webhooks/address-guard.ts';
@@ -26,7 +26,7 @@ declare module 'fastify' {
     scope?: Scope;
     /**
      * The route's writes check the access revision as they commit (the sends): authentication
-     * need not read it first (src/services/access-cache.ts).
+     * need not read it first (src/services/auth/access-cache.ts).
      */
     accessCheckedAtCommit?: boolean;
   }

@@ -1,13 +1,13 @@
 /**
- * The HTTP side of `Idempotency-Key` (src/services/idempotency.ts keeps and replays results):
+ * The HTTP side of `Idempotency-Key` (src/services/messages/idempotency.ts keeps and replays results):
  * a kept result becomes the reply, marked `Idempotent-Replayed: true` when it is a repeat, and a
  * client error is kept as the error body this API answers with.
  */
 import type { FastifyReply } from 'fastify';
 import { AppError, docsUrl } from '../errors/catalogue.ts';
-import { confirmAccess, type Principal } from '../services/access.ts';
+import { confirmAccess, type Principal } from '../services/auth/access.ts';
 import type { Context } from '../services/context.ts';
-import { requestHash, withIdempotency, type Finish } from '../services/idempotency.ts';
+import { requestHash, withIdempotency, type Finish } from '../services/messages/idempotency.ts';
 
 /** How long a repeat that found the first request still running is told to wait, in seconds. */
 const IN_PROGRESS_RETRY_AFTER = '1';

@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import fastifySwagger from '@fastify/swagger';
 import { Type, type TSchema } from 'typebox';
 import { catalogue, type ErrorCode } from '../errors/catalogue.ts';
-import type { Scope } from '../services/api-keys.ts';
+import type { Scope } from '../services/keys/api-keys.ts';
 import { ErrorBody } from './schemas.ts';
 
 declare module 'fastify' {

@@ -171,7 +171,7 @@ export interface OperatorsTable {
   id: string;
   /** Lower-cased. */
   email: string;
-  /** scrypt, in the self-describing form of src/services/passwords.ts. */
+  /** scrypt, in the self-describing form of src/services/auth/passwords.ts. */
   password_hash: string;
   created_at: number;
 }
@@ -182,7 +182,7 @@ export interface OwnersTable {
   account_id: string;
   /** Lower-cased; one owner login per address. */
   email: string;
-  /** scrypt, in the self-describing form of src/services/passwords.ts. */
+  /** scrypt, in the self-describing form of src/services/auth/passwords.ts. */
   password_hash: string;
   created_at: number;
   /** When the owner followed the e-mailed link (SIGNUP=verify); null until then. */

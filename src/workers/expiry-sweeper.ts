@@ -1,8 +1,8 @@
 /**
- * Runs the expiry sweep (src/services/expire-sent-messages.ts) once a minute. It has the shape of
+ * Runs the expiry sweep (src/services/messages/expire-sent-messages.ts) once a minute. It has the shape of
  * a queue worker so the workers of a process start, drain and stop it with the others.
  */
-import { expireSentMessages } from '../services/expire-sent-messages.ts';
+import { expireSentMessages } from '../services/messages/expire-sent-messages.ts';
 import type { Context } from '../services/context.ts';
 
 const INTERVAL_MS = 60_000;

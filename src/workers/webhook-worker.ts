@@ -8,7 +8,7 @@
  */
 import type { Logger } from 'pino';
 import type { Context } from '../services/context.ts';
-import { dropStaleJobs, loadDeliveries, recordAttempts, secretsFor, type AttemptResult, type Delivery } from '../services/webhook-events.ts';
+import { dropStaleJobs, loadDeliveries, recordAttempts, secretsFor, type AttemptResult, type Delivery } from '../services/webhooks/webhook-events.ts';
 import { claimJobs, releaseJobs } from '../store/repositories/jobs.repository.ts';
 import type { JobsTable } from '../store/database.ts';
 import { WebhookDispatcher, type DeliveryOutcome } from '../webhooks/dispatcher.ts';

@@ -3,9 +3,9 @@
  * (carrier reports applied to messages). The webhook and mail senders join here.
  */
 import type { Carrier } from '../carriers/carrier.ts';
-import { dispatchJobs } from '../services/dispatch-messages.ts';
-import { applyReceiptJobs, recordDeliveryReport } from '../services/record-delivery-reports.ts';
-import { installReviewMail, sendMailJobs } from '../services/mail.ts';
+import { dispatchJobs } from '../services/messages/dispatch-messages.ts';
+import { applyReceiptJobs, recordDeliveryReport } from '../services/messages/record-delivery-reports.ts';
+import { installReviewMail, sendMailJobs } from '../services/mail/mail.ts';
 import type { Context } from '../services/context.ts';
 import { QueueWorker } from './queue-worker.ts';
 import { ExpirySweeper } from './expiry-sweeper.ts';

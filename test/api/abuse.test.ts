@@ -8,8 +8,8 @@ import { connect, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { harness, type Harness } from '../helpers/harness.ts';
 import { DashboardClient } from '../helpers/dashboard-client.ts';
-import { createOperator } from '../../src/services/operators.ts';
-import { revokeApiKey } from '../../src/services/api-keys.ts';
+import { createOperator } from '../../src/services/auth/operators.ts';
+import { revokeApiKey } from '../../src/services/keys/api-keys.ts';
 
 const SEND = { to: '+447911123456', from: 'Acme', message: 'hi' };
 

@@ -8,11 +8,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config/config.ts';
-import { addCredits, createAccount } from '../../src/services/accounts.ts';
-import { setAccountLimits } from '../../src/services/account-limits.ts';
-import { createApiKey } from '../../src/services/api-keys.ts';
-import { createOperator } from '../../src/services/operators.ts';
-import { approveSenderId, registerSenderId } from '../../src/services/sender-ids.ts';
+import { addCredits, createAccount } from '../../src/services/accounts/accounts.ts';
+import { setAccountLimits } from '../../src/services/accounts/account-limits.ts';
+import { createApiKey } from '../../src/services/keys/api-keys.ts';
+import { createOperator } from '../../src/services/auth/operators.ts';
+import { approveSenderId, registerSenderId } from '../../src/services/sender-ids/sender-ids.ts';
 import { csrfToken, DashboardClient, TINY_PDF } from '../helpers/dashboard-client.ts';
 import { harness, type Harness } from '../helpers/harness.ts';
 

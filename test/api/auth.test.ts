@@ -1,8 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { harness, type Harness } from '../helpers/harness.ts';
-import { revokeApiKey } from '../../src/services/api-keys.ts';
-import { setAccountStatus } from '../../src/services/accounts.ts';
+import { revokeApiKey } from '../../src/services/keys/api-keys.ts';
+import { setAccountStatus } from '../../src/services/accounts/accounts.ts';
 
 const endpoints: ['GET' | 'POST', string, unknown][] = [
   ['POST', '/v1/sms/send', { to: '+447911123456', from: 'Acme', message: 'hi' }],

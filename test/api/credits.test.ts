@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { harness, type Harness } from '../helpers/harness.ts';
-import { ledgerMatchesBalance } from '../../src/services/accounts.ts';
+import { ledgerMatchesBalance } from '../../src/services/accounts/accounts.ts';
 
 describe('credits', () => {
   let h: Harness;

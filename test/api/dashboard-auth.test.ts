@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { harness, type Harness } from '../helpers/harness.ts';
 import { csrfToken, DashboardClient, TINY_PDF } from '../helpers/dashboard-client.ts';
-import { createOperator } from '../../src/services/operators.ts';
-import { hashPool } from '../../src/services/passwords.ts';
-import { registerSenderId } from '../../src/services/sender-ids.ts';
+import { createOperator } from '../../src/services/auth/operators.ts';
+import { hashPool } from '../../src/services/auth/passwords.ts';
+import { registerSenderId } from '../../src/services/sender-ids/sender-ids.ts';
 
 const PASSWORD = 'correct horse battery';
 

@@ -10,10 +10,10 @@ import { after, before, describe, test } from 'node:test';
 import { SMTPServer } from 'smtp-server';
 import { harness, type Harness } from '../helpers/harness.ts';
 import { csrfToken, DashboardClient, TINY_PDF } from '../helpers/dashboard-client.ts';
-import { createOperator } from '../../src/services/operators.ts';
-import { approveSenderId, registerSenderId } from '../../src/services/sender-ids.ts';
-import { MAIL_RETRY_DELAYS_MS } from '../../src/services/mail.ts';
-import { createAccount } from '../../src/services/accounts.ts';
+import { createOperator } from '../../src/services/auth/operators.ts';
+import { approveSenderId, registerSenderId } from '../../src/services/sender-ids/sender-ids.ts';
+import { MAIL_RETRY_DELAYS_MS } from '../../src/services/mail/mail.ts';
+import { createAccount } from '../../src/services/accounts/accounts.ts';
 
 const PASSWORD = 'correct horse battery';
 

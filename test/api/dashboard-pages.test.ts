@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { harness, type Harness } from '../helpers/harness.ts';
 import { DashboardClient } from '../helpers/dashboard-client.ts';
-import { addCredits, getAccount } from '../../src/services/accounts.ts';
-import { createApiKey } from '../../src/services/api-keys.ts';
-import { approveSenderId, registerSenderId } from '../../src/services/sender-ids.ts';
+import { addCredits, getAccount } from '../../src/services/accounts/accounts.ts';
+import { createApiKey } from '../../src/services/keys/api-keys.ts';
+import { approveSenderId, registerSenderId } from '../../src/services/sender-ids/sender-ids.ts';
 
 describe('dashboard: owner pages', () => {
   let h: Harness;

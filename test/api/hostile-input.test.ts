@@ -12,8 +12,8 @@ import fc from 'fast-check';
 import { harness, type Harness } from '../helpers/harness.ts';
 import { csrfToken, DashboardClient } from '../helpers/dashboard-client.ts';
 import { describeCase, hostileCase, hostileString, judge, type Credentials, type HostileCase } from '../helpers/hostile.ts';
-import { createOperator } from '../../src/services/operators.ts';
-import { registerSenderId } from '../../src/services/sender-ids.ts';
+import { createOperator } from '../../src/services/auth/operators.ts';
+import { registerSenderId } from '../../src/services/sender-ids/sender-ids.ts';
 
 const SEED = 20261121;
 const RUNS = 1000;

@@ -64,7 +64,7 @@ describe('Idempotency-Key', () => {
       .values({
         account_id: accountId,
         key: 'held',
-        request_hash: (await import('../../src/services/idempotency.ts')).requestHash('POST', '/v1/sms/send', send),
+        request_hash: (await import('../../src/services/messages/idempotency.ts')).requestHash('POST', '/v1/sms/send', send),
         state: 'in_progress',
         response_status: null,
         response_body: null,

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { harness, type Harness } from '../helpers/harness.ts';
-import { applyReceiptJobs } from '../../src/services/record-delivery-reports.ts';
+import { applyReceiptJobs } from '../../src/services/messages/record-delivery-reports.ts';
 
 describe('message lifecycle through the simulator', () => {
   let h: Harness;

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { harness, type Harness } from '../helpers/harness.ts';
-import { assertNotLocked, clearLoginFailures, LOCKOUT_MS, recordLoginFailure } from '../../src/services/login-throttle.ts';
+import { assertNotLocked, clearLoginFailures, LOCKOUT_MS, recordLoginFailure } from '../../src/services/auth/login-throttle.ts';
 
 describe('login lockout with backoff', () => {
   let h: Harness;

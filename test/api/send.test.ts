@@ -57,7 +57,7 @@ describe('POST /v1/sms/send', () => {
 
   test('invalid_sender_id for an unregistered, a pending and a rejected Sender ID', async () => {
     const { key, accountId } = await h.customer({ credits: 5 });
-    const { registerSenderId, rejectSenderId } = await import('../../src/services/sender-ids.ts');
+    const { registerSenderId, rejectSenderId } = await import('../../src/services/sender-ids/sender-ids.ts');
     await registerSenderId(h.ctx, accountId, 'Waiting');
     const rejected = await registerSenderId(h.ctx, accountId, 'Nope');
     await rejectSenderId(h.ctx, rejected.id, 'Does not match the brand');

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { harness, type Harness } from '../helpers/harness.ts';
-import { approveSenderId } from '../../src/services/sender-ids.ts';
+import { approveSenderId } from '../../src/services/sender-ids/sender-ids.ts';
 
 describe('/v1/sms/sender-ids', () => {
   let h: Harness;

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { harness, type Harness } from '../helpers/harness.ts';
 import { createWorkers, type Workers } from '../../src/workers/workers.ts';
 import { WebhookDispatcher } from '../../src/webhooks/dispatcher.ts';
-import { getAccount, rotateWebhookSecret } from '../../src/services/accounts.ts';
+import { getAccount, rotateWebhookSecret } from '../../src/services/accounts/accounts.ts';
 import { verifyWebhookSignature } from '../../src/domain/webhook-signature.ts';
 import { makeTestCa, startReceiver, type Behaviour, type Receiver, type TestCa } from './webhooks-receiver.ts';
 

@@ -221,7 +221,7 @@ describe('pigeon command line', () => {
 
   test('sender-id list, approve, reject, request-info', async () => {
     const { openStore } = await import('../../src/store/connect.ts');
-    const { registerSenderId } = await import('../../src/services/sender-ids.ts');
+    const { registerSenderId } = await import('../../src/services/sender-ids/sender-ids.ts');
     const store = openStore(env.DATABASE_URL);
     const ctx = serviceContext(store);
     const a = await registerSenderId(ctx, accountId, 'AcmeOne');

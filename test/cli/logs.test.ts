@@ -13,8 +13,8 @@ import { promisify } from 'node:util';
 import pino from 'pino';
 import { buildApp } from '../../src/http/app.ts';
 import { registry } from '../../src/metrics.ts';
-import { createAccount } from '../../src/services/accounts.ts';
-import { createApiKey } from '../../src/services/api-keys.ts';
+import { createAccount } from '../../src/services/accounts/accounts.ts';
+import { createApiKey } from '../../src/services/keys/api-keys.ts';
 import { freePort, startPigeon } from '../helpers/processes.ts';
 import { openTestStore, serviceContext } from '../helpers/test-store.ts';
 

@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createAccount, listAccounts } from '../../src/services/accounts.ts';
+import { createAccount, listAccounts } from '../../src/services/accounts/accounts.ts';
 import { DashboardClient } from '../helpers/dashboard-client.ts';
 import { harness } from '../helpers/harness.ts';
 

@@ -17,9 +17,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import type { Store } from '../../src/store/connect.ts';
-import { createAccount } from '../../src/services/accounts.ts';
-import { createApiKey } from '../../src/services/api-keys.ts';
-import { approveSenderId, registerSenderId } from '../../src/services/sender-ids.ts';
+import { createAccount } from '../../src/services/accounts/accounts.ts';
+import { createApiKey } from '../../src/services/keys/api-keys.ts';
+import { approveSenderId, registerSenderId } from '../../src/services/sender-ids/sender-ids.ts';
 import { freePort, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
 import { processDatabase, serviceContext, testDialect, waitForEmptyQueues } from '../helpers/test-store.ts';
 

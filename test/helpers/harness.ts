@@ -9,9 +9,9 @@ import { loadConfig, type Config } from '../../src/config/config.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { SimulatorCarrier } from '../../src/carriers/simulator/simulator-carrier.ts';
 import type { Context } from '../../src/services/context.ts';
-import { createAccount } from '../../src/services/accounts.ts';
-import { createApiKey } from '../../src/services/api-keys.ts';
-import { approveSenderId, registerSenderId } from '../../src/services/sender-ids.ts';
+import { createAccount } from '../../src/services/accounts/accounts.ts';
+import { createApiKey } from '../../src/services/keys/api-keys.ts';
+import { approveSenderId, registerSenderId } from '../../src/services/sender-ids/sender-ids.ts';
 import { createWorkers, type Workers } from '../../src/workers/workers.ts';
 import { openTestStore } from './test-store.ts';
 

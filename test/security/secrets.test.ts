@@ -10,10 +10,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Store } from '../../src/store/connect.ts';
-import { createAccount } from '../../src/services/accounts.ts';
-import { createApiKey } from '../../src/services/api-keys.ts';
-import { createOperator } from '../../src/services/operators.ts';
-import { approveSenderId, registerSenderId } from '../../src/services/sender-ids.ts';
+import { createAccount } from '../../src/services/accounts/accounts.ts';
+import { createApiKey } from '../../src/services/keys/api-keys.ts';
+import { createOperator } from '../../src/services/auth/operators.ts';
+import { approveSenderId, registerSenderId } from '../../src/services/sender-ids/sender-ids.ts';
 import { freePort, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
 import { processDatabase, serviceContext, testDialect } from '../helpers/test-store.ts';
 

@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { recordDeliveryReport } from '../../src/services/record-delivery-reports.ts';
+import { recordDeliveryReport } from '../../src/services/messages/record-delivery-reports.ts';
 import { TestSmsc, type IdSpelling } from './smsc.ts';
 import { smppPigeon, type SmppPigeon } from './pigeon-smpp.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createAccount } from '../../src/services/accounts.ts';
+import { createAccount } from '../../src/services/accounts/accounts.ts';
 import type { MessagesTable } from '../../src/store/database.ts';
 import {
   carrierPartsByKeys,

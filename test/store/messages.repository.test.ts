@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { MessageStatus } from '../../src/domain/message-status.ts';
-import { createAccount } from '../../src/services/accounts.ts';
-import { applyStatusChanges, type StatusChange } from '../../src/services/message-status-changes.ts';
+import { createAccount } from '../../src/services/accounts/accounts.ts';
+import { applyStatusChanges, type StatusChange } from '../../src/services/messages/message-status-changes.ts';
 import type { Store } from '../../src/store/connect.ts';
 import type { MessagesTable } from '../../src/store/database.ts';
 import type { NewJob } from '../../src/store/repositories/jobs.repository.ts';

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { getAccount } from '../../../src/services/accounts.ts';
+import { getAccount } from '../../../src/services/accounts/accounts.ts';
 import { WebhookDispatcher } from '../../../src/webhooks/dispatcher.ts';
 import { createWorkers, type Workers } from '../../../src/workers/workers.ts';
 import { makeTestCa, type TestCa } from '../../../test/api/webhooks-receiver.ts';

@@ -5,7 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { signWebhookWithSecrets } from '../../../src/domain/webhook-signature.ts';
-import { getAccount, rotateWebhookSecret, signingSecrets } from '../../../src/services/accounts.ts';
+import { getAccount, rotateWebhookSecret, signingSecrets } from '../../../src/services/accounts/accounts.ts';
 import { Pigeon, PigeonWebhookError, verifyWebhook, type WebhookEvent } from '../src/index.ts';
 import { liveServer, type LiveServer } from './server.ts';
 

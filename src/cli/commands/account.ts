@@ -1,5 +1,5 @@
-import { createAccount, getAccount, listAccounts, setAccountStatus, addCredits, rotateWebhookSecret, type Account } from '../../services/accounts.ts';
-import { setAccountLimits, type AccountLimitsView, type LimitsChange } from '../../services/account-limits.ts';
+import { createAccount, getAccount, listAccounts, setAccountStatus, addCredits, rotateWebhookSecret, type Account } from '../../services/accounts/accounts.ts';
+import { setAccountLimits, type AccountLimitsView, type LimitsChange } from '../../services/accounts/account-limits.ts';
 import { arg, required, UsageError, type Command } from '../command.ts';
 import { table } from '../output.ts';
 

@@ -1,4 +1,4 @@
-import { createApiKey, listApiKeys, revokeApiKey, SCOPES } from '../../services/api-keys.ts';
+import { createApiKey, listApiKeys, revokeApiKey, SCOPES } from '../../services/keys/api-keys.ts';
 import { iso } from '../../util/ids.ts';
 import { arg, required, UsageError, type Command } from '../command.ts';
 import { table } from '../output.ts';

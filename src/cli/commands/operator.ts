@@ -1,4 +1,4 @@
-import { createOperator } from '../../services/operators.ts';
+import { createOperator } from '../../services/auth/operators.ts';
 import { required, type Command } from '../command.ts';
 
 export const operatorCommands: Record<string, Command> = {

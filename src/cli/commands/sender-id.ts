@@ -1,4 +1,4 @@
-import { approveSenderId, listSenderIds, rejectSenderId, requestSenderIdInfo, type SenderId, type SenderIdStatus } from '../../services/sender-ids.ts';
+import { approveSenderId, listSenderIds, rejectSenderId, requestSenderIdInfo, type SenderId, type SenderIdStatus } from '../../services/sender-ids/sender-ids.ts';
 import { iso } from '../../util/ids.ts';
 import { arg, required, UsageError, type Command } from '../command.ts';
 import { table } from '../output.ts';

@@ -5,15 +5,15 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors/catalogue.ts';
-import { addCredits, listAccounts, setAccountStatus } from '../../services/accounts.ts';
-import { getAccountLimits, setAccountLimits, type LimitsChange } from '../../services/account-limits.ts';
+import { addCredits, listAccounts, setAccountStatus } from '../../services/accounts/accounts.ts';
+import { getAccountLimits, setAccountLimits, type LimitsChange } from '../../services/accounts/account-limits.ts';
 import type { Context } from '../../services/context.ts';
-import { getSenderIdDocument, listSenderIdDocuments } from '../../services/documents.ts';
-import { listOutbox } from '../../services/mail.ts';
-import type { Operator } from '../../services/operators.ts';
-import { getOperator, logInOperator } from '../../services/owners.ts';
-import { approveSenderId, rejectSenderId, requestSenderIdInfo, reviewQueuePage } from '../../services/sender-ids.ts';
-import { endSession, type Session } from '../../services/sessions.ts';
+import { getSenderIdDocument, listSenderIdDocuments } from '../../services/sender-ids/documents.ts';
+import { listOutbox } from '../../services/mail/mail.ts';
+import type { Operator } from '../../services/auth/operators.ts';
+import { getOperator, logInOperator } from '../../services/auth/owners.ts';
+import { approveSenderId, rejectSenderId, requestSenderIdInfo, reviewQueuePage } from '../../services/sender-ids/sender-ids.ts';
+import { endSession, type Session } from '../../services/auth/sessions.ts';
 import { html, type Html } from '../html.ts';
 import { alert, csrfField, formatBytes, page, statusBadge, table, when } from './layout.ts';
 import { sendDocument } from './owner-pages.ts';

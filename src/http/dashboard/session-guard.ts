@@ -10,7 +10,7 @@ import type { Multipart } from '@fastify/multipart';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors/catalogue.ts';
 import type { Context } from '../../services/context.ts';
-import { createSession, randomToken, resolveSession, sameSecret, SESSION_IDLE_MS, type Session } from '../../services/sessions.ts';
+import { createSession, randomToken, resolveSession, sameSecret, SESSION_IDLE_MS, type Session } from '../../services/auth/sessions.ts';
 import type { Area } from './layout.ts';
 
 declare module 'fastify' {

@@ -1,7 +1,7 @@
 /** `GET /v1/account`: the balance and state of the caller's account. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Context } from '../../services/context.ts';
-import { getAccount, pendingMessages } from '../../services/accounts.ts';
+import { getAccount, pendingMessages } from '../../services/accounts/accounts.ts';
 import { principalOf } from '../auth.ts';
 import { AccountBody } from '../schemas.ts';
 

@@ -1,7 +1,7 @@
 /** `GET /v1/sms/delivery-reports`. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Context } from '../../services/context.ts';
-import { listDeliveryReports, type DeliveryReportRow } from '../../services/reports.ts';
+import { listDeliveryReports, type DeliveryReportRow } from '../../services/messages/reports.ts';
 import { iso } from '../../util/ids.ts';
 import { principalOf } from '../auth.ts';
 import { ReportsList, ReportsQuery } from '../schemas.ts';

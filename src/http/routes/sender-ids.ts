@@ -1,6 +1,6 @@
 /** `GET` and `POST /v1/sms/sender-ids`. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { listSenderIds, registerSenderId, type SenderId } from '../../services/sender-ids.ts';
+import { listSenderIds, registerSenderId, type SenderId } from '../../services/sender-ids/sender-ids.ts';
 import type { Context } from '../../services/context.ts';
 import { iso } from '../../util/ids.ts';
 import { principalOf } from '../auth.ts';

@@ -1,6 +1,6 @@
 /** `POST /v1/sms/send` and `POST /v1/sms/bulk`. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { sendBulk, sendMessage } from '../../services/submit-messages.ts';
+import { sendBulk, sendMessage } from '../../services/messages/submit-messages.ts';
 import type { Context } from '../../services/context.ts';
 import { principalOf } from '../auth.ts';
 import { replyIdempotently } from '../idempotency.ts';

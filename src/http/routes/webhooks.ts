@@ -5,7 +5,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Context } from '../../services/context.ts';
-import { listWebhookEvents, retryWebhookEvent } from '../../services/webhook-events.ts';
+import { listWebhookEvents, retryWebhookEvent } from '../../services/webhooks/webhook-events.ts';
 import { principalOf } from '../auth.ts';
 import { NullableString, Pagination } from '../schemas.ts';
 

@@ -6,7 +6,7 @@ import { dialectOf } from '../dialect.ts';
  * other scopes, an account suspended or restored, a Sender ID registered, reviewed or removed.
  * Triggers move it in the transaction of the change itself, whichever process or code path makes
  * it (the API, the dashboard, the CLI, a later feature), so the per-process lookup cache
- * (src/services/access-cache.ts) can trust an entry exactly as long as the counter stands still.
+ * (src/services/auth/access-cache.ts) can trust an entry exactly as long as the counter stands still.
  */
 const WATCHED: { table: string; events: string[] }[] = [
   { table: 'api_keys', events: ['delete', 'update of revoked_at, scopes, digest, account_id'] },

@@ -11,7 +11,7 @@ import { dialectOf } from '../dialect.ts';
  * - `allowed_countries`: comma-separated calling codes that narrow ALLOWED_COUNTRIES, or null.
  * - `origin`: `operator` (CLI, console) or `signup` (the dashboard's sign-up form).
  *
- * Sends cache an account's allowed countries per access revision (src/services/access-cache.ts),
+ * Sends cache an account's allowed countries per access revision (src/services/auth/access-cache.ts),
  * so changing them moves the revision, like a key or a Sender ID change.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {

@@ -1,6 +1,6 @@
 /**
  * The queries behind account limits: quotas (pending Sender IDs, stored documents), the daily
- * message cap and the destination allowlist (src/services/account-limits.ts).
+ * message cap and the destination allowlist (src/services/accounts/account-limits.ts).
  */
 import { sql, type Transaction } from 'kysely';
 import { dialectOf } from '../dialect.ts';

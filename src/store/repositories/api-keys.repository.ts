@@ -1,6 +1,6 @@
 /**
- * API keys (src/services/api-keys.ts) and the access revision that the access cache trusts
- * (src/services/access-cache.ts). The lookups made on every request are prepared statements.
+ * API keys (src/services/keys/api-keys.ts) and the access revision that the access cache trusts
+ * (src/services/auth/access-cache.ts). The lookups made on every request are prepared statements.
  */
 import type { Executor, Store } from '../connect.ts';
 import type { ApiKeysTable } from '../database.ts';

@@ -1,5 +1,5 @@
 /**
- * Sender IDs and their verification documents (src/services/sender-ids.ts, documents.ts). The
+ * Sender IDs and their verification documents (src/services/sender-ids/sender-ids.ts, documents.ts). The
  * operator's review queue is in review-queue.repository.ts, the quota counts in
  * account-limits.repository.ts.
  */

@@ -1,5 +1,5 @@
 /**
- * The webhook outbox's events and attempts (src/services/webhook-events.ts): what the webhook
+ * The webhook outbox's events and attempts (src/services/webhooks/webhook-events.ts): what the webhook
  * worker loads for a batch of claimed jobs, what it records after sending, and the
  * `/v1/webhooks/events` list and retry. The jobs themselves are in jobs.repository.ts.
  */

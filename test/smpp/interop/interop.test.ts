@@ -8,7 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { claimJobs } from '../../../src/store/repositories/jobs.repository.ts';
-import { applyReceiptJobs } from '../../../src/services/record-delivery-reports.ts';
+import { applyReceiptJobs } from '../../../src/services/messages/record-delivery-reports.ts';
 import { openStore } from '../../../src/store/connect.ts';
 import { migrateToLatest } from '../../../src/store/migrate.ts';
 import { startPigeon } from '../../helpers/processes.ts';

@@ -17,8 +17,8 @@
  */
 import { createHash } from 'node:crypto';
 import { brotliCompressSync, brotliDecompressSync, constants as zlib } from 'node:zlib';
-import { AppError } from '../errors/catalogue.ts';
-import type { Executor } from '../store/connect.ts';
+import { AppError } from '../../errors/catalogue.ts';
+import type { Executor } from '../../store/connect.ts';
 import {
   deleteExpiredIdempotencyKey,
   finishIdempotencyKey,
@@ -26,9 +26,9 @@ import {
   insertIdempotencyKey,
   releaseIdempotencyKey,
   takeOverIdempotencyKey,
-} from '../store/repositories/idempotency.repository.ts';
-import type { Context } from './context.ts';
-import { isUniqueViolation } from '../store/dialect.ts';
+} from '../../store/repositories/idempotency.repository.ts';
+import type { Context } from '../context.ts';
+import { isUniqueViolation } from '../../store/dialect.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** How long a started request holds its key before another may take over (its holder died). */

@@ -20,9 +20,9 @@
  * later one, so a change that lands between the two reads can only make the entry look older
  * than it is.
  */
-import type { AppError } from '../errors/catalogue.ts';
-import type { Store } from '../store/connect.ts';
-import { readAccessRevision } from '../store/repositories/api-keys.repository.ts';
+import type { AppError } from '../../errors/catalogue.ts';
+import type { Store } from '../../store/connect.ts';
+import { readAccessRevision } from '../../store/repositories/api-keys.repository.ts';
 
 /**
  * Per space, the cache starts again empty past this many entries or this many bytes of keys (a

@@ -1,14 +1,14 @@
 /**
- * The webhook outbox after its rows are written (src/services/message-status-changes.ts): what a
+ * The webhook outbox after its rows are written (src/services/messages/message-status-changes.ts): what a
  * claimed `webhook` job should send, recording each attempt and scheduling the next one from
  * `WEBHOOK_RETRY_DELAYS_MS`, and the list and manual retry of the `/v1/webhooks/events` API.
  *
  * The schedule lives in the database (the job's `run_at`), never in a timer, so it survives a
  * restart of the process and is shared by any number of workers.
  */
-import { AppError } from '../errors/catalogue.ts';
-import type { AccountsTable, JobsTable, WebhookAttemptsTable, WebhookEventsTable, WebhookEventStatus } from '../store/database.ts';
-import { deleteJobs, enqueueJobs, rescheduleJob } from '../store/repositories/jobs.repository.ts';
+import { AppError } from '../../errors/catalogue.ts';
+import type { AccountsTable, JobsTable, WebhookAttemptsTable, WebhookEventsTable, WebhookEventStatus } from '../../store/database.ts';
+import { deleteJobs, enqueueJobs, rescheduleJob } from '../../store/repositories/jobs.repository.ts';
 import {
   accountsByIds,
   attemptsAndNextRuns,
@@ -20,11 +20,11 @@ import {
   webhookEventsByIds,
   webhookEventsPage,
   type WebhookEventFilter,
-} from '../store/repositories/webhook-events.repository.ts';
-import { iso, newId } from '../util/ids.ts';
-import type { DeliveryOutcome } from '../webhooks/dispatcher.ts';
-import { signingSecrets } from './accounts.ts';
-import type { Context } from './context.ts';
+} from '../../store/repositories/webhook-events.repository.ts';
+import { iso, newId } from '../../util/ids.ts';
+import type { DeliveryOutcome } from '../../webhooks/dispatcher.ts';
+import { signingSecrets } from '../accounts/accounts.ts';
+import type { Context } from '../context.ts';
 
 /** A `webhook` job's payload: absent for the scheduled attempts, `{manual:true}` for a retry through the API. */
 interface JobPayload {

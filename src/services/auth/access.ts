@@ -9,14 +9,14 @@
  * without committing (an idempotent replay, an error before the commit) confirms its access with
  * `confirmAccess` before it answers, so a withdrawn key still gets its refusal first.
  */
-import { AppError } from '../errors/catalogue.ts';
-import { senderNameKey } from '../domain/sender-id-name.ts';
-import type { Executor } from '../store/connect.ts';
-import { keyAccessByDigest, keyAccessById, recordKeyUse } from '../store/repositories/api-keys.repository.ts';
-import { senderAccessByKey, senderAccessInTransaction, type SenderAccessRow } from '../store/repositories/sender-ids.repository.ts';
+import { AppError } from '../../errors/catalogue.ts';
+import { senderNameKey } from '../../domain/sender-id-name.ts';
+import type { Executor } from '../../store/connect.ts';
+import { keyAccessByDigest, keyAccessById, recordKeyUse } from '../../store/repositories/api-keys.repository.ts';
+import { senderAccessByKey, senderAccessInTransaction, type SenderAccessRow } from '../../store/repositories/sender-ids.repository.ts';
 import { accessSnapshot, decideAccess, lastAccessSnapshot, type AccessSnapshot } from './access-cache.ts';
-import { digestKey, type Scope } from './api-keys.ts';
-import type { Context } from './context.ts';
+import { digestKey, type Scope } from '../keys/api-keys.ts';
+import type { Context } from '../context.ts';
 
 const KEY_PATTERN = /^pk_live_[0-9A-Za-z]{32}$/;
 /** last_used_at is a hint for people, so it is written at most this often per key. */

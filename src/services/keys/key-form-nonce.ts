@@ -5,9 +5,9 @@
  * post creates a key only with the nonce of the form last shown, once.
  */
 import { createHash } from 'node:crypto';
-import { consumeKeyFormNonce, setKeyFormNonce } from '../store/repositories/sessions.repository.ts';
-import type { Context } from './context.ts';
-import { randomToken } from './sessions.ts';
+import { consumeKeyFormNonce, setKeyFormNonce } from '../../store/repositories/sessions.repository.ts';
+import type { Context } from '../context.ts';
+import { randomToken } from '../auth/sessions.ts';
 
 const digest = (nonce: string) => createHash('sha256').update(nonce).digest('hex');
 

@@ -5,9 +5,9 @@
  * left Pigeon (DECISIONS.md §2 refunds only what was refused before it was `sent`).
  */
 import { applyStatusChange, enqueueFollowUps } from './message-status-changes.ts';
-import type { NewJob } from '../store/repositories/jobs.repository.ts';
-import { staleSentMessages } from '../store/repositories/messages.repository.ts';
-import type { Context } from './context.ts';
+import type { NewJob } from '../../store/repositories/jobs.repository.ts';
+import { staleSentMessages } from '../../store/repositories/messages.repository.ts';
+import type { Context } from '../context.ts';
 
 const BATCH = 500;
 

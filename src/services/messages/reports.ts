@@ -3,13 +3,13 @@
  * filters as `GET /v1/sms/delivery-reports`), one message with its webhook attempts, the credit
  * ledger and the daily message counts behind the overview charts.
  */
-import { MESSAGE_STATUSES, type MessageStatus } from '../domain/message-status.ts';
-import { AppError } from '../errors/catalogue.ts';
-import type { CreditLedgerTable, MessagesTable, WebhookAttemptsTable, WebhookEventsTable } from '../store/database.ts';
-import { listLedger } from '../store/repositories/ledger.repository.ts';
-import { readRows } from '../store/connect.ts';
-import { accountMessage, countMessagesQuery, dailyStatusCounts, listMessagesQuery, messageWebhookHistory, type ReportFilter, type ReportRow } from '../store/repositories/messages.repository.ts';
-import type { Context } from './context.ts';
+import { MESSAGE_STATUSES, type MessageStatus } from '../../domain/message-status.ts';
+import { AppError } from '../../errors/catalogue.ts';
+import type { CreditLedgerTable, MessagesTable, WebhookAttemptsTable, WebhookEventsTable } from '../../store/database.ts';
+import { listLedger } from '../../store/repositories/ledger.repository.ts';
+import { readRows } from '../../store/connect.ts';
+import { accountMessage, countMessagesQuery, dailyStatusCounts, listMessagesQuery, messageWebhookHistory, type ReportFilter, type ReportRow } from '../../store/repositories/messages.repository.ts';
+import type { Context } from '../context.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

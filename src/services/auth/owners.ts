@@ -2,20 +2,20 @@
  * Account owners: the people who sign in to the dashboard for an account. Signing up creates the
  * account (active, 0 credits) and its owner; operators log in through the same checks.
  */
-import { AppError } from '../errors/catalogue.ts';
-import type { OwnersTable } from '../store/database.ts';
-import { deleteAccount, findAccount, findAccountEmail } from '../store/repositories/accounts.repository.ts';
-import { findOperatorByEmail, findOperatorById } from '../store/repositories/operators.repository.ts';
-import { findOwnerByEmail, findOwnerById, insertOwner, ownerEmailsOfAccount, setOwnerPasswordHash } from '../store/repositories/owners.repository.ts';
-import { newId } from '../util/ids.ts';
-import { createAccount, type Account } from './accounts.ts';
-import type { Context } from './context.ts';
+import { AppError } from '../../errors/catalogue.ts';
+import type { OwnersTable } from '../../store/database.ts';
+import { deleteAccount, findAccount, findAccountEmail } from '../../store/repositories/accounts.repository.ts';
+import { findOperatorByEmail, findOperatorById } from '../../store/repositories/operators.repository.ts';
+import { findOwnerByEmail, findOwnerById, insertOwner, ownerEmailsOfAccount, setOwnerPasswordHash } from '../../store/repositories/owners.repository.ts';
+import { newId } from '../../util/ids.ts';
+import { createAccount, type Account } from '../accounts/accounts.ts';
+import type { Context } from '../context.ts';
 import { cancelLoginAttempt, releaseLoginAttempt, reserveLoginAttempt } from './login-throttle.ts';
 import { MIN_PASSWORD_LENGTH, type Operator } from './operators.ts';
 import { countPerHour, mailSignupAttempt, sendVerificationLink, uncountPerHour } from './owner-links.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
 import { endOtherSessions } from './sessions.ts';
-import { isUniqueViolation } from '../store/dialect.ts';
+import { isUniqueViolation } from '../../store/dialect.ts';
 
 /** Longer than any sane passphrase, short enough that hashing it costs nothing extra. */
 const MAX_PASSWORD_LENGTH = 1024;

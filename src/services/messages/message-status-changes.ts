@@ -4,14 +4,14 @@
  * for a message the carrier refused before it was ever `sent`, the refund.
  */
 import type { Transaction } from 'kysely';
-import { canTransition, eventForStatus, type MessageStatus } from '../domain/message-status.ts';
-import type { Database, MessagesTable, WebhookEventsTable } from '../store/database.ts';
-import { insertRows } from '../store/insert-rows.ts';
-import { creditCredits } from '../store/repositories/ledger.repository.ts';
-import { enqueueJobs, type NewJob } from '../store/repositories/jobs.repository.ts';
-import { iso, newId } from '../util/ids.ts';
-import { moveMessage, moveMessages, type MessageMove } from '../store/repositories/messages.repository.ts';
-import { messageTransitions } from '../metrics.ts';
+import { canTransition, eventForStatus, type MessageStatus } from '../../domain/message-status.ts';
+import type { Database, MessagesTable, WebhookEventsTable } from '../../store/database.ts';
+import { insertRows } from '../../store/insert-rows.ts';
+import { creditCredits } from '../../store/repositories/ledger.repository.ts';
+import { enqueueJobs, type NewJob } from '../../store/repositories/jobs.repository.ts';
+import { iso, newId } from '../../util/ids.ts';
+import { moveMessage, moveMessages, type MessageMove } from '../../store/repositories/messages.repository.ts';
+import { messageTransitions } from '../../metrics.ts';
 
 export interface StatusChange {
   to: MessageStatus;

@@ -2,12 +2,12 @@
  * Accounts and their credits, as the operator manages them (command line, operator dashboard).
  */
 import { randomBytes } from 'node:crypto';
-import { AppError } from '../errors/catalogue.ts';
-import type { AccountOrigin, AccountsTable, AccountStatus } from '../store/database.ts';
-import * as accounts from '../store/repositories/accounts.repository.ts';
-import { creditCredits, ledgerSum } from '../store/repositories/ledger.repository.ts';
-import { newId } from '../util/ids.ts';
-import type { Context } from './context.ts';
+import { AppError } from '../../errors/catalogue.ts';
+import type { AccountOrigin, AccountsTable, AccountStatus } from '../../store/database.ts';
+import * as accounts from '../../store/repositories/accounts.repository.ts';
+import { creditCredits, ledgerSum } from '../../store/repositories/ledger.repository.ts';
+import { newId } from '../../util/ids.ts';
+import type { Context } from '../context.ts';
 
 /** How long the secret before a rotation keeps signing beside the new one. */
 /** An account as the services hand it to pages and commands. */

@@ -1,10 +1,10 @@
 /** Operator logins for the operator area of the dashboard. */
-import { AppError } from '../errors/catalogue.ts';
-import type { OperatorsTable } from '../store/database.ts';
-import { insertOperator, operatorEmailTaken } from '../store/repositories/operators.repository.ts';
-import { newId } from '../util/ids.ts';
+import { AppError } from '../../errors/catalogue.ts';
+import type { OperatorsTable } from '../../store/database.ts';
+import { insertOperator, operatorEmailTaken } from '../../store/repositories/operators.repository.ts';
+import { newId } from '../../util/ids.ts';
 import { hashPassword } from './passwords.ts';
-import type { Context } from './context.ts';
+import type { Context } from '../context.ts';
 
 export const MIN_PASSWORD_LENGTH = 12;
 

@@ -11,7 +11,7 @@
  */
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { AppError } from '../errors/catalogue.ts';
+import { AppError } from '../../errors/catalogue.ts';
 
 const N = 2 ** 17;
 const R = 8;

@@ -4,10 +4,10 @@
  * randomness: nothing can be guessed from its digest, and the lookup stays a single index probe.
  */
 import { hash, randomBytes } from 'node:crypto';
-import { AppError } from '../errors/catalogue.ts';
-import { accountExists, apiKeyById, apiKeysOfAccount, insertApiKey, markApiKeyRevoked, type ApiKeyRow } from '../store/repositories/api-keys.repository.ts';
-import { newId } from '../util/ids.ts';
-import type { Context } from './context.ts';
+import { AppError } from '../../errors/catalogue.ts';
+import { accountExists, apiKeyById, apiKeysOfAccount, insertApiKey, markApiKeyRevoked, type ApiKeyRow } from '../../store/repositories/api-keys.repository.ts';
+import { newId } from '../../util/ids.ts';
+import type { Context } from '../context.ts';
 
 /** A stored key as the dashboard and the CLI list it: never the key, nor its digest. */
 export interface ApiKey {

@@ -4,18 +4,18 @@
  * dispatch in one transaction, so a message is never charged without being stored nor stored
  * without being charged.
  */
-import { AppError, type ErrorCode } from '../errors/catalogue.ts';
-import { parseRecipient } from '../domain/phone-number.ts';
-import { segmentMessage, type Encoding } from '../domain/segmentation.ts';
-import type { MessagesTable } from '../store/database.ts';
-import { creditBalance } from '../store/repositories/ledger.repository.ts';
-import { newId } from '../util/ids.ts';
-import { approvedSenderName, grantRefusalNow } from './access.ts';
+import { AppError, type ErrorCode } from '../../errors/catalogue.ts';
+import { parseRecipient } from '../../domain/phone-number.ts';
+import { segmentMessage, type Encoding } from '../../domain/segmentation.ts';
+import type { MessagesTable } from '../../store/database.ts';
+import { creditBalance } from '../../store/repositories/ledger.repository.ts';
+import { newId } from '../../util/ids.ts';
+import { approvedSenderName, grantRefusalNow } from '../auth/access.ts';
 import { acceptanceBatcher, type Acceptance, type AccessGrant } from './acceptance-batcher.ts';
-import type { AccessSnapshot } from './access-cache.ts';
+import type { AccessSnapshot } from '../auth/access-cache.ts';
 import { checkBacklog } from './backlog.ts';
-import { destinationRule, type DestinationRule } from './account-limits.ts';
-import type { Context } from './context.ts';
+import { destinationRule, type DestinationRule } from '../accounts/account-limits.ts';
+import type { Context } from '../context.ts';
 import type { Finish } from './idempotency.ts';
 
 export const MAX_MESSAGE_CHARACTERS = 1600;

@@ -12,11 +12,11 @@
  * - the destinations: per entry before acceptance, from the access cache, and again at commit for
  *   a send whose access revision moved meanwhile (changing the list moves it: migration 009).
  */
-import { AppError } from '../errors/catalogue.ts';
-import { callingCodeOf, parseCallingCodes } from '../domain/calling-codes.ts';
-import type { Config } from '../config/config.ts';
-import type { AccountOrigin } from '../store/database.ts';
-import type { Executor } from '../store/connect.ts';
+import { AppError } from '../../errors/catalogue.ts';
+import { callingCodeOf, parseCallingCodes } from '../../domain/calling-codes.ts';
+import type { Config } from '../../config/config.ts';
+import type { AccountOrigin } from '../../store/database.ts';
+import type { Executor } from '../../store/connect.ts';
 import {
   accountLimitsRow,
   allowedCountriesNow,
@@ -26,9 +26,9 @@ import {
   updateAccountLimits,
   type AccountLimitsRow,
   type LimitsPatch,
-} from '../store/repositories/account-limits.repository.ts';
-import { accessSnapshot, type AccessSnapshot } from './access-cache.ts';
-import type { Context } from './context.ts';
+} from '../../store/repositories/account-limits.repository.ts';
+import { accessSnapshot, type AccessSnapshot } from '../auth/access-cache.ts';
+import type { Context } from '../context.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

@@ -5,10 +5,10 @@
  * (counting on every request would cost more than the request), so the limit is approximate by
  * about one second of traffic.
  */
-import { AppError } from '../errors/catalogue.ts';
-import type { Store } from '../store/connect.ts';
-import { queueDepth } from '../store/repositories/jobs.repository.ts';
-import type { Context } from './context.ts';
+import { AppError } from '../../errors/catalogue.ts';
+import type { Store } from '../../store/connect.ts';
+import { queueDepth } from '../../store/repositories/jobs.repository.ts';
+import type { Context } from '../context.ts';
 
 const REFRESH_MS = 1000;
 /** The client's wait: about the time dispatch needs to work off a second of traffic. */

@@ -2,14 +2,14 @@
  * Carrier receipts are stored first (a `receipt` job, so the carrier can be acknowledged as soon
  * as the receipt is durable) and applied in batches by the receipt worker.
  */
-import type { DeliveryReport } from '../carriers/carrier.ts';
-import { carrierIdKeys, matchRank, rankOfSpelling, SPELLING_OF_RANK, type ReceiptIdSpelling } from '../carriers/carrier-ids.ts';
-import type { JobsTable, MessagesTable } from '../store/database.ts';
-import { deleteJobs, enqueueJobs, releaseJobs, type NewJob } from '../store/repositories/jobs.repository.ts';
-import { carrierPartsByKeys, messagesByCarrierIds, oldestDispatchClaim, routeIdSpellings, saveRouteIdSpelling } from '../store/repositories/carrier-receipts.repository.ts';
-import { messagesByIds } from '../store/repositories/messages.repository.ts';
+import type { DeliveryReport } from '../../carriers/carrier.ts';
+import { carrierIdKeys, matchRank, rankOfSpelling, SPELLING_OF_RANK, type ReceiptIdSpelling } from '../../carriers/carrier-ids.ts';
+import type { JobsTable, MessagesTable } from '../../store/database.ts';
+import { deleteJobs, enqueueJobs, releaseJobs, type NewJob } from '../../store/repositories/jobs.repository.ts';
+import { carrierPartsByKeys, messagesByCarrierIds, oldestDispatchClaim, routeIdSpellings, saveRouteIdSpelling } from '../../store/repositories/carrier-receipts.repository.ts';
+import { messagesByIds } from '../../store/repositories/messages.repository.ts';
 import { applyStatusChange, applyStatusChanges, enqueueFollowUps, type StatusChange } from './message-status-changes.ts';
-import type { Context } from './context.ts';
+import type { Context } from '../context.ts';
 
 /**
  * A receipt can overtake the commit of the submit it reports on (SMPP answers deliver_sm on

@@ -6,13 +6,13 @@
  */
 import { createRequire } from 'node:module';
 import type { Transporter } from 'nodemailer';
-import type { JobsTable, MailOutboxTable, SenderIdsTable } from '../store/database.ts';
-import { deleteJobs, enqueueJobs, rescheduleJob } from '../store/repositories/jobs.repository.ts';
-import { findMail, insertMails, listMails, updateMail } from '../store/repositories/mail-outbox.repository.ts';
-import { newId } from '../util/ids.ts';
-import type { Context } from './context.ts';
-import { accountEmails } from './owners.ts';
-import { onSenderIdReview } from './sender-ids.ts';
+import type { JobsTable, MailOutboxTable, SenderIdsTable } from '../../store/database.ts';
+import { deleteJobs, enqueueJobs, rescheduleJob } from '../../store/repositories/jobs.repository.ts';
+import { findMail, insertMails, listMails, updateMail } from '../../store/repositories/mail-outbox.repository.ts';
+import { newId } from '../../util/ids.ts';
+import type { Context } from '../context.ts';
+import { accountEmails } from '../auth/owners.ts';
+import { onSenderIdReview } from '../sender-ids/sender-ids.ts';
 
 /** Waits before each retry; after the last, the mail is marked `failed`. */
 export const MAIL_RETRY_DELAYS_MS = [30_000, 120_000, 600_000, 1_800_000, 7_200_000];

@@ -2,16 +2,16 @@
  * Sender IDs: registered by an account as `pending`, reviewed by the operator. Only an `approved`
  * name can be used as `from`.
  */
-import { AppError } from '../errors/catalogue.ts';
-import { checkSenderIdName, DEFAULT_RESERVED_SENDER_NAMES, senderNameKey } from '../domain/sender-id-name.ts';
-import { newId } from '../util/ids.ts';
-import { insertSenderId, listSenderIdRows, senderIdById, setSenderIdReview, type SenderIdRow } from '../store/repositories/sender-ids.repository.ts';
-import type { Context } from './context.ts';
-import { pendingSenderIdLimit, pendingSenderIdQuotaExceeded } from './account-limits.ts';
+import { AppError } from '../../errors/catalogue.ts';
+import { checkSenderIdName, DEFAULT_RESERVED_SENDER_NAMES, senderNameKey } from '../../domain/sender-id-name.ts';
+import { newId } from '../../util/ids.ts';
+import { insertSenderId, listSenderIdRows, senderIdById, setSenderIdReview, type SenderIdRow } from '../../store/repositories/sender-ids.repository.ts';
+import type { Context } from '../context.ts';
+import { pendingSenderIdLimit, pendingSenderIdQuotaExceeded } from '../accounts/account-limits.ts';
 import { checkDocument, insertDocumentsWithinQuota } from './documents.ts';
-import { countPendingSenderIds, lockAccountLimits } from '../store/repositories/account-limits.repository.ts';
-import { accountNames, countAllPendingSenderIds, pendingSenderIdsPage } from '../store/repositories/review-queue.repository.ts';
-import { isUniqueViolation } from '../store/dialect.ts';
+import { countPendingSenderIds, lockAccountLimits } from '../../store/repositories/account-limits.repository.ts';
+import { accountNames, countAllPendingSenderIds, pendingSenderIdsPage } from '../../store/repositories/review-queue.repository.ts';
+import { isUniqueViolation } from '../../store/dialect.ts';
 
 /** A Sender ID as the API, the dashboard and the CLI show it. */
 export type SenderId = SenderIdRow;

@@ -3,8 +3,8 @@
  * trademark certificate). The bytes live in the database so that every process serves them.
  * The type is read from the file's first bytes: a name or a browser's Content-Type proves nothing.
  */
-import { AppError } from '../errors/catalogue.ts';
-import type { Executor } from '../store/connect.ts';
+import { AppError } from '../../errors/catalogue.ts';
+import type { Executor } from '../../store/connect.ts';
 import {
   documentById,
   documentsOfSenderIds,
@@ -12,11 +12,11 @@ import {
   senderIdById,
   type SenderIdDocumentInfo,
   type SenderIdDocumentRow,
-} from '../store/repositories/sender-ids.repository.ts';
-import { lockAccountLimits, storedDocumentBytes, type AccountLimitsRow } from '../store/repositories/account-limits.repository.ts';
-import { newId } from '../util/ids.ts';
-import { documentQuota, documentQuotaExceeded } from './account-limits.ts';
-import type { Context } from './context.ts';
+} from '../../store/repositories/sender-ids.repository.ts';
+import { lockAccountLimits, storedDocumentBytes, type AccountLimitsRow } from '../../store/repositories/account-limits.repository.ts';
+import { newId } from '../../util/ids.ts';
+import { documentQuota, documentQuotaExceeded } from '../accounts/account-limits.ts';
+import type { Context } from '../context.ts';
 
 export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
 export const MAX_DOCUMENTS_PER_UPLOAD = 5;

@@ -4,10 +4,10 @@
  * has its own CSRF token, which every form posted in it must carry.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { SessionKind, SessionsTable } from '../store/database.ts';
-import { deleteExpiredSessions, deleteSession, deleteSessionsOf, findSessionByDigest, insertSession, setSessionExpiry } from '../store/repositories/sessions.repository.ts';
-import { newId } from '../util/ids.ts';
-import type { Context } from './context.ts';
+import type { SessionKind, SessionsTable } from '../../store/database.ts';
+import { deleteExpiredSessions, deleteSession, deleteSessionsOf, findSessionByDigest, insertSession, setSessionExpiry } from '../../store/repositories/sessions.repository.ts';
+import { newId } from '../../util/ids.ts';
+import type { Context } from '../context.ts';
 
 /** A signed-in person's dashboard session, as pages see it. */
 export type Session = SessionsTable;

@@ -12,21 +12,21 @@
  * request can never fail its neighbours.
  */
 import type { Transaction } from 'kysely';
-import { AppError } from '../errors/catalogue.ts';
-import { creditsDebited, messageTransitions } from '../metrics.ts';
-import type { BatchesTable, CreditLedgerTable, Database, MessagesTable } from '../store/database.ts';
-import type { Executor, Store } from '../store/connect.ts';
-import { enqueueJobs } from '../store/repositories/jobs.repository.ts';
-import { insertLedgerRows } from '../store/repositories/ledger.repository.ts';
-import { debitState, tryDebitWithinDailyLimit } from '../store/repositories/account-limits.repository.ts';
-import { insertBatches, insertMessages } from '../store/repositories/messages.repository.ts';
-import { accessRevisionInTransaction } from '../store/repositories/api-keys.repository.ts';
-import { newId } from '../util/ids.ts';
-import type { Context } from './context.ts';
+import { AppError } from '../../errors/catalogue.ts';
+import { creditsDebited, messageTransitions } from '../../metrics.ts';
+import type { BatchesTable, CreditLedgerTable, Database, MessagesTable } from '../../store/database.ts';
+import type { Executor, Store } from '../../store/connect.ts';
+import { enqueueJobs } from '../../store/repositories/jobs.repository.ts';
+import { insertLedgerRows } from '../../store/repositories/ledger.repository.ts';
+import { debitState, tryDebitWithinDailyLimit } from '../../store/repositories/account-limits.repository.ts';
+import { insertBatches, insertMessages } from '../../store/repositories/messages.repository.ts';
+import { accessRevisionInTransaction } from '../../store/repositories/api-keys.repository.ts';
+import { newId } from '../../util/ids.ts';
+import type { Context } from '../context.ts';
 import type { Finish } from './idempotency.ts';
-import { observeAccessRevision } from './access-cache.ts';
-import { grantRefusalNow } from './access.ts';
-import { dailyLimitReached, destinationRefusalNow, utcDay } from './account-limits.ts';
+import { observeAccessRevision } from '../auth/access-cache.ts';
+import { grantRefusalNow } from '../auth/access.ts';
+import { dailyLimitReached, destinationRefusalNow, utcDay } from '../accounts/account-limits.ts';
 
 export interface Acceptance<R> {
   accountId: string;

@@ -3,8 +3,8 @@
  * "dismissed" flag): credits, an approved Sender ID, a first key, a first send, a webhook that
  * reached its receiver.
  */
-import { onboardingFacts } from '../store/repositories/onboarding.repository.ts';
-import type { Context } from './context.ts';
+import { onboardingFacts } from '../../store/repositories/onboarding.repository.ts';
+import type { Context } from '../context.ts';
 
 export type OnboardingStepId = 'credits' | 'sender-id' | 'api-key' | 'first-send' | 'webhook';
 

@@ -12,10 +12,10 @@
  * given back when the password was right (`releaseLoginAttempt`). Counting after the slow hash
  * would let parallel guesses all read "not locked" before any of them was written down.
  */
-import { AppError } from '../errors/catalogue.ts';
-import type { LoginThrottleTable } from '../store/database.ts';
-import { latestLockout, updateThrottleRow } from '../store/repositories/login-throttle.repository.ts';
-import type { Context } from './context.ts';
+import { AppError } from '../../errors/catalogue.ts';
+import type { LoginThrottleTable } from '../../store/database.ts';
+import { latestLockout, updateThrottleRow } from '../../store/repositories/login-throttle.repository.ts';
+import type { Context } from '../context.ts';
 
 export const MAX_LOGIN_FAILURES = 5;
 export const MAX_ADDRESS_FAILURES = 20;

@@ -4,15 +4,15 @@
  * outcome was committed, the job's lease runs out and it is submitted again (at-least-once,
  * with Pigeon's message id passed to the carrier so it can drop the repeat).
  */
-import type { Carrier, OutboundMessage, SubmitOutcome } from '../carriers/carrier.ts';
-import { carrierIdKeys } from '../carriers/carrier-ids.ts';
-import type { CarrierPartsTable, JobsTable, MessagesTable } from '../store/database.ts';
-import { deleteJobs, rescheduleJob, type NewJob } from '../store/repositories/jobs.repository.ts';
-import { messagesByIds } from '../store/repositories/messages.repository.ts';
-import { insertCarrierParts } from '../store/repositories/carrier-receipts.repository.ts';
+import type { Carrier, OutboundMessage, SubmitOutcome } from '../../carriers/carrier.ts';
+import { carrierIdKeys } from '../../carriers/carrier-ids.ts';
+import type { CarrierPartsTable, JobsTable, MessagesTable } from '../../store/database.ts';
+import { deleteJobs, rescheduleJob, type NewJob } from '../../store/repositories/jobs.repository.ts';
+import { messagesByIds } from '../../store/repositories/messages.repository.ts';
+import { insertCarrierParts } from '../../store/repositories/carrier-receipts.repository.ts';
 import { applyStatusChange, applyStatusChanges, enqueueFollowUps } from './message-status-changes.ts';
-import type { Context } from './context.ts';
-import { carrierSubmits } from '../metrics.ts';
+import type { Context } from '../context.ts';
+import { carrierSubmits } from '../../metrics.ts';
 
 export interface DispatchSummary {
   sent: number;

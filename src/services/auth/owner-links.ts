@@ -2,11 +2,11 @@
  * Single-use links mailed to owners: password reset (valid 30 minutes) and address confirmation
  * for SIGNUP=verify (valid 24 hours). The link carries a random 256-bit token; the database keeps
  * only its SHA-256 digest, so a leaked database gives no working link. Mail goes through the
- * ordinary outbox (src/services/mail.ts): SMTP when SMTP_URL is set, else the operator's outbox.
+ * ordinary outbox (src/services/mail/mail.ts): SMTP when SMTP_URL is set, else the operator's outbox.
  */
 import { createHash } from 'node:crypto';
-import { AppError } from '../errors/catalogue.ts';
-import type { OwnersTable, OwnerTokenPurpose } from '../store/database.ts';
+import { AppError } from '../../errors/catalogue.ts';
+import type { OwnersTable, OwnerTokenPurpose } from '../../store/database.ts';
 import {
   consumeOwnerToken,
   deleteExpiredOwnerTokens,
@@ -16,11 +16,11 @@ import {
   markOwnerVerified,
   setOwnerPasswordHash,
   voidOwnerTokens,
-} from '../store/repositories/owners.repository.ts';
-import { countEvent, deleteStaleCounters, uncountEvent } from '../store/repositories/rate-counters.repository.ts';
-import { newId } from '../util/ids.ts';
-import type { Context } from './context.ts';
-import { enqueueMail } from './mail.ts';
+} from '../../store/repositories/owners.repository.ts';
+import { countEvent, deleteStaleCounters, uncountEvent } from '../../store/repositories/rate-counters.repository.ts';
+import { newId } from '../../util/ids.ts';
+import type { Context } from '../context.ts';
+import { enqueueMail } from '../mail/mail.ts';
 import { hashPassword } from './passwords.ts';
 import { endOtherSessions, randomToken } from './sessions.ts';
 
