@@ -1,9 +1,9 @@
 # Pigeon: one image for API and worker processes (the command picks the role).
-# Node 22 LTS: on Node 24.19 and later, better-sqlite3 12 (the last line that supports Node 20)
-# can abort the process when a statement is garbage-collected.
-FROM node:22-bookworm-slim
+# Node 24 LTS. Its SQLite driver is better-sqlite3 13 (src/store/sqlite-driver.mjs), a prebuilt
+# N-API binary; better-sqlite3 12, kept for Node 20, is still compiled by npm ci.
+FROM node:24-bookworm-slim
 WORKDIR /app
-# better-sqlite3 compiles from source where no prebuilt binary fits.
+# better-sqlite3 12 compiles from source (npm ci installs it on every Node).
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*

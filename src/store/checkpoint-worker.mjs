@@ -4,7 +4,7 @@
 // readers; what it cannot copy yet (frames a reader still needs) it copies next time. Plain
 // JavaScript for the reason given in read-worker.mjs.
 import { workerData } from 'node:worker_threads';
-import Database from 'better-sqlite3';
+import Database from './sqlite-driver.mjs';
 
 const db = new Database(workerData.path);
 db.pragma('busy_timeout = 1000');

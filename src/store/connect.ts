@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import SqliteDatabase from 'better-sqlite3';
+import SqliteDatabase from './sqlite-driver.mjs';
 import { CompiledQuery, Kysely, sql, PostgresDialect, SqliteDialect, SqliteDriver, type Compilable, type DatabaseConnection, type Driver, type Transaction } from 'kysely';
 import { ReadPool } from './read-pool.ts';
 import type { Database } from './database.ts';

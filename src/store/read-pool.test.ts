@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import Database from './sqlite-driver.mjs';
 import { CompiledQuery } from 'kysely';
 import { ReadPool } from './read-pool.ts';
 

@@ -2,7 +2,7 @@
 // SQL compiled by Kysely on the main thread. Plain JavaScript because a worker thread does not
 // inherit the TypeScript loader that bin/pigeon registers for the main thread.
 import { parentPort, workerData } from 'node:worker_threads';
-import Database from 'better-sqlite3';
+import Database from './sqlite-driver.mjs';
 
 const db = new Database(workerData.path, { readonly: true });
 db.pragma('busy_timeout = 5000');
