@@ -214,7 +214,7 @@ async function main(argv: string[]): Promise<number> {
     const config = configOrFail();
     await whileStarting(config, () => checkDatabaseLocation(config.databaseUrl, command.createsDatabase === true));
     const log = createLogger({ ...config, logLevel: process.env.LOG_LEVEL?.trim() || 'warn' }, 2);
-    const ctx = await whileStarting(config, () => openContext(config, log));
+    const ctx = await whileStarting(config, () => openContext(config, log, { migrate: command.migrates !== true }));
     try {
       await command.run(ctx, args, out);
     } finally {
