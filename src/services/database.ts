@@ -11,6 +11,11 @@ export function migrateDatabase(ctx: Pick<Context, 'store'>): Promise<string[]> 
   return migrateToLatest(ctx.store.db);
 }
 
+/** Whether every migration this version knows has been applied to the context's database. */
+export function databaseIsCurrent(ctx: Pick<Context, 'store'>): Promise<boolean> {
+  return migrationsCurrent(ctx.store.db);
+}
+
 /** A connection opened only to look at a database (`pigeon doctor`): it never creates or migrates one. */
 export interface DatabaseProbe {
   dialect: 'sqlite' | 'postgres';
