@@ -5,10 +5,9 @@
  * idle wait.
  */
 import type { Logger } from 'pino';
-import { exponential, retryDelay, type RetryPolicy } from '../domain/retry-policy.ts';
 import type { Store } from '../store/connect.ts';
 import type { JobQueue, JobsTable } from '../store/database.ts';
-import { claimJobs, releaseJobs } from '../store/repositories/jobs.repository.ts';
+import { claimJobs } from '../store/repositories/jobs.repository.ts';
 import type { Clock } from '../util/ids.ts';
 import { WorkerLoop } from './worker-loop.ts';
 
@@ -25,17 +24,11 @@ export interface QueueWorkerOptions {
   handle: (jobs: JobsTable[]) => Promise<void>;
 }
 
-/**
- * A batch whose handler failed is put back this much later, by failures in a row (1 s, doubling, at
- * most 30 s), rather than held until its lease ends.
- */
-export const FAILED_BATCH_RELEASE: RetryPolicy = exponential({ baseMs: 1000, factor: 2, maxMs: 30_000 });
-
 export class QueueWorker {
   readonly #loop: WorkerLoop;
 
   constructor(private readonly opts: QueueWorkerOptions) {
-    this.#loop = new WorkerLoop({ name: opts.queue, log: opts.log, idleMs: opts.idleMs, step: (failures) => this.#step(failures) });
+    this.#loop = new WorkerLoop({ name: opts.queue, log: opts.log, idleMs: opts.idleMs, step: () => this.#step() });
   }
 
   start(): void {
@@ -57,18 +50,16 @@ export class QueueWorker {
     return this.#loop.drain();
   }
 
-  /** Claim a batch, run it; a failed batch is released for a later retry and the failure rethrown. */
-  async #step(failures: number): Promise<{ done: number; more: boolean }> {
+  /**
+   * Claim a batch and run it. If the handler fails, the claimed jobs stay leased and come back when
+   * the lease ends (the receipts rely on a claim's start being its lease's end less the lease); the
+   * loop backs off meanwhile.
+   */
+  async #step(): Promise<{ done: number; more: boolean }> {
     const { store, clock, queue, batchSize, leaseMs, handle } = this.opts;
     const jobs = await claimJobs(store.db, queue, batchSize, clock(), leaseMs);
     if (jobs.length === 0) return { done: 0, more: false };
-    try {
-      await handle(jobs);
-    } catch (err) {
-      const delay = retryDelay(FAILED_BATCH_RELEASE, failures + 1)!;
-      await releaseJobs(store.db, jobs.map((j) => j.id), clock() + delay).catch(() => {});
-      throw err;
-    }
+    await handle(jobs);
     return { done: jobs.length, more: jobs.length >= batchSize };
   }
 }

@@ -24,8 +24,8 @@ export interface WorkerLoopOptions {
   /** Names the loop in the log (`queue`). */
   name: string;
   log: Logger;
-  /** The work: `failures` is the count of steps failed in a row before this one. */
-  step: (failures: number) => Promise<StepResult>;
+  /** The work: one claim-run-settle round. A throw counts as a failed step. */
+  step: () => Promise<StepResult>;
   /** The wait when a step found nothing more to do. */
   idleMs: number;
   /** The wait after a failed step, by failures in a row; never gives up. */
@@ -76,7 +76,7 @@ export class WorkerLoop {
   async drain(): Promise<number> {
     let total = 0;
     for (;;) {
-      const { done } = await this.opts.step(0);
+      const { done } = await this.opts.step();
       total += done;
       if (done === 0) return total;
     }
@@ -91,7 +91,7 @@ export class WorkerLoop {
       this.#woken = false;
       let result: StepResult;
       try {
-        result = await step(failures);
+        result = await step();
         failures = 0;
       } catch (err) {
         failures++;
