@@ -1,10 +1,10 @@
 /**
- * Sends webhook attempts, on the one worker loop (worker-loop.ts). Unlike the batch step of queue-worker.ts, it never waits for a claimed
- * batch's slowest member: it keeps claiming while deliveries are in flight, up to a global limit,
- * with a cap per receiving host so that a slow or dead receiver holds at most its own slots. Jobs of
- * a host at its cap are put back a little later without counting an attempt, and they move further
- * back each time, so a large backlog for one host neither starves the others nor keeps the
- * database busy.
+ * Sends webhook attempts, on the one worker loop (worker-loop.ts). Unlike the batch step of
+ * queue-worker.ts, it never waits for a claimed batch's slowest member: it keeps claiming while
+ * deliveries are in flight, up to a global limit, with a cap per receiving host so that a slow or
+ * dead receiver holds at most its own slots. Jobs of a host at its cap are put back a little later
+ * without counting an attempt, and they move further back each time (deferPolicy below), so a
+ * large backlog for one host neither starves the others nor keeps the database busy.
  */
 import type { Logger } from 'pino';
 import type { Context } from '../services/context.ts';
@@ -318,7 +318,6 @@ export class WebhookWorker {
       this.#drained = () => done(true);
     });
   }
-
 }
 
 /**
