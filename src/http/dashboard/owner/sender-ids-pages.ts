@@ -3,11 +3,10 @@
  * as it is typed, list them with the reviewer's notes, download a document.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { checkSenderIdName, DEFAULT_RESERVED_SENDER_NAMES } from '../../../domain/sender-id-name.ts';
 import { AppError } from '../../../errors/catalogue.ts';
 import { getSenderIdDocument, listSenderIdDocuments, MAX_DOCUMENTS_PER_UPLOAD } from '../../../services/sender-ids/documents.ts';
 import { assertOwnerVerified } from '../../../services/auth/owners.ts';
-import { listSenderIds, registerSenderId } from '../../../services/sender-ids/sender-ids.ts';
+import { checkNewSenderIdName, listSenderIds, registerSenderId } from '../../../services/sender-ids/sender-ids.ts';
 import { html } from '../../html.ts';
 import { alert, csrfField, formatBytes, statusBadge, table, when } from '../layout.ts';
 import { formParts, seeOther } from '../session-guard.ts';
@@ -15,8 +14,6 @@ import { state, type OwnerArea } from './owner-area.ts';
 import { sendDocument } from '../send-document.ts';
 
 export function senderIdPages(app: FastifyInstance, { ctx, render }: OwnerArea): void {
-  const reserved = () => [...DEFAULT_RESERVED_SENDER_NAMES, ...ctx.config.reservedSenderNames];
-
   const senderIdsPage = async (request: FastifyRequest, reply: FastifyReply, opts: { error?: string; notice?: string; name?: string } = {}) => {
     const { account, session } = state(request);
     const senders = await listSenderIds(ctx, { accountId: account.id });
@@ -56,7 +53,7 @@ ${table('Your Sender IDs', ['Name', 'Status', 'Reviewer’s note', 'Documents', 
     const name = typeof request.query.name === 'string' ? request.query.name : '';
     reply.type('text/html; charset=utf-8');
     if (name === '') return '';
-    const check = checkSenderIdName(name, reserved());
+    const check = checkNewSenderIdName(ctx, name);
     return check.ok
       ? html`<span class="check-ok">✓ ${name} can be registered.</span>`.text
       : html`<span class="check-bad">✗ ${check.reason}</span>`.text;
