@@ -56,9 +56,17 @@ export function addresses(config: Config, port: number): { api: string; docs: st
   return { api: `${base}/v1`, docs: `${base}/docs`, dashboard: `${base}/dashboard`, public_url: config.publicUrl };
 }
 
-export async function openContext(config: Config, log: Logger): Promise<Context & { setWake(fn: Context['wake']): void }> {
+/**
+ * Opens the store and builds the context. With `migrate` (the default) the migrations the database
+ * lacks are applied first; `pigeon migrate` opens without, to apply them itself and say which.
+ */
+export async function openContext(
+  config: Config,
+  log: Logger,
+  opts: { migrate?: boolean } = {},
+): Promise<Context & { setWake(fn: Context['wake']): void }> {
   const store = openStore(config.databaseUrl);
-  await migrateToLatest(store.db);
+  if (opts.migrate !== false) await migrateToLatest(store.db);
   // Sender ID decisions mail the owner from whichever process makes them (server or CLI).
   installReviewMail();
   let wake: Context['wake'] = () => {};

@@ -23,6 +23,11 @@ export interface Command {
   standalone?: boolean;
   /** Whether the command may create the database when DATABASE_URL names a file that does not exist. */
   createsDatabase?: boolean;
+  /**
+   * The command applies the migrations itself (`pigeon migrate`). Every other command that opens
+   * the context needs a database with every migration applied, and refuses one that lacks some.
+   */
+  migrates?: boolean;
   run(ctx: Context, args: ParsedArgs, out: Output): Promise<void>;
 }
 

@@ -9,7 +9,9 @@
 import { readFileSync } from 'node:fs';
 import { Command as Program, CommanderError, Option } from 'commander';
 import { AppError } from '../errors/catalogue.ts';
+import { maskUrlPassword } from '../config/config.ts';
 import { checkDatabaseLocation } from '../config/startup-checks.ts';
+import { databaseIsCurrent } from '../services/database.ts';
 import { createLogger, openContext } from '../runtime.ts';
 import { UsageError, type Command, type ParsedArgs } from './command.ts';
 import { accountCommands } from './commands/account.ts';
@@ -214,8 +216,22 @@ async function main(argv: string[]): Promise<number> {
     const config = configOrFail();
     await whileStarting(config, () => checkDatabaseLocation(config.databaseUrl, command.createsDatabase === true));
     const log = createLogger({ ...config, logLevel: process.env.LOG_LEVEL?.trim() || 'warn' }, 2);
-    const ctx = await whileStarting(config, () => openContext(config, log));
+    // Only `serve` (and `worker`, on start) and `migrate` apply migrations; other commands need them applied.
+    const ctx = await whileStarting(config, () => openContext(config, log, { migrate: false }));
     try {
+      if (!command.migrates && !(await databaseIsCurrent(ctx))) {
+        throw new StartupFailure(
+          [
+            {
+              variable: 'DATABASE_URL',
+              value: maskUrlPassword(config.databaseUrl),
+              message: 'the database lacks migrations this version of Pigeon needs',
+              hint: 'Run `pigeon migrate` (or start `pigeon serve`, which applies them), then this command again',
+            },
+          ],
+          1,
+        );
+      }
       await command.run(ctx, args, out);
     } finally {
       await ctx.store.close();

@@ -1,7 +1,7 @@
 /**
  * Every error Pigeon returns, in one place. The HTTP layer reads `status` and `message` from here,
  * and the `/docs/errors` page renders the same object, so the two cannot drift apart
- * (test/api/errors-catalogue.test.ts holds them together).
+ * (test/api/protocol.test.ts holds them together: every code thrown in src/ is catalogued, and the page lists every one).
  */
 export interface ErrorSpec {
   /** HTTP status the code is returned with. */

@@ -1,5 +1,5 @@
 /**
- * What every use-case needs, built once by the composition root (src/main.ts) or by a test.
+ * What every use-case needs, built once by the composition root (src/runtime.ts) or by a test.
  * Passing the clock in lets tests move time instead of sleeping.
  */
 import type { Logger } from 'pino';

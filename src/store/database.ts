@@ -265,7 +265,7 @@ export interface MailOutboxTable {
   sent_at: number | null;
 }
 
-/** Each submitted part's SMSC id (keys of src/carriers/smpp/carrier-ids.ts), for receipts. */
+/** Each submitted part's SMSC id (keys of src/carriers/carrier-ids.ts), for receipts. */
 export interface CarrierPartsTable {
   message_id: string;
   part_index: number;

@@ -1,44 +1,50 @@
 /**
- * Runs the expiry sweep (src/services/messages/expire-sent-messages.ts) once a minute. It has the shape of
- * a queue worker so the workers of a process start, drain and stop it with the others.
+ * Runs the expiry sweep (src/services/messages/expire-sent-messages.ts) once a minute, on the one
+ * worker loop, so the workers of a process start, drain and stop it with the others.
  */
+import { exponential } from '../domain/retry-policy.ts';
 import { expireSentMessages } from '../services/messages/expire-sent-messages.ts';
 import type { Context } from '../services/context.ts';
+import { WorkerLoop } from './worker-loop.ts';
 
 const INTERVAL_MS = 60_000;
 
 export class ExpirySweeper {
-  #timer: NodeJS.Timeout | null = null;
-  #running: Promise<unknown> | null = null;
+  readonly #loop: WorkerLoop;
 
   constructor(
     private readonly ctx: Context,
     private readonly validityMs: number,
-  ) {}
+  ) {
+    this.#loop = new WorkerLoop({
+      name: 'expiry',
+      log: ctx.log,
+      idleMs: INTERVAL_MS,
+      startIdle: true,
+      holdsProcess: false,
+      // A failed sweep is tried again at the next interval.
+      onFailure: exponential({ baseMs: INTERVAL_MS, factor: 1, maxMs: INTERVAL_MS }),
+      failureMessage: 'expiry sweep failed',
+      step: async () => ({ done: await this.#sweep(), more: false }),
+    });
+  }
 
   start(): void {
-    if (this.#timer) return;
-    this.#timer = setInterval(() => {
-      if (this.#running) return;
-      this.#running = this.drain()
-        .catch((err: unknown) => this.ctx.log.error({ err }, 'expiry sweep failed'))
-        .finally(() => {
-          this.#running = null;
-        });
-    }, INTERVAL_MS);
-    this.#timer.unref();
+    this.#loop.start();
   }
 
   wake(): void {}
 
   /** Expires what is due now; returns how many messages it failed. */
   drain(): Promise<number> {
-    return expireSentMessages(this.ctx, this.validityMs);
+    return this.#sweep();
   }
 
-  async stop(): Promise<void> {
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = null;
-    await this.#running;
+  stop(): Promise<void> {
+    return this.#loop.stop();
+  }
+
+  #sweep(): Promise<number> {
+    return expireSentMessages(this.ctx, this.validityMs);
   }
 }

@@ -1,33 +1,37 @@
 /**
- * Deletes expired idempotency keys (DECISIONS.md §5: kept 24 hours) on a schedule. Without it a
- * key's row would only go when the same key came back, and the table would grow with every
- * idempotent request for ever. It runs with the workers, so every installation has one (each has
- * at least one process with workers: `pigeon serve`, or `pigeon worker` beside
- * `pigeon serve --no-workers`); several sweeping at once only share the work.
+ * Deletes expired idempotency keys (DECISIONS.md §5: kept 24 hours) on a schedule, on the one
+ * worker loop. Without it a key's row would only go when the same key came back, and the table
+ * would grow with every idempotent request for ever. It runs with the workers, so every
+ * installation has one (each has at least one process with workers: `pigeon serve`, or
+ * `pigeon worker` beside `pigeon serve --no-workers`); several sweeping at once only share the work.
  */
+import { exponential } from '../domain/retry-policy.ts';
 import type { Context } from '../services/context.ts';
 import { deleteExpiredIdempotencyKeys } from '../store/repositories/idempotency.repository.ts';
+import { WorkerLoop } from './worker-loop.ts';
 
 const INTERVAL_MS = 5 * 60_000;
 const BATCH = 1000;
 
 export class IdempotencySweeper {
-  #timer: NodeJS.Timeout | null = null;
-  #running: Promise<unknown> | null = null;
+  readonly #loop: WorkerLoop;
 
-  constructor(private readonly ctx: Context) {}
+  constructor(private readonly ctx: Context) {
+    this.#loop = new WorkerLoop({
+      name: 'idempotency',
+      log: ctx.log,
+      idleMs: INTERVAL_MS,
+      startIdle: true,
+      holdsProcess: false,
+      // A failed sweep is tried again at the next interval.
+      onFailure: exponential({ baseMs: INTERVAL_MS, factor: 1, maxMs: INTERVAL_MS }),
+      failureMessage: 'idempotency key sweep failed',
+      step: async () => ({ done: await this.drain(), more: false }),
+    });
+  }
 
   start(): void {
-    if (this.#timer) return;
-    this.#timer = setInterval(() => {
-      if (this.#running) return;
-      this.#running = this.drain()
-        .catch((err: unknown) => this.ctx.log.error({ err }, 'idempotency key sweep failed'))
-        .finally(() => {
-          this.#running = null;
-        });
-    }, INTERVAL_MS);
-    this.#timer.unref();
+    this.#loop.start();
   }
 
   wake(): void {}
@@ -43,9 +47,7 @@ export class IdempotencySweeper {
     }
   }
 
-  async stop(): Promise<void> {
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = null;
-    await this.#running;
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 }

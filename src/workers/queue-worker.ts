@@ -1,13 +1,15 @@
 /**
- * A loop that claims due jobs of one queue in batches and hands them to a handler. Jobs are rows
- * (src/store/repositories/jobs.repository.ts), so any number of these loops, in any number of
- * processes, share the work; a wake-up from the same process skips the idle wait.
+ * Claims due jobs of one queue in batches and hands them to a handler, on the one worker loop
+ * (worker-loop.ts). Jobs are rows (src/store/repositories/jobs.repository.ts), so any number of
+ * these, in any number of processes, share the work; a wake-up from the same process skips the
+ * idle wait.
  */
 import type { Logger } from 'pino';
 import type { Store } from '../store/connect.ts';
 import type { JobQueue, JobsTable } from '../store/database.ts';
-import { claimJobs, releaseJobs } from '../store/repositories/jobs.repository.ts';
+import { claimJobs } from '../store/repositories/jobs.repository.ts';
 import type { Clock } from '../util/ids.ts';
+import { WorkerLoop } from './worker-loop.ts';
 
 export interface QueueWorkerOptions {
   store: Store;
@@ -23,90 +25,41 @@ export interface QueueWorkerOptions {
 }
 
 export class QueueWorker {
-  #running = false;
-  #loop: Promise<void> | null = null;
-  #wake: (() => void) | null = null;
-  #woken = false;
-  #claimed: string[] = [];
+  readonly #loop: WorkerLoop;
 
-  constructor(private readonly opts: QueueWorkerOptions) {}
+  constructor(private readonly opts: QueueWorkerOptions) {
+    this.#loop = new WorkerLoop({ name: opts.queue, log: opts.log, idleMs: opts.idleMs, step: () => this.#step() });
+  }
 
   start(): void {
-    if (this.#running) return;
-    this.#running = true;
-    this.#loop = this.#run();
+    this.#loop.start();
   }
 
   /** Skips the idle wait: new work was committed in this process. */
   wake(): void {
-    this.#woken = true;
-    this.#wake?.();
+    this.#loop.wake();
   }
 
   /** Finishes the batch in hand, then stops. */
-  async stop(): Promise<void> {
-    this.#running = false;
-    this.#wake?.();
-    await this.#loop;
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 
   /** Processes whatever is due now, until the queue has nothing due (for tests and the CLI). */
-  async drain(): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const n = await this.#once();
-      total += n;
-      if (n === 0) return total;
-    }
+  drain(): Promise<number> {
+    return this.#loop.drain();
   }
 
-  async #once(): Promise<number> {
+  /**
+   * Claim a batch and run it. If the handler fails, the claimed jobs stay leased and come back when
+   * the lease ends (the receipts rely on a claim's start being its lease's end less the lease); the
+   * loop backs off meanwhile.
+   */
+  async #step(): Promise<{ done: number; more: boolean }> {
     const { store, clock, queue, batchSize, leaseMs, handle } = this.opts;
-    const jobs = await claimJobs(store.db, store.dialect, queue, batchSize, clock(), leaseMs);
-    if (jobs.length === 0) return 0;
-    this.#claimed = jobs.map((j) => j.id);
-    try {
-      await handle(jobs);
-    } finally {
-      this.#claimed = [];
-    }
-    return jobs.length;
-  }
-
-  async #run(): Promise<void> {
-    const { log, queue, batchSize, idleMs } = this.opts;
-    let failures = 0;
-    while (this.#running) {
-      this.#woken = false;
-      let n = 0;
-      try {
-        n = await this.#once();
-        failures = 0;
-      } catch (err) {
-        failures++;
-        // The claimed jobs stay leased and come back when the lease ends; back off meanwhile.
-        log.error({ err, queue }, 'job batch failed');
-        if (this.#claimed.length > 0) {
-          await releaseJobs(this.opts.store.db, this.#claimed, this.opts.clock() + Math.min(30_000, 500 * 2 ** failures)).catch(() => {});
-          this.#claimed = [];
-        }
-        await this.#sleep(Math.min(5000, 100 * 2 ** failures));
-        continue;
-      }
-      if (n < batchSize && !this.#woken) await this.#sleep(idleMs);
-    }
-  }
-
-  #sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const self = this;
-      function done() {
-        clearTimeout(timer);
-        self.#wake = null;
-        resolve();
-      }
-      this.#wake = done;
-    });
+    const jobs = await claimJobs(store.db, queue, batchSize, clock(), leaseMs);
+    if (jobs.length === 0) return { done: 0, more: false };
+    await handle(jobs);
+    return { done: jobs.length, more: jobs.length >= batchSize };
   }
 }

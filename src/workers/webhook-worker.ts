@@ -1,10 +1,10 @@
 /**
- * Sends webhook attempts. Unlike the batch loop of queue-worker.ts, it never waits for a claimed
- * batch's slowest member: it keeps claiming while deliveries are in flight, up to a global limit,
- * with a cap per receiving host so that a slow or dead receiver holds at most its own slots. Jobs of
- * a host at its cap are put back a little later without counting an attempt, and they move further
- * back each time, so a large backlog for one host neither starves the others nor keeps the
- * database busy.
+ * Sends webhook attempts, on the one worker loop (worker-loop.ts). Unlike the batch step of
+ * queue-worker.ts, it never waits for a claimed batch's slowest member: it keeps claiming while
+ * deliveries are in flight, up to a global limit, with a cap per receiving host so that a slow or
+ * dead receiver holds at most its own slots. Jobs of a host at its cap are put back a little later
+ * without counting an attempt, and they move further back each time (deferPolicy below), so a
+ * large backlog for one host neither starves the others nor keeps the database busy.
  */
 import type { Logger } from 'pino';
 import type { Context } from '../services/context.ts';
@@ -12,6 +12,8 @@ import { dropStaleJobs, loadDeliveries, recordAttempts, secretsFor, type Attempt
 import { claimJobs, releaseJobs } from '../store/repositories/jobs.repository.ts';
 import type { JobsTable } from '../store/database.ts';
 import { WebhookDispatcher, type DeliveryOutcome } from '../webhooks/dispatcher.ts';
+import { exponential, retryDelay, type RetryPolicy } from '../domain/retry-policy.ts';
+import { WorkerLoop, type StepResult } from './worker-loop.ts';
 
 export interface WebhookWorkerOptions {
   /** Attempts in flight at once, over all hosts. */
@@ -59,15 +61,12 @@ export class WebhookWorker {
   #flushTimer: NodeJS.Timeout | null = null;
   #flushing: Promise<void> = Promise.resolve();
 
-  #running = false;
+  readonly #loop: WorkerLoop;
   #wideClaim = false;
   /** Until then, claims take no share for hosts not busy here. */
   #shareAfter = 0;
   #completions = 0;
   #drained: (() => void) | null = null;
-  #loop: Promise<void> | null = null;
-  #wakeLoop: (() => void) | null = null;
-  #woken = false;
 
   constructor(ctx: Context, opts: WebhookWorkerOptions = {}) {
     this.#ctx = ctx;
@@ -82,25 +81,21 @@ export class WebhookWorker {
     this.#dispatcher =
       opts.dispatcher ??
       new WebhookDispatcher({ timeoutMs: ctx.config.webhook.timeoutMs, allowPrivate: ctx.config.webhook.allowPrivate, maxSocketsPerHost: this.#perHost });
+    this.#loop = new WorkerLoop({ name: 'webhook', log: this.#log, idleMs: this.#idleMs, failureMessage: 'webhook claim failed', step: () => this.#step() });
   }
 
   start(): void {
-    if (this.#running) return;
-    this.#running = true;
-    this.#loop = this.#run();
+    this.#loop.start();
   }
 
   /** Skips the idle wait: new events were committed in this process. */
   wake(): void {
-    this.#woken = true;
-    this.#wakeLoop?.();
+    this.#loop.wake();
   }
 
   /** Stops claiming, lets the attempts in flight finish (bounded by the timeout) and records them. */
   async stop(): Promise<void> {
-    this.#running = false;
-    this.#wakeLoop?.();
-    await this.#loop;
+    await this.#loop.stop();
     await this.#settle();
     if (this.#ownsDispatcher) this.#dispatcher.close();
   }
@@ -124,38 +119,25 @@ export class WebhookWorker {
     await this.#flush();
   }
 
-  async #run(): Promise<void> {
-    let failures = 0;
-    while (this.#running) {
-      this.#woken = false;
-      const room = this.#concurrency - this.#inFlight;
-      let claim = { claimed: 0, requested: 0, congested: false };
-      if (room > 0) {
-        try {
-          claim = await this.#claimAndStart();
-          failures = 0;
-        } catch (err) {
-          failures++;
-          this.#log.error({ err, queue: 'webhook' }, 'webhook claim failed');
-          await this.#sleep(Math.min(5000, 100 * 2 ** failures));
-          continue;
-        }
-      }
-      // Mostly put back: the busy hosts are full, and claiming again at once would only move
-      // rows back and forth. Wait until one of them has drained a little. If no attempt at all
-      // finished meanwhile (dead hosts), the next claim takes a whole batch, so that a large backlog
-      // of a dead host at the head of the queue is pushed aside quickly and the hosts behind it are reached.
-      if (claim.congested) {
-        const before = this.#completions;
-        const drained = await this.#waitForDrain(CONGESTED_PAUSE_MS);
-        this.#wideClaim = !drained && this.#completions === before;
-        continue;
-      }
-      // More may be due: claim again at once while there is room; otherwise wait for a
-      // finished attempt, a wake-up, or the poll interval.
-      if (claim.claimed > 0 && claim.claimed === claim.requested && this.#inFlight < this.#concurrency) continue;
-      if (!this.#woken) await this.#sleep(this.#idleMs);
+  /**
+   * One step of the loop: claim what there is room for and start it. Mostly put back (the busy
+   * hosts are full, and claiming again at once would only move rows back and forth): wait until
+   * one of them has drained a little. If no attempt at all finished meanwhile (dead hosts), the
+   * next claim takes a whole batch, so that a large backlog of a dead host at the head of the queue
+   * is pushed aside quickly and the hosts behind it are reached. Otherwise claim again at once
+   * while there is room and more may be due; the loop waits for a finished attempt, a wake-up, or
+   * the poll interval.
+   */
+  async #step(): Promise<StepResult> {
+    const room = this.#concurrency - this.#inFlight;
+    const claim = room > 0 ? await this.#claimAndStart() : { claimed: 0, requested: 0, congested: false };
+    if (claim.congested) {
+      const before = this.#completions;
+      const drained = await this.#waitForDrain(CONGESTED_PAUSE_MS);
+      this.#wideClaim = !drained && this.#completions === before;
+      return { done: claim.claimed, more: true };
     }
+    return { done: claim.claimed, more: claim.claimed > 0 && claim.claimed === claim.requested && this.#inFlight < this.#concurrency };
   }
 
   /**
@@ -175,7 +157,7 @@ export class WebhookWorker {
     this.#wideClaim = false;
     if (requested <= 0) return { claimed: 0, requested, congested: room > 0 };
     const ctx = this.#ctx;
-    const jobs = await claimJobs(ctx.store.db, ctx.store.dialect, 'webhook', requested, now, this.#leaseMs);
+    const jobs = await claimJobs(ctx.store.db, 'webhook', requested, now, this.#leaseMs);
     if (jobs.length === 0) return { claimed: 0, requested, congested: false };
     this.#inFlight += jobs.length;
     let started = 0;
@@ -222,19 +204,16 @@ export class WebhookWorker {
 
   /**
    * Puts jobs back without counting an attempt. Each deferral of the same job waits longer
-   * (0.4 s, 1.6 s, 6.4 s, ... by the job's claim count, up to six attempt timeouts), with jitter
-   * so that the backlog of a slow host comes back spread out rather than all at once.
+   * (0.4 s, 1.6 s, 6.4 s, ... by the job's claim count), with jitter so that the backlog of a slow
+   * host comes back spread out rather than all at once.
    */
   async #defer(jobs: JobsTable[], now: number): Promise<void> {
     if (jobs.length === 0) return;
-    // Up to six attempt timeouts (30 s by default): a dead host's backlog returns a few times a
-    // minute instead of being claimed over and over while its slots are held.
-    const cap = Math.max(1000, this.#ctx.config.webhook.timeoutMs * 6);
+    const policy = deferPolicy(this.#ctx.config.webhook.timeoutMs);
     const groups = new Map<number, string[]>();
     for (const j of jobs) groups.set(j.attempts, [...(groups.get(j.attempts) ?? []), j.id]);
     for (const [claims, ids] of groups) {
-      const base = Math.min(cap, 100 * 4 ** Math.min(claims, 8));
-      await releaseJobs(this.#ctx.store.db, ids, now + Math.round(base * (0.75 + Math.random() * 0.5)));
+      await releaseJobs(this.#ctx.store.db, ids, now + retryDelay(policy, Math.max(1, claims))!);
     }
   }
 
@@ -321,8 +300,7 @@ export class WebhookWorker {
         this.#log.error({ err, count: batch.length }, 'recording webhook attempts failed');
       } finally {
         this.#inFlight -= batch.length;
-        this.#woken = true;
-        this.#wakeLoop?.();
+        this.#loop.wake();
       }
     });
     return this.#flushing;
@@ -340,19 +318,15 @@ export class WebhookWorker {
       this.#drained = () => done(true);
     });
   }
+}
 
-  #sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const self = this;
-      function done() {
-        clearTimeout(timer);
-        self.#wakeLoop = null;
-        resolve();
-      }
-      this.#wakeLoop = done;
-    });
-  }
+/**
+ * How far a job of a full host is put back, by its claim count: 400 ms, four times more each time,
+ * up to six attempt timeouts (30 s by default; a dead host's backlog returns a few times a minute
+ * instead of being claimed over and over while its slots are held), ±25 %.
+ */
+export function deferPolicy(timeoutMs: number): RetryPolicy {
+  return exponential({ baseMs: 400, factor: 4, maxMs: Math.min(Math.max(1000, timeoutMs * 6), 100 * 4 ** 8), jitter: 0.25 });
 }
 
 /** The URL for the log: without user information or query string, which may carry credentials. */

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort, startPigeon } from '../helpers/processes.ts';
+import { LATEST_MIGRATION } from '../../src/store/migrate.ts';
 import { serviceContext, TEST_DATABASE_URL } from '../helpers/test-store.ts';
 
 const run = promisify(execFile);
@@ -51,6 +52,9 @@ describe('pigeon command line', () => {
     // Only serve, worker's server and migrate create a database; every other command needs one.
     const migrated = await pigeon('migrate', '--json');
     assert.equal(migrated.code, 0, migrated.stderr);
+    // A new database: migrate says which migrations it applied, in order, up to the latest.
+    assert.equal(migrated.json.applied[0], '001-initial');
+    assert.equal(migrated.json.applied.at(-1), LATEST_MIGRATION);
     const created = await pigeon('account', 'create', '--name', 'Acme Ltd', '--email', 'ops@acme.test', '--credits', '50', '--json');
     assert.equal(created.code, 0, created.stderr);
     accountId = created.json.id;
@@ -183,10 +187,13 @@ describe('pigeon command line', () => {
     assert.ok(!res.stdout.includes('secretpw'));
   });
 
-  test('migrate', async () => {
+  test('migrate, once applied, says that nothing was pending', async () => {
     const res = await pigeon('migrate', '--json');
     assert.equal(res.code, 0, res.stderr);
     assert.deepEqual(res.json, { applied: [] });
+    const text = await pigeon('migrate');
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /Nothing to apply: the database is up to date/);
   });
 
   test('account create, show, list, suspend, resume; credits add', async () => {

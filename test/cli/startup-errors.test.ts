@@ -9,6 +9,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { loadConfig } from '../../src/config/config.ts';
 import { startupProblems } from '../../src/config/startup-checks.ts';
 
@@ -93,6 +94,25 @@ describe('start-up errors name the setting at fault', () => {
     const typo = await pigeon(['account', 'list'], { DATABASE_URL: `sqlite:${join(dir, 'pigoen.db')}` });
     assertExplained(typo, 'DATABASE_URL', 2);
     assert.ok(!existsSync(join(dir, 'pigoen.db')));
+  });
+
+  test('a command other than serve and migrate never migrates: it refuses a database that lacks migrations', async () => {
+    // A SQLite file that exists but has no migrations applied (an empty database).
+    const path = join(dir, 'unmigrated.db');
+    new Database(path).close();
+    const res = await pigeon(['account', 'list'], { DATABASE_URL: `sqlite:${path}` });
+    assertExplained(res, 'DATABASE_URL', 1);
+    assert.match(res.stderr, /lacks migrations/);
+    assert.match(res.stderr, /pigeon migrate/);
+    const db = new Database(path, { readonly: true });
+    const tables = db.prepare("select name from sqlite_master where type = 'table'").all();
+    db.close();
+    assert.deepEqual(tables, [], 'nothing was migrated');
+    // pigeon migrate applies them; then the command runs.
+    assert.equal((await pigeon(['migrate'], { DATABASE_URL: `sqlite:${path}` })).code, 0);
+    const listed = await pigeon(['account', 'list', '--json'], { DATABASE_URL: `sqlite:${path}` });
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.deepEqual(JSON.parse(listed.stdout), { data: [] });
   });
 
   test('--json gives one JSON object with every problem', async () => {

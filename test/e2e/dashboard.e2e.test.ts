@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { waitFor } from '../helpers/wait-for.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = 'test-results/dashboard';
@@ -33,16 +34,14 @@ function freePort(): Promise<number> {
 }
 
 async function waitUntilUp(url: string, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    if (child.exitCode !== null) throw new Error(`pigeon serve exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('pigeon serve did not come up');
+  await waitFor(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`pigeon serve exited with ${child.exitCode}`);
+      // Not listening yet: try again.
+      return (await fetch(url).catch(() => null))?.ok;
+    },
+    { timeout: 30_000, interval: 50, message: 'pigeon serve to come up' },
+  );
 }
 
 /** Every form control has an accessible name: a <label for>, a wrapping label, aria-label or aria-labelledby. */
@@ -227,10 +226,14 @@ describe('dashboard in a browser', () => {
 
     // Both mails are in the outbox (no SMTP_URL); the worker marks them held.
     await ops.getByRole('link', { name: 'Mail outbox' }).click();
-    for (let i = 0; i < 100 && (await ops.locator('.badge-held').count()) < 2; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      await ops.reload();
-    }
+    await waitFor(
+      async () => {
+        if ((await ops.locator('.badge-held').count()) >= 2) return true;
+        await ops.reload();
+        return false;
+      },
+      { timeout: 10_000, interval: 50, message: 'both mails held in the outbox' },
+    );
     const outbox = (await ops.locator('main').textContent()) ?? '';
     assert.match(outbox, /Sender ID AcmeShop approved/);
     assert.match(outbox, /Sender ID TrustMeBnk rejected/);
@@ -251,12 +254,15 @@ describe('dashboard in a browser', () => {
     assert.equal(sent.status, 200, await sent.clone().text());
     const messageId = ((await sent.json()) as { message_id: string }).message_id;
     await page.getByRole('link', { name: 'Messages' }).click();
-    let row = page.locator('tr', { hasText: messageId });
-    for (let i = 0; i < 100 && (await row.locator('.badge').textContent()) !== 'Delivered'; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      await page.reload();
-      row = page.locator('tr', { hasText: messageId });
-    }
+    const row = page.locator('tr', { hasText: messageId });
+    await waitFor(
+      async () => {
+        if ((await row.locator('.badge').textContent()) === 'Delivered') return true;
+        await page.reload();
+        return false;
+      },
+      { timeout: 10_000, interval: 50, message: 'the message shown as delivered' },
+    );
     assert.equal(await row.locator('.badge').textContent(), 'Delivered');
     await page.getByLabel('Status').selectOption('failed');
     await page.getByRole('button', { name: 'Filter' }).click();

@@ -21,6 +21,7 @@ import { approveSenderId, registerSenderId } from '../../src/services/sender-ids
 import { simulatedOutcome } from '../../src/carriers/simulator/simulator-carrier.ts';
 import type { Context } from '../../src/services/context.ts';
 import { freePort, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 import { processDatabase, serviceContext, TEST_DATABASE_URL, waitForEmptyQueues } from '../helpers/test-store.ts';
 
 const TOTAL = 20_000;
@@ -93,11 +94,34 @@ describe('two API and two worker processes on PostgreSQL', { skip }, () => {
       return res.json() as Promise<any>;
     };
 
+    // The kill must hit a worker holding claimed work. The other worker is paused (SIGSTOP), so
+    // every dispatch claim made meanwhile is the doomed worker's; once it holds some, it is killed.
+    // Claimed jobs of the dead worker that are still in the table afterwards (the other is still
+    // paused, and a finished job is deleted) are the messages it held.
     let killed = false;
+    let held: { id: string; ref: string }[] = [];
+    const leased = () =>
+      store.db
+        .selectFrom('jobs')
+        .select(['id', 'ref', 'attempts'])
+        .where('queue', '=', 'dispatch')
+        .where('attempts', '>', 0)
+        .where('run_at', '>', Date.now())
+        .execute();
     const killOne = async () => {
       if (killed) return;
       killed = true;
-      await workers[0]!.kill('SIGKILL');
+      workers[1]!.child.kill('SIGSTOP');
+      try {
+        const before = new Set((await leased()).map((j) => `${j.id}:${j.attempts}`));
+        const claimedByDoomed = async () => (await leased()).filter((j) => !before.has(`${j.id}:${j.attempts}`));
+        await waitFor(async () => (await claimedByDoomed()).length > 0, { timeout: 30_000, interval: 5, message: 'the worker to be killed to claim dispatch jobs' });
+        await workers[0]!.kill('SIGKILL');
+        held = await claimedByDoomed();
+      } finally {
+        workers[1]!.child.kill('SIGCONT');
+      }
+      assert.ok(held.length > 0, 'the killed worker held claimed dispatch jobs when it died');
     };
 
     // Bulk: 16 campaigns of 1,000, alternating API processes and accounts, two at a time.
@@ -160,6 +184,17 @@ describe('two API and two worker processes on PostgreSQL', { skip }, () => {
     const killedSaw = new Set(existsSync(logs[0]!) ? readFileSync(logs[0]!, 'utf8').split('\n').filter(Boolean) : []);
     for (const [id, n] of seen) if (n > 1) assert.ok(killedSaw.has(id), `${id} was submitted twice without the killed worker`);
     assert.ok(duplicates <= 500, `${duplicates} duplicates: at most one claimed batch (500) can be repeated`);
+    // The messages the killed worker held when it died were finished by the other worker, once:
+    // each reached the carrier (a second time only if the killed worker had submitted it before
+    // dying), and its job is gone.
+    assert.ok(held.length > 0);
+    const left = await store.db.selectFrom('jobs').select('id').where('id', 'in', held.map((j) => j.id)).execute();
+    assert.deepEqual(left, [], 'the held jobs were finished');
+    for (const { ref } of held) {
+      const n = seen.get(ref) ?? 0;
+      assert.ok(n === 1 || (n === 2 && killedSaw.has(ref)), `${ref}, held by the killed worker, submitted ${n} times`);
+    }
+    console.log(`# the killed worker held ${held.length} claimed messages`);
     console.log(`# submissions: ${[...seen.values()].reduce((a, b) => a + b, 0)} for ${TOTAL} messages; ${duplicates} repeated after the kill`);
 
     // 3. Balances: top-ups minus debits plus refunds, equal to the ledger.

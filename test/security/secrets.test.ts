@@ -1,8 +1,10 @@
 /**
  * Secrets stay secret: a real `pigeon serve` at LOG_LEVEL=trace goes through a full flow (sends,
  * bulk, idempotency, Sender IDs, reports, bad keys, the key in places it does not belong, owner
- * sign-up and login, password change, operator login and a wrong password), and then neither its
- * log output nor any row of any table holds an API key, a password or the webhook secret in clear.
+ * sign-up and login, password change, operator login and a wrong password, webhooks signed and
+ * delivered to a real HTTPS receiver on 127.0.0.1, one refused and retried), and then neither its
+ * log output nor any row of any table holds an API key, a password or the webhook signing secret
+ * in clear.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,8 +16,11 @@ import { createAccount } from '../../src/services/accounts/accounts.ts';
 import { createApiKey } from '../../src/services/keys/api-keys.ts';
 import { createOperator } from '../../src/services/auth/operators.ts';
 import { approveSenderId, registerSenderId } from '../../src/services/sender-ids/sender-ids.ts';
+import { verifyWebhookSignature } from '../../src/domain/webhook-signature.ts';
 import { freePort, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
-import { processDatabase, serviceContext, testDialect } from '../helpers/test-store.ts';
+import { processDatabase, serviceContext, testDialect, waitForEmptyQueues } from '../helpers/test-store.ts';
+import { waitFor } from '../helpers/wait-for.ts';
+import { makeTestCa, startReceiver, type Receiver, type TestCa } from '../api/webhooks-receiver.ts';
 
 const OPERATOR_PASSWORD = 'operator-Secret-4f9c1e';
 const OWNER_PASSWORD = 'owner-Secret-8d2b7a';
@@ -59,13 +64,20 @@ describe(`secrets in logs, errors and the database (${testDialect})`, () => {
   const databaseUrl = database.url;
   let server: PigeonProcess | null = null;
   let store: Store;
+  let ca: TestCa;
+  let receiver: Receiver;
 
   before(async () => {
     store = await database.open();
+    ca = makeTestCa();
+    // /hook answers 200; /flaky refuses its first attempt (500), so a failed attempt is logged too.
+    receiver = await startReceiver(ca, (path, seen) => ({ status: path === '/flaky' && seen === 0 ? 500 : 200 }));
   });
 
   after(async () => {
     await server?.kill();
+    await receiver?.close();
+    ca?.cleanup();
     await database.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -80,7 +92,16 @@ describe(`secrets in logs, errors and the database (${testDialect})`, () => {
     const webhookSecret = (await store.db.selectFrom('accounts').select('webhook_secret').where('id', '=', account.id).executeTakeFirstOrThrow()).webhook_secret;
 
     const port = await freePort();
-    server = await startPigeon(['serve'], { DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'trace', SIM_DELIVERY_DELAY_MS: '50' });
+    // The receiver's test CA is trusted the way an operator trusts one, and loopback is allowed.
+    server = await startPigeon(['serve'], {
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      LOG_LEVEL: 'trace',
+      SIM_DELIVERY_DELAY_MS: '50',
+      NODE_EXTRA_CA_CERTS: ca.caFile,
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_RETRY_DELAYS_MS: '0,50',
+    });
     const base = `http://127.0.0.1:${port}`;
     const api = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
       const res = await fetch(base + path, {
@@ -98,7 +119,8 @@ describe(`secrets in logs, errors and the database (${testDialect})`, () => {
     };
 
     // The API, with callbacks, idempotency and errors.
-    assert.equal((await call('POST', '/v1/sms/send', { to: '+447911123456', from: 'Acme', message: 'Hello there', callback_url: 'https://hooks.invalid/x' })).status, 200);
+    assert.equal((await call('POST', '/v1/sms/send', { to: '+447911123456', from: 'Acme', message: 'Hello there', callback_url: receiver.url('/hook') })).status, 200);
+    assert.equal((await call('POST', '/v1/sms/send', { to: '+447911121111', from: 'Acme', message: 'Flaky', callback_url: receiver.url('/flaky') })).status, 200);
     assert.equal((await call('POST', '/v1/sms/send', { to: '+447911123456', from: 'Acme', message: 'Once' }, { 'idempotency-key': 'secret-flow-1' })).status, 200);
     assert.equal((await call('POST', '/v1/sms/send', { to: '+447911123456', from: 'Acme', message: 'Once' }, { 'idempotency-key': 'secret-flow-1' })).status, 200);
     assert.equal((await call('POST', '/v1/sms/bulk', { from: 'Acme', messages: [{ to: '+447911123456', message: 'A' }, { to: '+15005550006', message: 'B' }] })).status, 200);
@@ -131,12 +153,29 @@ describe(`secrets in logs, errors and the database (${testDialect})`, () => {
     assert.equal((await operator.submit('/operator/login', '/operator/login', { email: 'ops@example.com', password: OPERATOR_PASSWORD })).status, 303);
     answers.push((await operator.request('GET', '/operator/accounts')).body);
 
-    // Let the workers dispatch and receive, then stop.
-    await new Promise((r) => setTimeout(r, 1500));
+    // The webhooks arrive, each signed with the account's secret: sms.sent and sms.delivered on
+    // /hook; sms.sent on /flaky (its number gets no receipt), refused once and then taken.
+    const deliveries = await waitFor(
+      () => {
+        const hook = receiver.received.filter((r) => r.path === '/hook');
+        const flaky = receiver.received.filter((r) => r.path === '/flaky');
+        return hook.length >= 2 && flaky.length >= 2 && [...hook, ...flaky];
+      },
+      { timeout: 30_000, message: () => `the webhooks (received ${receiver.received.map((r) => r.path).join(', ') || 'none'})` },
+    );
+    assert.deepEqual(deliveries.map((r) => JSON.parse(r.body).event).sort(), ['sms.delivered', 'sms.sent', 'sms.sent', 'sms.sent']);
+    for (const r of deliveries) {
+      const header = String(r.headers['x-pigeon-signature']);
+      assert.ok(verifyWebhookSignature(r.body, header, webhookSecret, { nowSeconds: Math.floor(Date.now() / 1000) }), `a valid signature: ${header}`);
+      assert.ok(!JSON.stringify(r.headers).includes(webhookSecret), 'the secret itself is not sent');
+    }
+    // Let the workers finish dispatching and receiving, then stop.
+    await waitForEmptyQueues(store, 30_000, () => server!.output().slice(-2000));
     assert.equal(await server.stop(), 0, server.output().slice(-3000));
     const log = server.output();
     server = null;
     assert.match(log, /"msg":"pigeon stopped"/, 'the whole run was logged');
+    assert.match(log, /webhook attempt failed: HTTP 500/, 'the refused attempt was logged');
 
     const secrets = { key, 'key body': key.slice(8), OPERATOR_PASSWORD, OWNER_PASSWORD, OWNER_NEW_PASSWORD, webhookSecret };
     for (const [name, secret] of Object.entries(secrets)) assert.ok(!log.includes(secret), `the log holds the ${name}`);

@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { createServer, type Socket } from 'node:net';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import { loadConfig } from '../../src/config/config.ts';
 import { SmppCarrier } from '../../src/carriers/smpp/smpp-carrier.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 
 test('an SMSC that accepts the connection but never answers the bind is dropped and retried', async () => {
   const sockets: Socket[] = [];
@@ -25,7 +25,7 @@ test('an SMSC that accepts the connection but never answers the bind is dropped 
   const carrier = new SmppCarrier(config.smpp, pino({ level: 'silent' }), Date.now);
   carrier.start();
   try {
-    for (let i = 0; i < 300 && sockets.length < 2; i++) await sleep(10);
+    await waitFor(() => sockets.length >= 2, { timeout: 3000, message: 'a second connection after the silent one was dropped' });
     assert.ok(sockets.length >= 2, 'connected again after the silent one was dropped');
     assert.equal(carrier.status().ready, false);
     assert.match(carrier.status().detail, /not bound within 100 ms/);

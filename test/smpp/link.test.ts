@@ -4,6 +4,7 @@ import { decodeGsm7 } from '../../src/carriers/smpp/gsm7.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { TestSmsc } from './smsc.ts';
 import { smppPigeon, type SmppPigeon } from './pigeon-smpp.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 
 describe('SMPP: throttling, dropped links, binds', () => {
   let smsc: TestSmsc;
@@ -55,8 +56,12 @@ describe('SMPP: throttling, dropped links, binds', () => {
     for (let i = 0; i < 8; i++) ids.push(await p.send(key, `+4479115000${String(i).padStart(2, '0')}`, `window ${i}`));
     const draining = p.workers.drain();
     // Wait without draining again: a second drain beside this one would claim and submit on its own.
-    for (const until = Date.now() + 5000; smsc.submits.length < 5 && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 5));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Five sent and unanswered, the SMSC has them, and the link holds the next one back.
+    const link = p.carrier.links[0]!;
+    await waitFor(() => smsc.submits.length === 5 && link.awaitingResponse === 5 && link.queued > 0, {
+      timeout: 5000,
+      message: () => `five submits in the window and more queued (SMSC has ${smsc.submits.length}, ${link.awaitingResponse} unanswered, ${link.queued} queued)`,
+    });
     assert.equal(smsc.submits.length, 5, 'the sixth waits for an answer');
     smsc.release();
     await draining;

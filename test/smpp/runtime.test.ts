@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import type { SmppCarrier } from '../../src/carriers/smpp/smpp-carrier.ts';
 import { start } from '../../src/runtime.ts';
 import { TestSmsc } from './smsc.ts';
 
@@ -32,14 +32,18 @@ test('only a process with workers binds: serve --no-workers never connects to th
     assert.match(api.carrier.status().detail, /only in processes that run workers/);
     const ready = await api.app!.inject({ method: 'GET', url: '/ready' });
     assert.equal(ready.statusCode, 200);
-    await sleep(50);
+    // Its links were never started: no socket, so no bind can come later either.
+    assert.deepEqual(
+      (api.carrier as SmppCarrier).links.map((l) => l.state),
+      ['idle'],
+    );
     assert.equal(smsc.binds, 0);
   } finally {
     await api.stop();
   }
   const worker = await start({ api: false, workers: true, env });
   try {
-    for (let i = 0; i < 200 && !worker.carrier.status().ready; i++) await sleep(10);
+    await (worker.carrier as SmppCarrier).whenBound();
     assert.equal(smsc.binds, 1);
     assert.match(worker.carrier.status().detail, /1 route\(s\) bound/);
   } finally {

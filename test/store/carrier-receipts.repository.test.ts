@@ -100,8 +100,8 @@ forEachDialect((dialect, open) => {
     );
     // Due but not yet claimed: no submit can be on its way.
     assert.equal(await oldestDispatchClaim(store.db, NOW, lease), null);
-    await claimJobs(store.db, dialect, 'dispatch', 10, NOW, lease);
-    await claimJobs(store.db, dialect, 'receipt', 10, NOW + 5, lease);
+    await claimJobs(store.db, 'dispatch', 10, NOW, lease);
+    await claimJobs(store.db, 'receipt', 10, NOW + 5, lease);
     assert.equal(await oldestDispatchClaim(store.db, NOW + 1, lease), NOW);
   });
 });

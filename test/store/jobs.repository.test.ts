@@ -25,21 +25,21 @@ forEachDialect((dialect, open) => {
       ],
       NOW - 100,
     );
-    const claimed = await claimJobs(store.db, dialect, 'dispatch', 2, NOW, LEASE);
+    const claimed = await claimJobs(store.db, 'dispatch', 2, NOW, LEASE);
     assert.deepEqual(claimed.map((j) => j.ref).sort(), ['msg_a', 'msg_b']);
     for (const job of claimed) {
       assert.equal(job.run_at, NOW + LEASE);
       assert.equal(job.attempts, 1);
     }
     // Claimed work is leased: a second claim gets only what is left and due.
-    const next = await claimJobs(store.db, dialect, 'dispatch', 10, NOW, LEASE);
+    const next = await claimJobs(store.db, 'dispatch', 10, NOW, LEASE);
     assert.deepEqual(
       next.map((j) => [j.ref, j.payload]),
       [['msg_c', JSON.stringify({ part: 2 })]],
     );
-    assert.deepEqual(await claimJobs(store.db, dialect, 'dispatch', 10, NOW, LEASE), []);
+    assert.deepEqual(await claimJobs(store.db, 'dispatch', 10, NOW, LEASE), []);
     // When the lease runs out, the job is due again and counts another attempt.
-    const again = await claimJobs(store.db, dialect, 'dispatch', 10, NOW + LEASE, LEASE);
+    const again = await claimJobs(store.db, 'dispatch', 10, NOW + LEASE, LEASE);
     assert.deepEqual(again.map((j) => [j.ref, j.attempts]).sort(), [
       ['msg_a', 2],
       ['msg_b', 2],
@@ -52,7 +52,7 @@ forEachDialect((dialect, open) => {
   test('settled jobs are deleted, rescheduled or released', async () => {
     const store = await open();
     await enqueueJobs(store.db, ['a', 'b', 'c', 'd'].map((ref) => ({ queue: 'webhook' as const, ref, runAt: NOW })), NOW);
-    const claimed = await claimJobs(store.db, dialect, 'webhook', 10, NOW, LEASE);
+    const claimed = await claimJobs(store.db, 'webhook', 10, NOW, LEASE);
     const id = (ref: string) => claimed.find((j) => j.ref === ref)!.id;
     await deleteJobs(store.db, [id('a'), id('b')]);
     await rescheduleJob(store.db, id('c'), NOW + 5000);
@@ -86,7 +86,7 @@ forEachDialect((dialect, open) => {
       try {
         // Without SKIP LOCKED the claim would wait for the holder, which waits for the claim.
         const waited = new Promise<'waited'>((resolve) => (timer = setTimeout(() => resolve('waited'), 10_000)));
-        const claimed = await Promise.race([claimJobs(store.db, dialect, 'dispatch', 10, NOW, LEASE), waited]);
+        const claimed = await Promise.race([claimJobs(store.db, 'dispatch', 10, NOW, LEASE), waited]);
         assert.notEqual(claimed, 'waited', 'the claim waited for the locked jobs');
         assert.deepEqual(
           (claimed as { ref: string }[]).map((j) => j.ref),
@@ -98,7 +98,7 @@ forEachDialect((dialect, open) => {
         await holder;
       }
       assert.deepEqual(
-        (await claimJobs(store.db, dialect, 'dispatch', 10, NOW, LEASE)).map((j) => j.ref).sort(),
+        (await claimJobs(store.db, 'dispatch', 10, NOW, LEASE)).map((j) => j.ref).sort(),
         ['a', 'b'],
       );
     });

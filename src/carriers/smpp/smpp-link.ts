@@ -97,6 +97,16 @@ export class SmppLink {
     return this.#reconnectTimer ? Math.max(0, this.#nextAttemptAt - Date.now()) : 0;
   }
 
+  /** Submits queued here, waiting for room in the window (or for the throttle). */
+  get queued(): number {
+    return this.#queue.length;
+  }
+
+  /** Submits sent and not yet answered: at most the window. */
+  get awaitingResponse(): number {
+    return this.#outstanding.size;
+  }
+
   /** Resolves once bound (or at once if already). For tests and the benchmark. */
   whenBound(): Promise<void> {
     if (this.bound) return Promise.resolve();

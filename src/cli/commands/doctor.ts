@@ -6,8 +6,7 @@ import pino from 'pino';
 import { ConfigError, loadConfig, maskUrlPassword, type Config } from '../../config/config.ts';
 import { checkDatabaseLocation, startupProblems } from '../../config/startup-checks.ts';
 import { createCarrier } from '../../carriers/create-carrier.ts';
-import { openStore, ping, type Store } from '../../store/connect.ts';
-import { migrationsCurrent } from '../../store/migrate.ts';
+import { probeDatabase, type DatabaseProbe } from '../../services/database.ts';
 import { systemClock } from '../../util/ids.ts';
 import type { Command } from '../command.ts';
 
@@ -35,16 +34,16 @@ function explain(err: unknown, config: Config): string {
   return maskUrlPassword((err as Error)?.message ?? String(err));
 }
 
-async function checkDatabase(config: Config): Promise<{ checks: Check[]; store: Store | null }> {
+async function checkDatabase(config: Config): Promise<{ checks: Check[]; store: DatabaseProbe | null }> {
   const where = maskUrlPassword(config.databaseUrl);
   try {
     checkDatabaseLocation(config.databaseUrl, false);
   } catch (err) {
     return { checks: [{ name: 'database', ok: false, detail: explain(err, config) }], store: null };
   }
-  const store = openStore(config.databaseUrl);
+  const store = probeDatabase(config.databaseUrl);
   try {
-    await withTimeout(ping(store), TIMEOUT_MS, 'the database');
+    await withTimeout(store.ping(), TIMEOUT_MS, 'the database');
   } catch (err) {
     await store.close().catch(() => {});
     return { checks: [{ name: 'database', ok: false, detail: `${where}: ${explain(err, config)}` }], store: null };
@@ -52,9 +51,9 @@ async function checkDatabase(config: Config): Promise<{ checks: Check[]; store: 
   return { checks: [{ name: 'database', ok: true, detail: `${where} (${store.dialect}) answers` }], store };
 }
 
-async function checkMigrations(store: Store): Promise<Check> {
+async function checkMigrations(store: DatabaseProbe): Promise<Check> {
   try {
-    return (await migrationsCurrent(store.db))
+    return (await store.migrationsCurrent())
       ? { name: 'migrations', ok: true, detail: 'every migration is applied' }
       : { name: 'migrations', ok: false, detail: 'migrations are pending: run `pigeon migrate` (or start `pigeon serve`, which applies them)' };
   } catch (err) {

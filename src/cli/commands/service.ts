@@ -1,5 +1,5 @@
 import { start } from '../../runtime.ts';
-import { migrateToLatest } from '../../store/migrate.ts';
+import { migrateDatabase } from '../../services/database.ts';
 import type { Command } from '../command.ts';
 import { configOrFail, whileStarting } from '../startup.ts';
 
@@ -51,9 +51,10 @@ export const serviceCommands: Record<string, Command> = {
     usage: 'migrate',
     description: 'Create the database if there is none and apply the migrations it lacks.',
     createsDatabase: true,
+    migrates: true,
     async run(ctx, _args, out) {
-      const applied = await migrateToLatest(ctx.store.db);
-      out.print({ applied }, applied.length ? `Applied ${applied.join(', ')}.` : 'The database is up to date.');
+      const applied = await migrateDatabase(ctx);
+      out.print({ applied }, applied.length ? `Applied ${applied.join(', ')}.` : 'Nothing to apply: the database is up to date.');
     },
   },
 };

@@ -16,7 +16,14 @@ import { html } from '../html.ts';
 import { assetRoutes } from './assets.ts';
 import { page } from './layout.ts';
 import { operatorPages } from './operator-pages.ts';
-import { ownerPages } from './owner-pages.ts';
+import { authPages } from './owner/auth-pages.ts';
+import { creditPages } from './owner/credits-pages.ts';
+import { keysPages } from './owner/keys-pages.ts';
+import { messagePages } from './owner/messages-pages.ts';
+import { ownerPages, type OwnerPageGroup } from './owner/owner-area.ts';
+import { overviewPages } from './owner/overview-pages.ts';
+import { senderIdPages } from './owner/sender-ids-pages.ts';
+import { settingsPages } from './owner/settings-pages.ts';
 
 const SECURITY_HEADERS = {
   'content-security-policy': "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
@@ -24,6 +31,9 @@ const SECURITY_HEADERS = {
   'referrer-policy': 'same-origin',
   'x-content-type-options': 'nosniff',
 };
+
+/** The page groups of the owner's area, each a module of ./owner/ (a new group is one more entry). */
+const OWNER_PAGE_GROUPS: readonly OwnerPageGroup[] = [authPages, overviewPages, keysPages, settingsPages, senderIdPages, messagePages, creditPages];
 
 export function dashboardRoutes(ctx: Context) {
   return async (app: FastifyInstance) => {
@@ -69,7 +79,7 @@ export function dashboardRoutes(ctx: Context) {
     });
 
     assetRoutes(app);
-    await app.register(ownerPages(ctx), { prefix: '/dashboard' });
+    await app.register(ownerPages(ctx, OWNER_PAGE_GROUPS), { prefix: '/dashboard' });
     await app.register(operatorPages(ctx), { prefix: '/operator' });
   };
 }

@@ -16,7 +16,7 @@ import { approveSenderId, rejectSenderId, requestSenderIdInfo, reviewQueuePage }
 import { endSession, type Session } from '../../services/auth/sessions.ts';
 import { html, type Html } from '../html.ts';
 import { alert, csrfField, formatBytes, page, statusBadge, table, when } from './layout.ts';
-import { sendDocument } from './owner-pages.ts';
+import { sendDocument } from './send-document.ts';
 import { clearSessionCookie, field, loginHandler, preLoginToken, seeOther, sessionGuard } from './session-guard.ts';
 
 declare module 'fastify' {

@@ -6,6 +6,7 @@
  */
 import { createRequire } from 'node:module';
 import type { Transporter } from 'nodemailer';
+import { retryDelay, schedule, type RetryPolicy } from '../../domain/retry-policy.ts';
 import type { JobsTable, MailOutboxTable, SenderIdsTable } from '../../store/database.ts';
 import { deleteJobs, enqueueJobs, rescheduleJob } from '../../store/repositories/jobs.repository.ts';
 import { findMail, insertMails, listMails, updateMail } from '../../store/repositories/mail-outbox.repository.ts';
@@ -16,6 +17,8 @@ import { onSenderIdReview } from '../sender-ids/sender-ids.ts';
 
 /** Waits before each retry; after the last, the mail is marked `failed`. */
 export const MAIL_RETRY_DELAYS_MS = [30_000, 120_000, 600_000, 1_800_000, 7_200_000];
+/** The mail's retry policy: sent at once, then the waits above, exact. */
+const MAIL_RETRY: RetryPolicy = schedule([0, ...MAIL_RETRY_DELAYS_MS]);
 
 /** A mail of the outbox, as the operator console shows it. */
 export type OutboxMail = MailOutboxTable;
@@ -80,10 +83,10 @@ export async function sendMailJobs(ctx: Context, jobs: JobsTable[]): Promise<voi
       await deleteJobs(ctx.store.db, [job.id]);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      const delay = MAIL_RETRY_DELAYS_MS[attempts - 1];
-      const status = delay === undefined ? 'failed' : 'queued';
+      const delay = retryDelay(MAIL_RETRY, attempts);
+      const status = delay === null ? 'failed' : 'queued';
       await updateMail(ctx.store.db, mail.id, { status, attempts, last_error: message.slice(0, 500) });
-      if (delay === undefined) await deleteJobs(ctx.store.db, [job.id]);
+      if (delay === null) await deleteJobs(ctx.store.db, [job.id]);
       else await rescheduleJob(ctx.store.db, job.id, ctx.clock() + delay);
       ctx.log.warn({ mailId: mail.id, attempts, err: message }, status === 'failed' ? 'mail failed for good' : 'mail failed; will retry');
     }

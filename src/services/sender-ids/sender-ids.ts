@@ -30,6 +30,11 @@ function reservedNames(ctx: Context): readonly string[] {
     : [...DEFAULT_RESERVED_SENDER_NAMES, ...ctx.config.reservedSenderNames];
 }
 
+/** Whether a name may be registered on this installation: the naming rules and its reserved names. */
+export function checkNewSenderIdName(ctx: Context, name: string): ReturnType<typeof checkSenderIdName> {
+  return checkSenderIdName(name, reservedNames(ctx));
+}
+
 /**
  * Registers a Sender ID as `pending`, with its verification documents if any, all or nothing.
  * Refused with `quota_exceeded` when the account already has as many pending Sender IDs as its
@@ -43,7 +48,7 @@ export async function registerSenderId(
   name: string,
   documents: { filename: string; bytes: Buffer }[] = [],
 ): Promise<SenderId> {
-  const check = checkSenderIdName(name, reservedNames(ctx));
+  const check = checkNewSenderIdName(ctx, name);
   if (!check.ok) throw new AppError(check.code, check.reason);
   for (const d of documents) checkDocument(d);
   const now = ctx.clock();

@@ -6,6 +6,7 @@
  * The schedule lives in the database (the job's `run_at`), never in a timer, so it survives a
  * restart of the process and is shared by any number of workers.
  */
+import { retryDelay, schedule, type RetryPolicy } from '../../domain/retry-policy.ts';
 import { AppError } from '../../errors/catalogue.ts';
 import type { AccountsTable, JobsTable, WebhookAttemptsTable, WebhookEventsTable, WebhookEventStatus } from '../../store/database.ts';
 import { deleteJobs, enqueueJobs, rescheduleJob } from '../../store/repositories/jobs.repository.ts';
@@ -100,11 +101,11 @@ export interface AttemptResult {
 }
 
 /**
- * The wait before the attempt after attempt number `made` (1-based), or null when `made` was the
- * last one. `delays[i]` is the wait before attempt i+1, counted from attempt i (DECISIONS.md §4).
+ * The retry policy of webhook attempts: `WEBHOOK_RETRY_DELAYS_MS` as an exact schedule, no jitter
+ * (DECISIONS.md §4: `delays[i]` is the wait before attempt i+1, counted from attempt i).
  */
-export function nextDelayMs(delays: readonly number[], made: number): number | null {
-  return made < delays.length ? delays[made]! : null;
+export function webhookRetryPolicy(delays: readonly number[]): RetryPolicy {
+  return schedule(delays);
 }
 
 /**
@@ -114,7 +115,7 @@ export function nextDelayMs(delays: readonly number[], made: number): number | n
  */
 export async function recordAttempts(ctx: Context, results: AttemptResult[]): Promise<void> {
   if (results.length === 0) return;
-  const delays = ctx.config.webhook.retryDelaysMs;
+  const policy = webhookRetryPolicy(ctx.config.webhook.retryDelaysMs);
   await ctx.store.db.transaction().execute(async (trx) => {
     const attempts: WebhookAttemptsTable[] = [];
     const done: string[] = [];
@@ -130,7 +131,7 @@ export async function recordAttempts(ctx: Context, results: AttemptResult[]): Pr
         error: outcome.error,
         latency_ms: outcome.latencyMs,
       });
-      const delay = outcome.ok || delivery.manual ? null : nextDelayMs(delays, attempt);
+      const delay = outcome.ok || delivery.manual ? null : retryDelay(policy, attempt);
       const status: WebhookEventStatus = outcome.ok ? 'delivered' : delay === null ? 'undelivered' : 'pending';
       await setWebhookEventAttempted(trx, event.id, { status, attempts: attempt, lastError: outcome.ok ? null : outcome.error, updatedAt: attemptedAt });
       if (delay === null) done.push(delivery.jobId);

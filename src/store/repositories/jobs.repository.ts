@@ -5,7 +5,8 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database, JobQueue, JobsTable } from '../database.ts';
-import type { DialectName, Executor } from '../connect.ts';
+import type { Executor } from '../connect.ts';
+import { dialectOf } from '../dialect.ts';
 import { newId } from '../../util/ids.ts';
 import { chunked } from '../chunk.ts';
 import { insertRows } from '../insert-rows.ts';
@@ -37,14 +38,8 @@ export async function enqueueJobs(db: Executor, jobs: NewJob[], now: number): Pr
  * concurrent workers claim disjoint batches without waiting on each other; SQLite has one writer
  * at a time, so the plain subquery is already atomic there.
  */
-export async function claimJobs(
-  db: Kysely<Database>,
-  dialect: DialectName,
-  queue: JobQueue,
-  limit: number,
-  now: number,
-  leaseMs: number,
-): Promise<JobsTable[]> {
+export async function claimJobs(db: Kysely<Database>, queue: JobQueue, limit: number, now: number, leaseMs: number): Promise<JobsTable[]> {
+  const dialect = dialectOf(db);
   const due = db
     .selectFrom('jobs')
     .select('id')

@@ -126,7 +126,7 @@ describe('interop (Net::SMPP): decimal ids and receipts that race the commit', (
     const seventeen = await p.send(key, '+447911600017', 'seventeen');
     const dispatching = p.workers.drain();
     await smsc.waitFor((e) => e.ev === 'deliver_sm_resp', 'the receipt to be answered');
-    const receipts = await claimJobs(p.h.ctx.store.db, p.h.ctx.store.dialect, 'receipt', 100, p.h.clock.now(), 60_000);
+    const receipts = await claimJobs(p.h.ctx.store.db, 'receipt', 100, p.h.clock.now(), 60_000);
     assert.equal(receipts.length, 1);
     await applyReceiptJobs(p.h.ctx, receipts);
     assert.equal(await status(p, eleven), 'sent', 'message 11 untouched');
@@ -286,7 +286,7 @@ describe('interop (Net::SMPP): an SMSC that quotes hex ids in decimal in its rec
     await smsc.waitFor((e) => e.ev === 'submit' && e.held === true, 'the held submit');
     await smsc.receipt(smsc.submitsTo('447911900002')[0]!.id!, 'UNDELIV', 'text');
     await smsc.waitFor(() => smsc.count('deliver_sm_resp') >= 2, 'the receipt answered');
-    const receipts = await claimJobs(p.h.ctx.store.db, p.h.ctx.store.dialect, 'receipt', 100, p.h.clock.now(), 60_000);
+    const receipts = await claimJobs(p.h.ctx.store.db, 'receipt', 100, p.h.clock.now(), 60_000);
     await applyReceiptJobs(p.h.ctx, receipts);
     assert.equal(await status(p, c), 'failed', 'applied at once');
     await smsc.command({ cmd: 'release' });

@@ -1,0 +1,87 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { exponential } from '../domain/retry-policy.ts';
+import { waitFor } from '../../test/helpers/wait-for.ts';
+import { WorkerLoop, type StepResult } from './worker-loop.ts';
+
+const silent = pino({ level: 'silent' });
+// An idle wait no test reaches by itself: anything that happens sooner was a wake-up or `more`.
+const LONG = 60_000;
+
+test('steps again at once while there is more, then waits idle until woken', async () => {
+  const results: StepResult[] = [
+    { done: 3, more: true },
+    { done: 3, more: true },
+    { done: 1, more: false },
+  ];
+  let steps = 0;
+  const loop = new WorkerLoop({ name: 't', log: silent, idleMs: LONG, step: async () => results[steps++] ?? { done: 0, more: false } });
+  loop.start();
+  await waitFor(() => steps === 3);
+  // Idle now: nothing runs until a wake-up.
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(steps, 3);
+  loop.wake();
+  await waitFor(() => steps === 4);
+  await loop.stop();
+  assert.equal(loop.running, false);
+});
+
+test('a failed step is logged and retried after the back-off of the retry policy, then the loop goes on', async () => {
+  const errors: unknown[] = [];
+  const log = pino({ level: 'error' }, { write: (line: string) => void errors.push(JSON.parse(line)) });
+  let calls = 0;
+  const loop = new WorkerLoop({
+    name: 'flaky',
+    log,
+    idleMs: LONG,
+    onFailure: exponential({ baseMs: 1, factor: 2, maxMs: 4 }),
+    failureMessage: 'flaky step failed',
+    step: async () => {
+      calls++;
+      if (calls <= 3) throw new Error(`boom ${calls}`);
+      return { done: 1, more: false };
+    },
+  });
+  loop.start();
+  await waitFor(() => calls === 4);
+  await loop.stop();
+  assert.equal(errors.length, 3);
+  assert.deepEqual(
+    errors.map((e) => (e as { msg: string; queue: string }).msg + ' ' + (e as { queue: string }).queue),
+    ['flaky step failed flaky', 'flaky step failed flaky', 'flaky step failed flaky'],
+  );
+});
+
+test('stop() lets the step in hand finish and ends the idle wait at once', async () => {
+  let release!: () => void;
+  let finished = false;
+  const loop = new WorkerLoop({
+    name: 't',
+    log: silent,
+    idleMs: LONG,
+    step: async () => {
+      await new Promise<void>((resolve) => (release = resolve));
+      finished = true;
+      return { done: 1, more: false };
+    },
+  });
+  loop.start();
+  await waitFor(() => release !== undefined);
+  const stopped = loop.stop();
+  release();
+  await stopped;
+  assert.equal(finished, true);
+});
+
+test('startIdle waits before the first step; drain() steps until one handles nothing', async () => {
+  let steps = 0;
+  const loop = new WorkerLoop({ name: 't', log: silent, idleMs: LONG, startIdle: true, holdsProcess: false, step: async () => ({ done: steps++ < 2 ? 5 : 0, more: false }) });
+  loop.start();
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(steps, 0, 'no step before the first idle wait');
+  assert.equal(await loop.drain(), 10);
+  assert.equal(steps, 3);
+  await loop.stop();
+});

@@ -1,0 +1,120 @@
+/**
+ * The one worker loop: run a step (claim a batch, run it, settle), again at once while there is
+ * more, otherwise wait for the idle interval or a wake-up; after a failure, back off by a retry
+ * policy (src/domain/retry-policy.ts); stop cleanly, letting the step in hand finish. Every
+ * background loop of a process is one of these: the job queues (queue-worker.ts: dispatch,
+ * receipts, mail), the webhook sender (webhook-worker.ts) and the sweepers (expiry, idempotency
+ * keys). A new worker is a step given to this loop.
+ *
+ * The one loop that is not: SQLite's WAL checkpointer (src/store/checkpoint-worker.mjs) runs on a
+ * thread of its own, with its own connection and timer, so that its copying and fsync never run
+ * on the event loop; it does no claimed work and has nothing to settle or back off.
+ */
+import type { Logger } from 'pino';
+import { exponential, retryDelay, type RetryPolicy } from '../domain/retry-policy.ts';
+
+export interface StepResult {
+  /** Items handled (jobs claimed, rows swept): drain() stops at a step that handled none. */
+  done: number;
+  /** Run the next step at once rather than after the idle wait. */
+  more: boolean;
+}
+
+export interface WorkerLoopOptions {
+  /** Names the loop in the log (`queue`). */
+  name: string;
+  log: Logger;
+  /** The work: one claim-run-settle round. A throw counts as a failed step. */
+  step: () => Promise<StepResult>;
+  /** The wait when a step found nothing more to do. */
+  idleMs: number;
+  /** The wait after a failed step, by failures in a row; never gives up. */
+  onFailure?: RetryPolicy;
+  /** What the log says when a step fails. */
+  failureMessage?: string;
+  /** Start with the idle wait (a sweep on a schedule) instead of a step. */
+  startIdle?: boolean;
+  /** Whether the idle wait keeps the process alive (a sweep on a schedule does not). */
+  holdsProcess?: boolean;
+}
+
+/** A failed step: 200 ms, doubling, at most 5 s. */
+export const STEP_FAILURE_BACKOFF: RetryPolicy = exponential({ baseMs: 200, factor: 2, maxMs: 5000 });
+
+export class WorkerLoop {
+  #running = false;
+  #loop: Promise<void> | null = null;
+  #wake: (() => void) | null = null;
+  #woken = false;
+
+  constructor(private readonly opts: WorkerLoopOptions) {}
+
+  get running(): boolean {
+    return this.#running;
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#loop = this.#run();
+  }
+
+  /** Skips the idle wait: new work was committed in this process. */
+  wake(): void {
+    this.#woken = true;
+    this.#wake?.();
+  }
+
+  /** Lets the step in hand finish, then stops. */
+  async stop(): Promise<void> {
+    this.#running = false;
+    this.#wake?.();
+    await this.#loop;
+  }
+
+  /** Runs steps until one handles nothing (tests, the CLI); returns how many items were handled. */
+  async drain(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const { done } = await this.opts.step();
+      total += done;
+      if (done === 0) return total;
+    }
+  }
+
+  async #run(): Promise<void> {
+    const { log, name, step, idleMs } = this.opts;
+    const backoff = this.opts.onFailure ?? STEP_FAILURE_BACKOFF;
+    let failures = 0;
+    if (this.opts.startIdle) await this.#sleep(idleMs);
+    while (this.#running) {
+      this.#woken = false;
+      let result: StepResult;
+      try {
+        result = await step();
+        failures = 0;
+      } catch (err) {
+        failures++;
+        log.error({ err, queue: name }, this.opts.failureMessage ?? 'job batch failed');
+        await this.#sleep(retryDelay(backoff, failures) ?? idleMs);
+        continue;
+      }
+      if (!result.more && !this.#woken) await this.#sleep(idleMs);
+    }
+  }
+
+  #sleep(ms: number): Promise<void> {
+    if (!this.#running) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      if (this.opts.holdsProcess === false) timer.unref();
+      const self = this;
+      function done() {
+        clearTimeout(timer);
+        self.#wake = null;
+        resolve();
+      }
+      this.#wake = done;
+    });
+  }
+}
