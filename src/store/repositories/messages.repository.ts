@@ -101,6 +101,7 @@ export const REPORT_COLUMNS = [
   'created_at',
   'sent_at',
   'delivered_at',
+  'send_at',
 ] as const;
 export type ReportRow = Pick<MessagesTable, (typeof REPORT_COLUMNS)[number]>;
 
