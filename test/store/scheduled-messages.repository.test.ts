@@ -13,6 +13,7 @@ import {
   countScheduled,
   nextSendAt,
   releaseDueMessages,
+  withdrawDispatch,
 } from '../../src/store/repositories/scheduled-messages.repository.ts';
 import { forEachDialect } from '../helpers/dialects.ts';
 import { addAccount } from './fixtures.ts';
@@ -62,16 +63,28 @@ forEachDialect((dialect, open) => {
     ]);
     assert.equal(await nextSendAt(store.db), NOW - 30);
     const first = await store.db.transaction().execute((trx) => releaseDueMessages(trx, NOW, 2));
-    assert.deepEqual(first.map((m) => [m.id, m.status, Number(m.updated_at), Number(m.send_at)]), [
-      ['msg_0002', 'pending', NOW, NOW - 30],
-      ['msg_0001', 'pending', NOW, NOW - 10],
+    assert.deepEqual(first, [
+      { id: 'msg_0002', account_id: 'acc_a', sender: 'Acme', recipient: '+4915100000002', send_at: NOW - 30 },
+      { id: 'msg_0001', account_id: 'acc_a', sender: 'Acme', recipient: '+4915100000001', send_at: NOW - 10 },
     ]);
+    const moved = await store.db.selectFrom('messages').select(['id', 'status', 'updated_at']).where('id', 'in', ['msg_0001', 'msg_0002']).orderBy('id').execute();
+    assert.deepEqual(moved.map((m) => [m.id, m.status, Number(m.updated_at)]), [
+      ['msg_0001', 'pending', NOW],
+      ['msg_0002', 'pending', NOW],
+    ]);
+    const jobs = await store.db.selectFrom('jobs').select(['queue', 'ref', 'run_at', 'attempts']).orderBy('ref').execute();
+    assert.deepEqual(jobs.map((j) => [j.queue, j.ref, Number(j.run_at), j.attempts]), [
+      ['dispatch', 'msg_0001', NOW, 0],
+      ['dispatch', 'msg_0002', NOW, 0],
+    ], 'their dispatch jobs are enqueued with them');
     const rest = await store.db.transaction().execute((trx) => releaseDueMessages(trx, NOW, 100));
     assert.deepEqual(rest.map((m) => m.id), ['msg_0003'], 'due at exactly now; not the later one, nor the canceled one');
     assert.deepEqual(await store.db.transaction().execute((trx) => releaseDueMessages(trx, NOW, 100)), []);
     assert.equal(await nextSendAt(store.db), NOW + 1);
     assert.equal(await countScheduled(store.db), 1);
     assert.deepEqual(await statuses(store), { msg_0001: 'pending', msg_0002: 'pending', msg_0003: 'pending', msg_0004: 'scheduled', msg_0005: 'canceled' });
+    await store.db.transaction().execute((trx) => withdrawDispatch(trx, ['msg_0001', 'msg_0003']));
+    assert.deepEqual((await store.db.selectFrom('jobs').select('ref').execute()).map((j) => j.ref), ['msg_0002'], 'withdrawn');
   });
 
   test('a limit bounds the release even when many rows are due', async () => {

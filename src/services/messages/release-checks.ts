@@ -5,9 +5,8 @@
  * place for such checks: an opt-out check joins here.
  */
 import type { Executor } from '../../store/connect.ts';
-import type { MessagesTable } from '../../store/database.ts';
 import { senderNameKey } from '../../domain/sender-id-name.ts';
-import { accountStatuses, approvedSenderKeys } from '../../store/repositories/scheduled-messages.repository.ts';
+import { accountStatuses, approvedSenderKeys, type ReleasedMessage } from '../../store/repositories/scheduled-messages.repository.ts';
 
 export interface ReleaseRefusal {
   /** The message's `error_code`. */
@@ -16,7 +15,7 @@ export interface ReleaseRefusal {
 }
 
 /** The refusals among `messages`, by message id; those not named may go to dispatch. */
-export async function releaseRefusals(trx: Executor, messages: readonly MessagesTable[]): Promise<Map<string, ReleaseRefusal>> {
+export async function releaseRefusals(trx: Executor, messages: readonly ReleasedMessage[]): Promise<Map<string, ReleaseRefusal>> {
   const refusals = new Map<string, ReleaseRefusal>();
   if (messages.length === 0) return refusals;
   const accountIds = [...new Set(messages.map((m) => m.account_id))];

@@ -6,53 +6,64 @@
  * crashes or races; on PostgreSQL `FOR UPDATE SKIP LOCKED` lets several schedulers release
  * disjoint batches without waiting on each other.
  */
+import { sql } from 'kysely';
 import type { Executor } from '../connect.ts';
+import { insertRows } from '../insert-rows.ts';
 import type { AccountStatus, MessagesTable } from '../database.ts';
 import { dialectOf } from '../dialect.ts';
 import { chunked } from '../chunk.ts';
 
+/** What the release-time checks need of a released message. */
+export type ReleasedMessage = Pick<MessagesTable, 'id' | 'account_id' | 'sender' | 'recipient' | 'send_at'>;
+
+/** A released message's dispatch job id: one release per message, so one such job. */
+const releaseJobId = (messageId: string) => `jobrel_${messageId}`;
+
 /**
- * Moves up to `limit` scheduled messages due by `now` (oldest due first) to `pending` and returns
- * them as they are after the move. Must run in the transaction that enqueues their dispatch.
- * The due messages are found in the partial index of scheduled messages by due time
- * (migration 014), so the cost is that of the rows moved.
+ * Releases up to `limit` scheduled messages due by `now`, earliest due first: moves them to
+ * `pending` and enqueues their dispatch jobs, in the caller's transaction. Returns what the
+ * release-time checks need of each (see `withdrawDispatch` for the ones they refuse). The due
+ * messages are found in the partial index of scheduled messages by due time (migration 014), so
+ * the cost is that of the rows moved.
  */
-export async function releaseDueMessages(trx: Executor, now: number, limit: number): Promise<MessagesTable[]> {
-  const rows = await releaseQuery(trx, now, limit);
+export async function releaseDueMessages(trx: Executor, now: number, limit: number): Promise<ReleasedMessage[]> {
+  const rows = dialectOf(trx) === 'postgres' ? await releasePostgres(trx, now, limit) : await releaseSqlite(trx, now, limit);
   // RETURNING gives no order: the caller gets them in due order, as they were picked.
-  return rows.sort((a, b) => Number(a.send_at) - Number(b.send_at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return rows
+    .map((r) => ({ id: r.id, account_id: r.account_id, sender: r.sender, recipient: r.recipient, send_at: r.send_at === null ? null : Number(r.send_at) }))
+    .sort((a, b) => Number(a.send_at) - Number(b.send_at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
-function releaseQuery(trx: Executor, now: number, limit: number): Promise<MessagesTable[]> {
-  if (dialectOf(trx) === 'postgres') {
-    // The due rows are locked and picked once, in a materialised CTE. Written as
-    // `id IN (SELECT … LIMIT n FOR UPDATE SKIP LOCKED)`, PostgreSQL may plan a nested-loop semi
-    // join that runs the subquery again for every row, each run skipping the rows just moved and
-    // picking the next ones: the LIMIT would no longer bound the release.
-    return trx
-      .with(
-        (wb) => wb('due').materialized(),
-        (db) =>
-          db
-            .selectFrom('messages')
-            .select('id')
-            .where('status', '=', 'scheduled')
-            .where('send_at', '<=', now)
-            .orderBy('send_at')
-            .orderBy('id')
-            .limit(limit)
-            .forUpdate()
-            .skipLocked(),
-      )
-      .updateTable('messages')
-      .from('due')
-      .set({ status: 'pending', updated_at: now })
-      .whereRef('messages.id', '=', 'due.id')
-      .where('messages.status', '=', 'scheduled')
-      .returningAll('messages')
-      .execute();
-  }
-  // SQLite runs an uncorrelated IN subquery once, and has one writer: the claim is atomic.
+/**
+ * One statement: the due rows are locked and picked once in a materialised CTE, moved, and their
+ * jobs inserted from the moved rows, with no round trip of the rows through the process. (Written
+ * as `id IN (SELECT … LIMIT n FOR UPDATE SKIP LOCKED)`, PostgreSQL may plan a nested-loop semi
+ * join that runs the subquery again for every row, each run skipping the rows just moved and
+ * picking the next ones: the LIMIT would no longer bound the release.)
+ */
+async function releasePostgres(trx: Executor, now: number, limit: number): Promise<ReleasedMessage[]> {
+  const { rows } = await sql<ReleasedMessage>`
+    with due as materialized (
+      select id from messages
+      where status = 'scheduled' and send_at <= ${now}
+      order by send_at, id
+      limit ${limit}
+      for update skip locked
+    ), moved as (
+      update messages set status = 'pending', updated_at = ${now}
+      from due
+      where messages.id = due.id and messages.status = 'scheduled'
+      returning messages.id, messages.account_id, messages.sender, messages.recipient, messages.send_at
+    ), queued as (
+      insert into jobs (id, queue, ref, payload, run_at, attempts, created_at)
+      select 'jobrel_' || id, 'dispatch', id, null, ${now}, 0, ${now} from moved
+    )
+    select id, account_id, sender, recipient, send_at from moved`.execute(trx);
+  return rows;
+}
+
+/** SQLite has one writer and runs an uncorrelated IN subquery once: the claim is atomic. */
+async function releaseSqlite(trx: Executor, now: number, limit: number): Promise<ReleasedMessage[]> {
   const due = trx
     .selectFrom('messages')
     .select('id')
@@ -61,7 +72,26 @@ function releaseQuery(trx: Executor, now: number, limit: number): Promise<Messag
     .orderBy('send_at')
     .orderBy('id')
     .limit(limit);
-  return trx.updateTable('messages').set({ status: 'pending', updated_at: now }).where('id', 'in', due).where('status', '=', 'scheduled').returningAll().execute();
+  const moved = await trx
+    .updateTable('messages')
+    .set({ status: 'pending', updated_at: now })
+    .where('id', 'in', due)
+    .where('status', '=', 'scheduled')
+    .returning(['id', 'account_id', 'sender', 'recipient', 'send_at'])
+    .execute();
+  await insertRows(
+    trx,
+    'jobs',
+    moved.map((m) => ({ id: releaseJobId(m.id), queue: 'dispatch', ref: m.id, payload: null, run_at: now, attempts: 0, created_at: now })),
+  );
+  return moved;
+}
+
+/** Takes back the dispatch jobs of released messages that the release-time checks refused. */
+export async function withdrawDispatch(trx: Executor, messageIds: string[]): Promise<void> {
+  for (const part of chunked(messageIds, 1)) {
+    await trx.deleteFrom('jobs').where('id', 'in', part.map(releaseJobId)).execute();
+  }
 }
 
 /** When the next scheduled message is due, or null when none is scheduled. */
