@@ -214,6 +214,14 @@ export const DeliveryReport = Type.Object({
   send_at: NullableString({ format: 'date-time', description: 'When a scheduled message is (or was) released to dispatch; null for a message sent at once.' }),
 });
 
+export const CancelResult = Type.Object({
+  status: Type.Literal('success'),
+  data: Type.Object({
+    canceled: Type.Array(Type.String(), { description: 'The messages moved from `scheduled` to `canceled`.' }),
+    credits_refunded: Type.Integer({ description: 'Credits given back, in one ledger row.' }),
+  }),
+});
+
 export const Pagination = Type.Object({ page: Type.Integer(), limit: Type.Integer(), total: Type.Integer() });
 
 export const ReportsQuery = Type.Object({

@@ -273,3 +273,128 @@ describe('scheduled sends', () => {
     await h.workers.drain();
   });
 });
+
+describe('canceling scheduled messages', () => {
+  let h: Harness;
+  before(async () => {
+    h = await harness();
+  });
+  after(() => h.close());
+
+  const at = (offsetMs: number) => new Date(h.clock.now() + offsetMs).toISOString();
+  const cancel = (key: string, path: string) => h.request('POST', `/v1/sms/${path}/cancel`, { key });
+  async function balance(key: string) {
+    return (await h.request('GET', '/v1/account', { key })).json().data.credits_remaining as number;
+  }
+
+  test('one message: canceled and refunded with a ledger row, never sent, no event; a second cancel is 409 not_cancelable', async () => {
+    const { key, accountId } = await h.customer({ credits: 10 });
+    const sent = (
+      await h.request('POST', '/v1/sms/send', { key, body: { to: '+447911123456', from: 'Acme', message: 'ж'.repeat(80), send_at: at(MINUTE), callback_url: 'https://hooks.example.com/sms' } })
+    ).json();
+    assert.equal(sent.credits_used, 2);
+    assert.equal(await balance(key), 8);
+    const res = await cancel(key, sent.message_id);
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(res.json(), { status: 'success', data: { canceled: [sent.message_id], credits_refunded: 2 } });
+    assert.equal(await balance(key), 10);
+    const ledger = await h.ctx.store.db.selectFrom('credit_ledger').select(['kind', 'amount', 'note']).where('reference', '=', sent.message_id).orderBy('created_at').execute();
+    assert.deepEqual(ledger, [
+      { kind: 'debit', amount: -2, note: null },
+      { kind: 'refund', amount: 2, note: 'canceled' },
+    ]);
+    const again = await cancel(key, sent.message_id);
+    assert.equal(again.statusCode, 409);
+    assert.equal(again.json().code, 'not_cancelable');
+
+    h.clock.advance(MINUTE);
+    await h.workers.drain();
+    const report = (await h.request('GET', `/v1/sms/delivery-reports?status=canceled`, { key })).json();
+    assert.deepEqual(report.data.map((r: { message_id: string; status: string; sent_at: null }) => [r.message_id, r.status, r.sent_at]), [[sent.message_id, 'canceled', null]]);
+    const events = await h.ctx.store.db.selectFrom('webhook_events').select('id').where('account_id', '=', accountId).execute();
+    assert.deepEqual(events, [], 'a canceled message raises no event');
+    assert.equal(await balance(key), 10);
+  });
+
+  test('a message already released (or sent at once) is 409 not_cancelable, and keeps its credits debited', async () => {
+    const { key } = await h.customer({ credits: 10 });
+    const now = (await h.request('POST', '/v1/sms/send', { key, body: { to: '+447911123456', from: 'Acme', message: 'now' } })).json();
+    const later = (await h.request('POST', '/v1/sms/send', { key, body: { to: '+447911123456', from: 'Acme', message: 'later', send_at: at(MINUTE) } })).json();
+    h.clock.advance(MINUTE);
+    await h.workers.drain();
+    for (const id of [now.message_id, later.message_id]) {
+      const res = await cancel(key, id);
+      assert.equal(res.statusCode, 409, id);
+      assert.equal(res.json().code, 'not_cancelable');
+    }
+    assert.equal(await balance(key), 8);
+  });
+
+  test('another account’s or an unknown message or batch is 404 not_found, and nothing changes', async () => {
+    const owner = await h.customer({ credits: 10 });
+    const other = await h.customer({ credits: 10 });
+    const sent = (await h.request('POST', '/v1/sms/send', { key: owner.key, body: { to: '+447911123456', from: 'Acme', message: 'mine', send_at: at(MINUTE) } })).json();
+    const bulk = (await h.request('POST', '/v1/sms/bulk', { key: owner.key, body: { from: 'Acme', send_at: at(MINUTE), messages: [{ to: '+447911123456', message: 'a' }] } })).json();
+    for (const path of [sent.message_id, `batches/${bulk.batch_id}`, 'msg_nope', 'batches/bat_nope', 'x'.repeat(150), `batches/${'x'.repeat(150)}`]) {
+      const res = await cancel(other.key, path);
+      assert.equal(res.statusCode, 404, path);
+      assert.equal(res.json().code, 'not_found', path);
+    }
+    assert.equal(await balance(owner.key), 8);
+    const scheduled = (await h.request('GET', '/v1/sms/delivery-reports?status=scheduled', { key: owner.key })).json();
+    assert.equal(scheduled.pagination.total, 2);
+    const readOnly = await h.customer({ scopes: 'reports:read' });
+    assert.equal((await cancel(readOnly.key, sent.message_id)).statusCode, 403, 'needs sms:send');
+  });
+
+  test('a batch: what is still scheduled is canceled in one refund; then 409; a batch sent at once is 409', async () => {
+    const { key, accountId } = await h.customer({ credits: 20 });
+    const messages = [
+      { to: '+447911123456', message: 'a' },
+      { to: 'bad', message: 'b' },
+      { to: '+447911123457', message: 'c'.repeat(170) },
+      { to: '+447911123458', message: 'd' },
+    ];
+    const bulk = (await h.request('POST', '/v1/sms/bulk', { key, body: { from: 'Acme', send_at: at(MINUTE), messages } })).json();
+    assert.equal(bulk.credits_used, 4);
+    // One of them is canceled on its own first.
+    const single = bulk.messages[2].message_id;
+    assert.equal((await cancel(key, single)).json().data.credits_refunded, 1);
+    const res = await cancel(key, `batches/${bulk.batch_id}`);
+    assert.equal(res.statusCode, 200);
+    const body = res.json();
+    assert.deepEqual([...body.data.canceled].sort(), [bulk.messages[0].message_id, bulk.messages[1].message_id].sort());
+    assert.equal(body.data.credits_refunded, 3);
+    assert.equal(await balance(key), 20);
+    const refunds = await h.ctx.store.db.selectFrom('credit_ledger').select(['amount', 'reference']).where('account_id', '=', accountId).where('kind', '=', 'refund').execute();
+    assert.deepEqual(refunds.map((r) => [r.amount, r.reference]).sort(), [
+      [1, single],
+      [3, bulk.batch_id],
+    ]);
+    const again = await cancel(key, `batches/${bulk.batch_id}`);
+    assert.equal(again.statusCode, 409);
+    assert.equal(again.json().code, 'not_cancelable');
+    const canceled = (await h.request('GET', `/v1/sms/delivery-reports?batch_id=${bulk.batch_id}&status=canceled`, { key })).json();
+    assert.equal(canceled.pagination.total, 3);
+
+    const now = (await h.request('POST', '/v1/sms/bulk', { key, body: { from: 'Acme', messages: [messages[0]] } })).json();
+    assert.equal((await cancel(key, `batches/${now.batch_id}`)).json().code, 'not_cancelable');
+  });
+
+  test('a cancel racing the release: each message ends either canceled and refunded or released, never both', async () => {
+    const { key } = await h.customer({ credits: 100 });
+    const messages = Array.from({ length: 40 }, (_, i) => ({ to: `+4479111234${String(i).padStart(2, '0')}`, message: `m${i}` }));
+    const bulk = (await h.request('POST', '/v1/sms/bulk', { key, body: { from: 'Acme', send_at: at(MINUTE), messages } })).json();
+    h.clock.advance(MINUTE);
+    const [canceled] = await Promise.all([cancel(key, `batches/${bulk.batch_id}`), new Scheduler(h.ctx, { batchSize: 7 }).drain()]);
+    const n = canceled.statusCode === 200 ? canceled.json().data.canceled.length : 0;
+    if (canceled.statusCode !== 200) assert.equal(canceled.json().code, 'not_cancelable');
+    const rows = await h.ctx.store.db.selectFrom('messages').select('status').where('batch_id', '=', bulk.batch_id).execute();
+    assert.equal(rows.filter((r) => r.status === 'canceled').length, n);
+    assert.equal(rows.filter((r) => r.status === 'pending').length, 40 - n);
+    const jobs = await h.ctx.store.db.selectFrom('jobs').select('ref').where('queue', '=', 'dispatch').where('ref', 'in', bulk.messages.map((m: { message_id: string }) => m.message_id)).execute();
+    assert.equal(jobs.length, 40 - n, 'only the released ones are queued');
+    assert.equal(await balance(key), 60 + n);
+    await h.workers.drain();
+  });
+});
