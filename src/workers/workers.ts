@@ -11,6 +11,7 @@ import { QueueWorker } from './queue-worker.ts';
 import { ExpirySweeper } from './expiry-sweeper.ts';
 import { IdempotencySweeper } from './idempotency-sweeper.ts';
 import { Scheduler, type SchedulerOptions } from './scheduler.ts';
+import { ValiditySweeper } from './validity-sweeper.ts';
 import { WebhookWorker, type WebhookWorkerOptions } from './webhook-worker.ts';
 
 export interface Workers {
@@ -83,6 +84,8 @@ export function createWorkers(ctx: Context, carrier: Carrier, opts: { webhook?: 
     // Mail is slow and rare: small batches, a long lease (an SMTP exchange can take a while).
     mail: new QueueWorker({ ...common, queue: 'mail', batchSize: 20, leaseMs: 120_000, idleMs: 1000, handle: (jobs) => sendMailJobs(ctx, jobs) }),
     idempotency: new IdempotencySweeper(ctx),
+    // Messages with their own validity_period, on every carrier.
+    validity: new ValiditySweeper(ctx),
     // SMPP only: the simulator's `1111` recipients stay `sent` for ever (DECISIONS.md §6).
     ...(ctx.config.carrier === 'smpp' ? { expiry: new ExpirySweeper(ctx, ctx.config.smpp.validityHours * 3_600_000) } : {}),
   };

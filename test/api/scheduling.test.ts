@@ -11,6 +11,7 @@ import { Scheduler } from '../../src/workers/scheduler.ts';
 import { setAccountStatus } from '../../src/services/accounts/accounts.ts';
 import { rejectSenderId } from '../../src/services/sender-ids/sender-ids.ts';
 import { releaseScheduledMessages } from '../../src/services/messages/release-scheduled.ts';
+import { expireValidityPeriods } from '../../src/services/messages/expire-validity-periods.ts';
 
 const MINUTE = 60_000;
 
@@ -396,5 +397,90 @@ describe('canceling scheduled messages', () => {
     assert.equal(jobs.length, 40 - n, 'only the released ones are queued');
     assert.equal(await balance(key), 60 + n);
     await h.workers.drain();
+  });
+});
+
+describe('validity period', () => {
+  let h: Harness;
+  before(async () => {
+    h = await harness();
+  });
+  after(() => h.close());
+
+  const send = async (key: string, extra: Record<string, unknown>) => {
+    const res = await h.request('POST', '/v1/sms/send', { key, body: { to: '+447911123456', from: 'Acme', message: 'hi', callback_url: 'https://hooks.example.com/sms', ...extra } });
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json().message_id as string;
+  };
+  async function report(key: string, id: string) {
+    return (await h.request('GET', `/v1/sms/delivery-reports?message_id=${id}`, { key })).json().data[0];
+  }
+  async function balance(key: string) {
+    return (await h.request('GET', '/v1/account', { key })).json().data.credits_remaining as number;
+  }
+  const events = async (id: string) => (await h.ctx.store.db.selectFrom('webhook_events').select('event').where('message_id', '=', id).orderBy('created_at').execute()).map((e) => e.event);
+
+  test('a receipt that never comes (simulator 1111): failed with expired when the period ends, not refunded', async () => {
+    const { key } = await h.customer({ credits: 10 });
+    const id = await send(key, { to: '+447911121111', validity_period: 60 });
+    await h.workers.drain();
+    assert.equal((await report(key, id)).status, 'sent');
+    h.clock.advance(59_999);
+    await h.workers.drain();
+    assert.equal((await report(key, id)).status, 'sent', 'not before the end of the period');
+    h.clock.advance(1);
+    await h.workers.drain();
+    const r = await report(key, id);
+    assert.equal(r.status, 'failed');
+    assert.equal(r.error_code, 'expired');
+    assert.notEqual(r.sent_at, null);
+    assert.equal(await balance(key), 9, 'it left: no refund');
+    assert.deepEqual(await events(id), ['sms.sent', 'sms.failed']);
+  });
+
+  test('a message within its period is delivered as usual', async () => {
+    const { key } = await h.customer({ credits: 10 });
+    const id = await send(key, { validity_period: 60 });
+    await h.workers.drain();
+    h.clock.advance(1000);
+    await h.workers.drain();
+    assert.equal((await report(key, id)).status, 'delivered');
+  });
+
+  test('not dispatched within the period: failed with expired, refunded, never handed to the carrier', async () => {
+    const { key } = await h.customer({ credits: 10 });
+    const id = await send(key, { validity_period: 60 });
+    assert.equal(await balance(key), 9);
+    h.clock.advance(60_000);
+    await h.workers.drain();
+    const r = await report(key, id);
+    assert.equal(r.status, 'failed');
+    assert.equal(r.error_code, 'expired');
+    assert.equal(r.sent_at, null);
+    assert.equal(h.carrier.submitted.get(id), undefined, 'never submitted');
+    assert.equal(await balance(key), 10, 'refunded');
+    assert.deepEqual(await events(id), ['sms.failed']);
+  });
+
+  test('the sweep fails a message still waiting in the dispatch queue after its period, with a refund', async () => {
+    const { key } = await h.customer({ credits: 10 });
+    const id = await send(key, { validity_period: 120 });
+    h.clock.advance(120_000);
+    assert.equal(await expireValidityPeriods(h.ctx), 1);
+    assert.equal((await report(key, id)).error_code, 'expired');
+    assert.equal(await balance(key), 10);
+    await h.workers.drain();
+    assert.equal(h.carrier.submitted.get(id), undefined, 'its dispatch job found it failed');
+  });
+
+  test('counted from send_at: a scheduled message is not expired by the wait before its time', async () => {
+    const { key } = await h.customer({ credits: 10 });
+    const id = await send(key, { validity_period: 60, send_at: new Date(h.clock.now() + 10 * MINUTE).toISOString() });
+    h.clock.advance(10 * MINUTE + 30_000);
+    await h.workers.drain();
+    assert.equal((await report(key, id)).status, 'sent');
+    h.clock.advance(1000);
+    await h.workers.drain();
+    assert.equal((await report(key, id)).status, 'delivered');
   });
 });
