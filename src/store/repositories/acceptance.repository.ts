@@ -1,0 +1,62 @@
+/**
+ * A group of acceptances written by one statement on PostgreSQL (migration 015's `pigeon_accept`):
+ * the debits, ledger rows, batches, messages and dispatch jobs of a coalesced group in one round
+ * trip, where the general path (acceptance-batcher.ts) takes one per statement plus BEGIN and
+ * COMMIT. Every column goes as one array parameter, so a bulk of 10,000 is one statement too.
+ */
+import { sql } from 'kysely';
+import type { Db } from '../connect.ts';
+import type { BatchesTable, MessagesTable } from '../database.ts';
+import { dialectOf } from '../dialect.ts';
+
+export interface AcceptanceGroup {
+  /** The oldest access revision an acceptance of the group was granted under, or null if none was. */
+  grantedRevision: number | null;
+  /** The UTC day of the daily cap (days since 1970-01-01). */
+  day: number;
+  now: number;
+  /** One debit per account, in account id order (the order rows are locked in). */
+  debits: { accountId: string; credits: number; messages: number }[];
+  /** Debit rows of the ledger, dated `now`. */
+  ledger: { id: string; accountId: string; amount: number; reference: string }[];
+  batches: BatchesTable[];
+  /** New messages (no carrier fields yet); each gets a dispatch job due at `now`. */
+  messages: MessagesTable[];
+  jobIds: string[];
+}
+
+export type GroupResult =
+  /** Written: each debit's balance after it, in the order of `debits`. */
+  | { written: true; revision: number; balances: number[] }
+  /** Nothing written: access changed since a grant (`stale`), or a debit was refused (`refused`). */
+  | { written: false; revision: number | null; reason: 'stale' | 'refused' };
+
+/** Whether this store writes groups in one statement (PostgreSQL) or takes the general path. */
+export function acceptsInOneStatement(db: Db): boolean {
+  return dialectOf(db) === 'postgres';
+}
+
+export async function acceptGroupInOneStatement(db: Db, g: AcceptanceGroup): Promise<GroupResult> {
+  const m = g.messages;
+  const col = <K extends keyof MessagesTable>(k: K) => m.map((r) => r[k]);
+  try {
+    const { rows } = await sql<{ revision: number; balances: (string | number)[] | null }>`select * from pigeon_accept(
+      ${g.grantedRevision}::bigint, ${g.day}::integer, ${g.now}::bigint,
+      ${g.debits.map((d) => d.accountId)}::text[], ${g.debits.map((d) => d.credits)}::bigint[], ${g.debits.map((d) => d.messages)}::integer[],
+      ${g.ledger.map((l) => l.id)}::text[], ${g.ledger.map((l) => l.accountId)}::text[], ${g.ledger.map((l) => l.amount)}::bigint[], ${g.ledger.map((l) => l.reference)}::text[],
+      ${g.batches.map((b) => b.id)}::text[], ${g.batches.map((b) => b.account_id)}::text[], ${g.batches.map((b) => b.total)}::integer[],
+      ${g.batches.map((b) => b.queued)}::integer[], ${g.batches.map((b) => b.credits_used)}::bigint[],
+      ${col('id')}::text[], ${col('account_id')}::text[], ${col('batch_id')}::text[], ${col('recipient')}::text[], ${col('sender')}::text[],
+      ${col('body')}::text[], ${col('encoding')}::text[], ${col('segments')}::integer[], ${col('status')}::text[], ${col('callback_url')}::text[],
+      ${col('created_at')}::bigint[], ${col('updated_at')}::bigint[],
+      ${g.jobIds}::text[]
+    )`.execute(db);
+    const row = rows[0]!;
+    const revision = Number(row.revision);
+    if (row.balances === null) return { written: false, revision, reason: 'stale' };
+    return { written: true, revision, balances: row.balances.map(Number) };
+  } catch (error) {
+    if ((error as { code?: string }).code === 'PGN01') return { written: false, revision: null, reason: 'refused' };
+    throw error;
+  }
+}
