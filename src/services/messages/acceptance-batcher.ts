@@ -221,7 +221,7 @@ export class AcceptanceBatcher {
         await insertLedgerRows(trx, ledger);
         await insertBatches(trx, batches);
         await insertMessages(trx, messages);
-        await enqueueJobs(trx, messages.map((m) => ({ queue: 'dispatch' as const, ref: m.id, runAt: now })), now);
+        await enqueueJobs(trx, messages.map((m) => ({ queue: 'dispatch' as const, accountId: m.account_id, ref: m.id, runAt: now })), now);
       }
       for (const { finish, value } of finishes) await finish(trx, { status: 200, body: value });
       return outcomes;

@@ -2,6 +2,11 @@ import { sql, type Kysely } from 'kysely';
 import { dialectOf } from '../dialect.ts';
 
 /**
+ * Both dialects: `jobs.account_id`, the account a dispatch job sends for, filled in for the
+ * dispatch jobs already waiting, and an index on (queue, account_id, run_at, id) for the rows that
+ * have one: dispatch claims serve accounts in turn through it (jobs.repository.ts), and each
+ * account's share of the backlog is counted on it (src/services/messages/backlog.ts).
+ *
  * PostgreSQL only: `pigeon_accept`, a group of acceptances (src/services/messages/acceptance-batcher.ts)
  * written by one statement, so in one round trip and one implicit transaction: the access
  * revision read, one debit per account (in id order, each guarded by the balance and the daily
@@ -65,14 +70,22 @@ begin
     from unnest(m_id, m_account_id, m_batch_id, m_recipient, m_sender, m_body, m_encoding, m_segments, m_status, m_callback_url,
                 m_created_at, m_updated_at)
       as t(id, account_id, batch_id, recipient, sender, body, encoding, segments, status, callback_url, created_at, updated_at);
-  insert into jobs (id, queue, ref, payload, run_at, attempts, created_at)
-    select t.id, 'dispatch', t.ref, null, now_ms, 0, now_ms
-    from unnest(job_ids, m_id) as t(id, ref);
+  insert into jobs (id, queue, account_id, ref, payload, run_at, attempts, created_at)
+    select t.id, 'dispatch', t.account_id, t.ref, null, now_ms, 0, now_ms
+    from unnest(job_ids, m_id, m_account_id) as t(id, ref, account_id);
   return query select current_revision, result;
 end
 $$`;
 
 export async function up(db: Kysely<unknown>): Promise<void> {
+  await db.schema.alterTable('jobs').addColumn('account_id', 'text').execute();
+  await sql`update jobs set account_id = (select m.account_id from messages m where m.id = jobs.ref) where queue = 'dispatch'`.execute(db);
+  await db.schema
+    .createIndex('jobs_queue_account')
+    .on('jobs')
+    .columns(['queue', 'account_id', 'run_at', 'id'])
+    .where(sql.ref('account_id'), 'is not', null)
+    .execute();
   if (dialectOf(db) !== 'postgres') return;
   await sql.raw(ACCEPT).execute(db);
 }

@@ -12,15 +12,19 @@ import { insertRows } from '../insert-rows.ts';
 
 export interface NewJob {
   queue: JobQueue;
+  /** The account a dispatch job sends for: dispatch serves accounts in turn. */
+  accountId?: string;
   ref: string;
   payload?: unknown;
   runAt: number;
 }
 
 export async function enqueueJobs(db: Executor, jobs: NewJob[], now: number): Promise<void> {
+  if (jobs.some((j) => j.queue === 'dispatch' && !j.accountId)) throw new Error('a dispatch job names its account');
   const rows: JobsTable[] = jobs.map((j) => ({
     id: newId('job', now),
     queue: j.queue,
+    account_id: j.accountId ?? null,
     ref: j.ref,
     payload: j.payload === undefined ? null : JSON.stringify(j.payload),
     run_at: j.runAt,
@@ -36,6 +40,8 @@ export async function enqueueJobs(db: Executor, jobs: NewJob[], now: number): Pr
  * the lease runs out and another worker takes it. On PostgreSQL, `FOR UPDATE SKIP LOCKED` lets
  * concurrent workers claim disjoint batches without waiting on each other; SQLite has one writer
  * at a time, so the plain subquery is already atomic there.
+ *
+ * The dispatch queue is served by account in turn (`claimDispatchInTurn`); the others oldest first.
  */
 export async function claimJobs(
   db: Kysely<Database>,
@@ -45,6 +51,7 @@ export async function claimJobs(
   now: number,
   leaseMs: number,
 ): Promise<JobsTable[]> {
+  if (queue === 'dispatch') return claimDispatchInTurn(db, dialect, limit, now, leaseMs);
   const due = db
     .selectFrom('jobs')
     .select('id')
@@ -60,6 +67,112 @@ export async function claimJobs(
     .where('id', 'in', due)
     .returningAll()
     .execute();
+}
+
+/** Accounts one dispatch claim looks at; with more waiting, the next claim starts after the last. */
+export const ACCOUNTS_PER_CLAIM = 32;
+
+/** Where the next dispatch claim starts its walk over accounts, per database (see below). */
+const nextAccount = new WeakMap<object, string>();
+
+/**
+ * Dispatch claims serve accounts in turn rather than strictly oldest first: the first due job of
+ * each account with work waiting, then the second of each, and so on (each account's own jobs
+ * oldest first), so one account's campaign of 100,000 does not hold back another account's
+ * single message. The accounts are found by a skip scan of the `jobs_queue_account` index (one
+ * probe per account, however many jobs each has), at most ACCOUNTS_PER_CLAIM per claim; with
+ * more, the next claim of this process continues after the last one seen, and wraps around.
+ * On PostgreSQL this is one statement; SQLite, with no LATERAL, runs the same steps in one
+ * transaction (no round trips there).
+ */
+async function claimDispatchInTurn(db: Kysely<Database>, dialect: DialectName, limit: number, now: number, leaseMs: number): Promise<JobsTable[]> {
+  const key = db.getExecutor().adapter;
+  const after = nextAccount.get(key) ?? '';
+  const accounts = sql`accounts(account_id, n) as (
+      select (select account_id from jobs where queue = 'dispatch' and account_id > ${after} order by account_id limit 1), 1
+      union all
+      select (select j.account_id from jobs j where j.queue = 'dispatch' and j.account_id > a.account_id order by j.account_id limit 1), a.n + 1
+      from accounts a where a.account_id is not null and a.n < ${ACCOUNTS_PER_CLAIM}
+    )`;
+  const remember = (walk: string[], claimed: JobsTable[]) => {
+    // Claims take the first job of each account in walk order, then the second, and so on. A
+    // claim cut short in its first round continues next time after the last account it served;
+    // a walk that reached its end starts again from the first account.
+    if (claimed.length >= limit) {
+      const served = new Set(claimed.map((j) => j.account_id));
+      let last = -1;
+      walk.forEach((a, i) => {
+        if (served.has(a)) last = i;
+      });
+      if (last >= 0 && last < walk.length - 1) return void nextAccount.set(key, walk[last]!);
+    }
+    if (walk.length >= ACCOUNTS_PER_CLAIM) nextAccount.set(key, walk.at(-1)!);
+    else nextAccount.delete(key);
+  };
+  if (dialect === 'postgres') {
+    const { rows } = await sql<JobsTable & { walked: string[] | null }>`with recursive ${accounts},
+      picked as (
+        select d.id, d.run_at, a.n, row_number() over (partition by a.account_id order by d.run_at, d.id) as turn
+        from accounts a cross join lateral (
+          select j.id, j.run_at from jobs j
+          where j.queue = 'dispatch' and j.account_id = a.account_id and j.run_at <= ${now}
+          order by j.run_at, j.id limit ${limit}
+        ) d
+        where a.account_id is not null
+      ),
+      claimed as (
+        select j.id from jobs j
+        where j.id in (select id from picked order by turn, n limit ${limit}) and j.run_at <= ${now}
+        for update skip locked
+      ),
+      updated as (
+        update jobs set run_at = ${now + leaseMs}, attempts = attempts + 1
+        where id in (select id from claimed)
+        returning *
+      )
+      select u.*, null as walked from updated u
+      union all
+      select null, null, null, null, null, null, null, null, array(select account_id from accounts where account_id is not null order by n)`.execute(db);
+    // The walk's row is the one without a job (UNION ALL does not promise an order).
+    const claimed = rows.filter((r) => r.id !== null).map(({ walked: _, ...job }) => job as JobsTable);
+    remember(rows.find((r) => r.id === null)?.walked ?? [], claimed);
+    return claimed;
+  }
+  return db.transaction().execute(async (trx) => {
+    const { rows: found } = await sql<{ account_id: string }>`with recursive ${accounts} select account_id from accounts where account_id is not null order by n`.execute(trx);
+    const queues: string[][] = [];
+    for (const { account_id } of found) {
+      const due = await trx
+        .selectFrom('jobs')
+        .select('id')
+        .where('queue', '=', 'dispatch')
+        .where('account_id', '=', account_id)
+        .where('run_at', '<=', now)
+        .orderBy('run_at')
+        .orderBy('id')
+        .limit(limit)
+        .execute();
+      if (due.length > 0) queues.push(due.map((r) => r.id));
+    }
+    const ids: string[] = [];
+    for (let turn = 0; ids.length < limit && queues.some((q) => q.length > turn); turn++) {
+      for (const q of queues) if (turn < q.length && ids.length < limit) ids.push(q[turn]!);
+    }
+    const claimed =
+      ids.length === 0
+        ? []
+        : await trx
+            .updateTable('jobs')
+            .set({ run_at: now + leaseMs, attempts: sql<number>`attempts + 1` })
+            .where('id', 'in', ids)
+            .returningAll()
+            .execute();
+    remember(
+      found.map((r) => r.account_id),
+      claimed,
+    );
+    return claimed;
+  });
 }
 
 export async function deleteJobs(db: Executor, ids: string[]): Promise<void> {
