@@ -110,7 +110,7 @@ function messageRow(accountId: string, batchId: string | null, sender: string, e
  * all with nothing written.
  */
 async function accept<R>(ctx: Context, acceptance: Acceptance<R>): Promise<R> {
-  await checkBacklog(ctx, acceptance.rows.length);
+  await checkBacklog(ctx, acceptance.accountId, acceptance.rows.length);
   return acceptanceBatcher(ctx).accept(acceptance);
 }
 

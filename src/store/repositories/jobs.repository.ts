@@ -199,3 +199,45 @@ export async function queueDepth(db: Executor, queue: JobQueue): Promise<{ depth
     .executeTakeFirstOrThrow();
   return { depth: Number(row.depth), oldestCreatedAt: row.oldest === null ? null : Number(row.oldest) };
 }
+
+export interface DispatchBacklog {
+  /** Dispatch jobs waiting or in progress (of one account, or of all). */
+  depth: number;
+  /** How many of them were created at or before `since`: what is left of an earlier reading. */
+  createdBy: number;
+  oldestCreatedAt: number | null;
+}
+
+/**
+ * The dispatch backlog, of one account (through `jobs_queue_account`) or of all, with how many of
+ * its jobs already existed at `since`: a reading taken then, minus this count, is what dispatch
+ * worked off in between, whichever process did it (src/services/messages/backlog.ts).
+ */
+export async function dispatchBacklog(db: Executor, since: number, accountId?: string): Promise<DispatchBacklog> {
+  let q = db
+    .selectFrom('jobs')
+    .select((eb) => [
+      eb.fn.countAll<number>().as('depth'),
+      eb.fn.sum<number>(eb.case().when('created_at', '<=', since).then(1).else(0).end()).as('created_by'),
+      eb.fn.min('created_at').as('oldest'),
+    ])
+    .where('queue', '=', 'dispatch');
+  if (accountId !== undefined) q = q.where('account_id', '=', accountId);
+  const row = await q.executeTakeFirstOrThrow();
+  return { depth: Number(row.depth), createdBy: Number(row.created_by ?? 0), oldestCreatedAt: row.oldest === null ? null : Number(row.oldest) };
+}
+
+/** The accounts with the most messages waiting for dispatch, largest first, at most `limit`. */
+export async function dispatchBacklogByAccount(db: Executor, limit: number): Promise<{ accountId: string; depth: number; oldestCreatedAt: number }[]> {
+  const rows = await db
+    .selectFrom('jobs')
+    .select((eb) => ['account_id', eb.fn.countAll<number>().as('depth'), eb.fn.min('created_at').as('oldest')])
+    .where('queue', '=', 'dispatch')
+    .where('account_id', 'is not', null)
+    .groupBy('account_id')
+    .orderBy('depth', 'desc')
+    .orderBy('account_id')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ accountId: r.account_id!, depth: Number(r.depth), oldestCreatedAt: Number(r.oldest) }));
+}
