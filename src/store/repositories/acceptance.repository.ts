@@ -4,7 +4,7 @@
  * trip, where the general path (acceptance-batcher.ts) takes one per statement plus BEGIN and
  * COMMIT. Every column goes as one array parameter, so a bulk of 10,000 is one statement too.
  */
-import { sql } from 'kysely';
+import { CompiledQuery } from 'kysely';
 import type { Db } from '../connect.ts';
 import type { BatchesTable, MessagesTable } from '../database.ts';
 import { dialectOf } from '../dialect.ts';
@@ -36,21 +36,30 @@ export function acceptsInOneStatement(db: Db): boolean {
   return dialectOf(db) === 'postgres';
 }
 
+/** The call, written once: each argument is one parameter (an array for a column of rows). */
+const TYPES = [
+  'bigint', 'integer', 'bigint',
+  'text[]', 'bigint[]', 'integer[]',
+  'text[]', 'text[]', 'bigint[]', 'text[]',
+  'text[]', 'text[]', 'integer[]', 'integer[]', 'bigint[]',
+  'text[]', 'text[]', 'text[]', 'text[]', 'text[]', 'text[]', 'text[]', 'integer[]', 'text[]', 'text[]', 'bigint[]', 'bigint[]',
+  'text[]',
+];
+const CALL = `select * from pigeon_accept(${TYPES.map((t, i) => `$${i + 1}::${t}`).join(', ')})`;
+
 export async function acceptGroupInOneStatement(db: Db, g: AcceptanceGroup): Promise<GroupResult> {
   const m = g.messages;
   const col = <K extends keyof MessagesTable>(k: K) => m.map((r) => r[k]);
+  const parameters = [
+    g.grantedRevision, g.day, g.now,
+    g.debits.map((d) => d.accountId), g.debits.map((d) => d.credits), g.debits.map((d) => d.messages),
+    g.ledger.map((l) => l.id), g.ledger.map((l) => l.accountId), g.ledger.map((l) => l.amount), g.ledger.map((l) => l.reference),
+    g.batches.map((b) => b.id), g.batches.map((b) => b.account_id), g.batches.map((b) => b.total), g.batches.map((b) => b.queued), g.batches.map((b) => b.credits_used),
+    col('id'), col('account_id'), col('batch_id'), col('recipient'), col('sender'), col('body'), col('encoding'), col('segments'), col('status'), col('callback_url'), col('created_at'), col('updated_at'),
+    g.jobIds,
+  ];
   try {
-    const { rows } = await sql<{ revision: number; balances: (string | number)[] | null }>`select * from pigeon_accept(
-      ${g.grantedRevision}::bigint, ${g.day}::integer, ${g.now}::bigint,
-      ${g.debits.map((d) => d.accountId)}::text[], ${g.debits.map((d) => d.credits)}::bigint[], ${g.debits.map((d) => d.messages)}::integer[],
-      ${g.ledger.map((l) => l.id)}::text[], ${g.ledger.map((l) => l.accountId)}::text[], ${g.ledger.map((l) => l.amount)}::bigint[], ${g.ledger.map((l) => l.reference)}::text[],
-      ${g.batches.map((b) => b.id)}::text[], ${g.batches.map((b) => b.account_id)}::text[], ${g.batches.map((b) => b.total)}::integer[],
-      ${g.batches.map((b) => b.queued)}::integer[], ${g.batches.map((b) => b.credits_used)}::bigint[],
-      ${col('id')}::text[], ${col('account_id')}::text[], ${col('batch_id')}::text[], ${col('recipient')}::text[], ${col('sender')}::text[],
-      ${col('body')}::text[], ${col('encoding')}::text[], ${col('segments')}::integer[], ${col('status')}::text[], ${col('callback_url')}::text[],
-      ${col('created_at')}::bigint[], ${col('updated_at')}::bigint[],
-      ${g.jobIds}::text[]
-    )`.execute(db);
+    const { rows } = await db.executeQuery<{ revision: number; balances: (string | number)[] | null }>(CompiledQuery.raw(CALL, parameters));
     const row = rows[0]!;
     const revision = Number(row.revision);
     if (row.balances === null) return { written: false, revision, reason: 'stale' };
