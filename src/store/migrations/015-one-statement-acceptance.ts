@@ -43,20 +43,6 @@ begin
     return query select current_revision, null::bigint[];
     return;
   end if;
-  for i in 1 .. coalesce(array_length(debit_accounts, 1), 0) loop
-    update accounts set
-      credits = credits - debit_credits[i],
-      daily_count = (case when daily_day = today then daily_count else 0 end) + debit_messages[i],
-      daily_day = today
-    where id = debit_accounts[i]
-      and credits >= debit_credits[i]
-      and (daily_message_limit is null or (case when daily_day = today then daily_count else 0 end) + debit_messages[i] <= daily_message_limit)
-    returning credits into after;
-    if not found then
-      raise exception 'debit refused for %', debit_accounts[i] using errcode = 'PGN01';
-    end if;
-    result := result || after;
-  end loop;
   insert into credit_ledger (id, account_id, amount, kind, reference, note, created_at)
     select t.id, t.account_id, t.amount, 'debit', t.reference, null, now_ms
     from unnest(ledger_ids, ledger_accounts, ledger_amounts, ledger_references) as t(id, account_id, amount, reference);
@@ -73,6 +59,24 @@ begin
   insert into jobs (id, queue, account_id, ref, payload, run_at, attempts, created_at)
     select t.id, 'dispatch', t.account_id, t.ref, null, now_ms, 0, now_ms
     from unnest(job_ids, m_id, m_account_id) as t(id, ref, account_id);
+  -- The debits come last: an account's row stays locked until the commit, so every
+  -- concurrent group for the same account waits only for this UPDATE and the commit, not for
+  -- the inserts (their foreign-key checks take KEY SHARE locks, which the UPDATE's lock does
+  -- not conflict with, so the order cannot deadlock).
+  for i in 1 .. coalesce(array_length(debit_accounts, 1), 0) loop
+    update accounts set
+      credits = credits - debit_credits[i],
+      daily_count = (case when daily_day = today then daily_count else 0 end) + debit_messages[i],
+      daily_day = today
+    where id = debit_accounts[i]
+      and credits >= debit_credits[i]
+      and (daily_message_limit is null or (case when daily_day = today then daily_count else 0 end) + debit_messages[i] <= daily_message_limit)
+    returning credits into after;
+    if not found then
+      raise exception 'debit refused for %', debit_accounts[i] using errcode = 'PGN01';
+    end if;
+    result := result || after;
+  end loop;
   return query select current_revision, result;
 end
 $$`;
