@@ -5,7 +5,7 @@
  * (`pg_stat_statements` is not loaded on a default install, so the driver's queries are counted
  * and timed on the client side).
  *
- *   node --import tsx bench/pg-round-trips.ts [sends] [concurrency]
+ *   node --import tsx bench/pg-round-trips.ts [sends] [concurrency] [keyed|bulk]
  */
 import { createRequire } from 'node:module';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -51,7 +51,11 @@ const config = loadConfig({ DATABASE_URL: databaseUrl, RATE_LIMIT_MAX: '10000000
 const ctx = { store, config, clock: systemClock, log: pino({ level: 'silent' }), wake: () => {} };
 const app = await buildApp({ ctx, carrier: new SimulatorCarrier(1000, systemClock, true) });
 const body = { to: '+14155552671', from: 'Bench', message: 'Your code is 123456' };
-const send = () => app.inject({ method: 'POST', url: '/v1/sms/send', headers: { authorization: `Bearer ${key}` }, payload: body });
+// `keyed`: every send carries its own Idempotency-Key.
+let keys = 0;
+const keyed = process.argv[4] === 'keyed';
+const send = () =>
+  app.inject({ method: 'POST', url: '/v1/sms/send', headers: { authorization: `Bearer ${key}`, ...(keyed ? { 'idempotency-key': `k${keys++}` } : {}) }, payload: body });
 for (let i = 0; i < 200; i++) await send(); // warm-up: caches, compiled paths
 if (process.argv[4] === 'bulk') {
   // One bulk of 10,000: the statements' share of its time.

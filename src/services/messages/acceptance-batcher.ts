@@ -24,7 +24,7 @@ import { accessRevisionInTransaction } from '../../store/repositories/api-keys.r
 import { acceptGroupInOneStatement, acceptsInOneStatement, type AcceptanceGroup } from '../../store/repositories/acceptance.repository.ts';
 import { newId } from '../../util/ids.ts';
 import type { Context } from '../context.ts';
-import type { Finish } from './idempotency.ts';
+import { finishAll, type Finish, type StoredResponse } from './idempotency.ts';
 import { observeAccessRevision } from '../auth/access-cache.ts';
 import { grantRefusalNow } from '../auth/access.ts';
 import { dailyLimitReached, destinationRefusalNow, utcDay } from '../accounts/account-limits.ts';
@@ -59,6 +59,9 @@ interface Waiting {
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** Thrown to roll back a transaction whose one-statement group wrote nothing. */
+class TakeGeneralPath extends Error {}
 
 /** A flush takes acceptances until it holds this many messages (a bulk is never split). */
 const MAX_ROWS_PER_COMMIT = 20_000;
@@ -119,8 +122,8 @@ export class AcceptanceBatcher {
 
   async #flush(items: Waiting[]): Promise<void> {
     // On PostgreSQL the acceptances with no idempotency record commit in one statement; those
-    // with one go in a transaction of their own beside them, so a few keyed requests do not take
-    // the whole group off the short path.
+    // with one go in a transaction of their own beside them (the statement and their records),
+    // so a few keyed requests do not add BEGIN and COMMIT round trips to the whole group.
     if (acceptsInOneStatement(this.ctx.store.db)) {
       const keyed = items.filter((i) => i.acceptance.finish);
       if (keyed.length > 0 && keyed.length < items.length) {
@@ -186,10 +189,13 @@ export class AcceptanceBatcher {
 
   async #commit(acceptances: Acceptance<unknown>[]): Promise<Outcome[]> {
     const now = this.ctx.clock();
-    // The common case on PostgreSQL: no idempotency record to write (its body needs the balance
-    // the debit returns), so the whole group is one statement, one round trip.
-    if (acceptsInOneStatement(this.ctx.store.db) && !acceptances.some((a) => a.finish)) {
-      const outcomes = await this.#commitInOneStatement(acceptances, now);
+    // On PostgreSQL the group is one statement, one round trip, in the common case. Idempotency
+    // records need the balance the debits return, so a group with any is that statement and the
+    // records in one transaction.
+    if (acceptsInOneStatement(this.ctx.store.db)) {
+      const outcomes = acceptances.some((a) => a.finish)
+        ? await this.#commitInOneStatementWithRecords(acceptances, now)
+        : await this.#commitInOneStatement(this.ctx.store.db, acceptances, now);
       if (outcomes) return outcomes;
     }
     return this.ctx.store.db.transaction().execute(async (trx) => {
@@ -223,7 +229,7 @@ export class AcceptanceBatcher {
         await insertMessages(trx, messages);
         await enqueueJobs(trx, messages.map((m) => ({ queue: 'dispatch' as const, accountId: m.account_id, ref: m.id, runAt: now })), now);
       }
-      for (const { finish, value } of finishes) await finish(trx, { status: 200, body: value });
+      await finishAll(trx, finishes.map(({ finish, value }) => ({ finish, response: { status: 200, body: value } })));
       return outcomes;
     });
   }
@@ -233,7 +239,27 @@ export class AcceptanceBatcher {
    * an acceptance needs what only the general path does: an access re-check (a grant older than
    * the database's revision) or a refusal (a debit the balance or the daily cap does not cover).
    */
-  async #commitInOneStatement(acceptances: Acceptance<unknown>[], now: number): Promise<Outcome[] | null> {
+  async #commitInOneStatementWithRecords(acceptances: Acceptance<unknown>[], now: number): Promise<Outcome[] | null> {
+    try {
+      return await this.ctx.store.db.transaction().execute(async (trx) => {
+        const outcomes = await this.#commitInOneStatement(trx, acceptances, now);
+        // Nothing written (or a refused debit aborted the transaction): roll back, general path.
+        if (!outcomes) throw new TakeGeneralPath();
+        const records: { finish: Finish; response: StoredResponse }[] = [];
+        for (const [i, a] of acceptances.entries()) {
+          const outcome = outcomes[i]!;
+          if (a.finish && outcome.ok) records.push({ finish: a.finish, response: { status: 200, body: outcome.value } });
+        }
+        await finishAll(trx, records);
+        return outcomes;
+      });
+    } catch (error) {
+      if (error instanceof TakeGeneralPath) return null;
+      throw error;
+    }
+  }
+
+  async #commitInOneStatement(db: Executor, acceptances: Acceptance<unknown>[], now: number): Promise<Outcome[] | null> {
     const debits = new Map<string, { accountId: string; credits: number; messages: number }>();
     const group: AcceptanceGroup = { grantedRevision: null, day: utcDay(now), now, debits: [], ledger: [], batches: [], messages: [], jobIds: [] };
     for (const a of acceptances) {
@@ -252,7 +278,7 @@ export class AcceptanceBatcher {
       }
     }
     group.debits = [...debits.values()].sort((x, y) => (x.accountId < y.accountId ? -1 : x.accountId > y.accountId ? 1 : 0));
-    const result = await acceptGroupInOneStatement(this.ctx.store.db, group);
+    const result = await acceptGroupInOneStatement(db, group);
     if (result.revision !== null) observeAccessRevision(this.ctx.store, result.revision);
     if (!result.written) return null;
     // As if debited one after the other: each acceptance sees the balance after its own debit.

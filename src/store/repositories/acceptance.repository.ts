@@ -1,11 +1,12 @@
 /**
- * A group of acceptances written by one statement on PostgreSQL (migration 015's `pigeon_accept`):
+ * A group of acceptances written by one statement on PostgreSQL (alone, or inside a transaction
+ * that also writes the group's idempotency records) (migration 015's `pigeon_accept`):
  * the debits, ledger rows, batches, messages and dispatch jobs of a coalesced group in one round
  * trip, where the general path (acceptance-batcher.ts) takes one per statement plus BEGIN and
  * COMMIT. Every column goes as one array parameter, so a bulk of 10,000 is one statement too.
  */
 import { CompiledQuery } from 'kysely';
-import type { Db } from '../connect.ts';
+import type { Db, Executor } from '../connect.ts';
 import type { BatchesTable, MessagesTable } from '../database.ts';
 import { dialectOf } from '../dialect.ts';
 
@@ -47,7 +48,7 @@ const TYPES = [
 ];
 const CALL = `select * from pigeon_accept(${TYPES.map((t, i) => `$${i + 1}::${t}`).join(', ')})`;
 
-export async function acceptGroupInOneStatement(db: Db, g: AcceptanceGroup): Promise<GroupResult> {
+export async function acceptGroupInOneStatement(db: Executor, g: AcceptanceGroup): Promise<GroupResult> {
   const m = g.messages;
   const col = <K extends keyof MessagesTable>(k: K) => m.map((r) => r[k]);
   const parameters = [
