@@ -34,6 +34,9 @@ describe('fair dispatch backlog', () => {
     assert.equal(refused.json().code, 'rate_limit_exceeded');
     assert.match(refused.json().message, /45 messages waiting for dispatch, and may have 40/);
     assert.ok(Number(refused.headers['retry-after']) >= 1);
+    assert.equal(refused.headers['ratelimit-limit'], '40', 'the RateLimit headers count messages waiting against the share');
+    assert.equal(refused.headers['ratelimit-remaining'], '0');
+    assert.equal(refused.headers['ratelimit-reset'], refused.headers['retry-after']);
     const single = await h.request('POST', '/v1/sms/send', { key: flood.key, body: { from: 'Acme', ...body(200) } });
     assert.equal(single.statusCode, 429);
 

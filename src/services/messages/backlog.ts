@@ -117,7 +117,16 @@ export async function checkBacklog(ctx: Context, accountId: string, messages: nu
     throw new AppError(
       'rate_limit_exceeded',
       `This account has ${mine.depth} messages waiting for dispatch, and may have ${share} (its share of the service's backlog); retry in ${wait} s.`,
-      { headers: { 'Retry-After': String(wait) } },
+      {
+        // As every 429 (DECISIONS.md §1), with the RateLimit headers; here they count messages
+        // waiting for dispatch: the account's share, what is left of it, and when to retry.
+        headers: {
+          'Retry-After': String(wait),
+          'RateLimit-Limit': String(share),
+          'RateLimit-Remaining': String(Math.max(0, share - mine.depth)),
+          'RateLimit-Reset': String(wait),
+        },
+      },
     );
   }
 }
