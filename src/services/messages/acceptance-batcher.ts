@@ -3,7 +3,10 @@
  * wait for the next one, and everything waiting is written together: one transaction, one debit
  * per account, multi-row inserts. Under load this turns hundreds of small commits into a few large
  * ones (the commit, not the work in it, is what costs on both databases); with no load a send
- * still commits on its own, at once.
+ * still commits on its own, at once. On PostgreSQL, where each statement is a round trip, the
+ * group is one statement in the common case (`pigeon_accept`, acceptance.repository.ts), and the
+ * general transaction below is kept for what it cannot do: re-checking access, refusing one
+ * acceptance while its neighbours go through.
  *
  * Each acceptance keeps its own outcome: one that the balance (or the account's daily cap) does
  * not cover is refused with `insufficient_credits` (or `daily_limit_reached`) while the others in
@@ -234,11 +237,7 @@ export class AcceptanceBatcher {
     });
   }
 
-  /**
-   * The group in one statement (acceptance.repository.ts), or null when it wrote nothing because
-   * an acceptance needs what only the general path does: an access re-check (a grant older than
-   * the database's revision) or a refusal (a debit the balance or the daily cap does not cover).
-   */
+  /** The same with the group's idempotency records, in one transaction; null as below. */
   async #commitInOneStatementWithRecords(acceptances: Acceptance<unknown>[], now: number): Promise<Outcome[] | null> {
     try {
       return await this.ctx.store.db.transaction().execute(async (trx) => {
@@ -259,6 +258,11 @@ export class AcceptanceBatcher {
     }
   }
 
+  /**
+   * The group in one statement (acceptance.repository.ts), or null when it wrote nothing because
+   * an acceptance needs what only the general path does: an access re-check (a grant older than
+   * the database's revision) or a refusal (a debit the balance or the daily cap does not cover).
+   */
   async #commitInOneStatement(db: Executor, acceptances: Acceptance<unknown>[], now: number): Promise<Outcome[] | null> {
     const debits = new Map<string, { accountId: string; credits: number; messages: number }>();
     const group: AcceptanceGroup = { grantedRevision: null, day: utcDay(now), now, debits: [], ledger: [], batches: [], messages: [], jobIds: [] };

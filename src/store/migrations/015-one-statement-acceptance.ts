@@ -9,9 +9,9 @@ import { dialectOf } from '../dialect.ts';
  *
  * PostgreSQL only: `pigeon_accept`, a group of acceptances (src/services/messages/acceptance-batcher.ts)
  * written by one statement, so in one round trip and one implicit transaction: the access
- * revision read, one debit per account (in id order, each guarded by the balance and the daily
- * cap exactly as `tryDebitWithinDailyLimit`), the ledger rows, the batches, the messages and their
- * dispatch jobs, inserted from arrays (one parameter per column, whatever the number of rows).
+ * revision read; the ledger rows, the batches, the messages and their dispatch jobs, inserted from
+ * arrays (one parameter per column, whatever the number of rows); then one debit per account (in
+ * id order, each guarded by the balance and the daily cap exactly as `tryDebitWithinDailyLimit`).
  *
  * It writes nothing and returns a null `balances` when an acceptance was granted under an older
  * access revision than the one it reads (the caller then re-checks access in the general path),
