@@ -96,6 +96,20 @@ forEachDialect((dialect, open) => {
     assert.equal(seen.size, n, `every account served once in ${claims} claims`);
   });
 
+  test('concurrent dispatch claims never take the same job twice', async () => {
+    const store = await open();
+    await enqueueJobs(
+      store.db,
+      Array.from({ length: 30 }, (_, i) => ({ queue: 'dispatch' as const, accountId: `acc_${i % 3}`, ref: `m_${String(i).padStart(2, '0')}`, runAt: NOW })),
+      NOW,
+    );
+    const claims = await Promise.all(Array.from({ length: 6 }, () => claimJobs(store.db, dialect, 'dispatch', 4, NOW, LEASE)));
+    const refs = claims.flat().map((j) => j.ref);
+    assert.equal(new Set(refs).size, refs.length, 'no job in two claims');
+    const rest = await claimJobs(store.db, dialect, 'dispatch', 100, NOW, LEASE);
+    assert.equal(refs.length + rest.length, 30, 'every job claimed exactly once in the end');
+  });
+
   test('settled jobs are deleted, rescheduled or released', async () => {
     const store = await open();
     await enqueueJobs(store.db, ['a', 'b', 'c', 'd'].map((ref) => ({ queue: 'webhook' as const, ref, runAt: NOW })), NOW);
