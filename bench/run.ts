@@ -5,11 +5,15 @@
  *
  *   npm run bench                 the full suite (about 5 minutes)
  *   npm run bench -- --quick      shorter runs, for a smoke check
- *   npm run bench -- --only=send  one benchmark by name (or several: --only=send,kannel)
+ *   npm run bench -- --only=send  one benchmark by name (or several: --only=send,race)
+ *
+ * Every figure is printed with the machine's cores and load average when its suite ended: the
+ * machine may be shared, and a figure means little without them.
  */
 import { spawn } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
-import { figure, type Figure } from './lib.ts';
+import type { Figure } from './lib.ts';
+import { machine } from './peers.ts';
 
 const quick = process.argv.includes('--quick');
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
@@ -26,7 +30,9 @@ const suites: { name: string; args: string[] }[] = [
   { name: 'scheduling-pg', args: ['bench/scheduling.bench.ts', quick ? '20000' : '100000', 'postgres'] },
   { name: 'webhooks', args: ['bench/webhooks.bench.ts'] },
   { name: 'smpp', args: ['bench/smpp.bench.ts'] },
-  { name: 'kannel', args: ['bench/kannel.bench.ts', quick ? '5' : '20'] },
+  // Pigeon (--no-workers, and serve with workers on SMPP) and Kannel, interleaved round by round.
+  { name: 'race', args: ['bench/race.bench.ts', quick ? '4' : '10', '3'] },
+  { name: 'scale-out', args: ['bench/scale-out.bench.ts', quick ? '4' : '10', '1,2,4'] },
 ];
 
 function runOne(args: string[]): Promise<Figure[]> {
@@ -47,28 +53,24 @@ function runOne(args: string[]): Promise<Figure[]> {
 }
 
 const { existsSync } = await import('node:fs');
-const rows: Figure[] = [];
+const rows: (Figure & { machine: string })[] = [];
 console.log(`# Pigeon benchmarks on ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`);
 for (const suite of suites) {
   if (only && !only.includes(suite.name)) continue;
   if (!existsSync(suite.args[0]!)) continue;
-  console.log(`# ${suite.name}…`);
+  console.log(`# ${suite.name}… (${machine()})`);
   const figures = await runOne(suite.args);
-  rows.push(...figures);
-  for (const f of figures) console.log(`#   ${f.name}: ${f.value} ${f.unit}`);
+  const at = machine();
+  rows.push(...figures.map((f) => ({ ...f, machine: at })));
+  for (const f of figures) console.log(`#   ${f.name}: ${f.value} ${f.unit} (${at})`);
 }
-// Ratios to the peer, measured in this same run.
-const value = (name: string) => rows.find((r) => r.name === name)?.value;
-const kannelAccept = value('kannel sendsms requests/s');
-const pigeonAccept = value('send (sqlite) requests/s');
-if (kannelAccept && pigeonAccept) rows.push(figure('send: Pigeon / Kannel acceptance', pigeonAccept / kannelAccept, '×', { min: 1.5 }));
-const kannelSubmit = value('kannel SMPP submits/s during the load');
-const pigeonSubmit = rows.find((r) => r.name.startsWith('SMPP') && r.unit === 'msg/s')?.value;
-if (kannelSubmit && pigeonSubmit) rows.push(figure('SMPP: Pigeon / Kannel submit rate', pigeonSubmit / kannelSubmit, '×', { min: 1.5 }));
+// Ratios to the peer come from the race itself, measured round by round (bench/race.bench.ts).
 
 const width = Math.max(...rows.map((r) => r.name.length), 10);
 console.log('');
-console.log(`${'figure'.padEnd(width)}  ${'value'.padStart(10)}  unit      target      met`);
+console.log(`${'figure'.padEnd(width)}  ${'value'.padStart(10)}  unit      target      met  machine`);
 for (const r of rows) {
-  console.log(`${r.name.padEnd(width)}  ${String(r.value).padStart(10)}  ${r.unit.padEnd(8)}  ${(r.target ?? '').padEnd(10)}  ${r.met === undefined ? '' : r.met ? 'yes' : 'NO'}`);
+  console.log(
+    `${r.name.padEnd(width)}  ${String(r.value).padStart(10)}  ${r.unit.padEnd(8)}  ${(r.target ?? '').padEnd(10)}  ${(r.met === undefined ? '' : r.met ? 'yes' : 'NO').padEnd(3)}  ${r.machine}`,
+  );
 }

@@ -25,7 +25,8 @@ try {
   const databaseUrl = await freshDatabase(STORE, dir, 'throughput');
   const { key } = await prepareCustomer(databaseUrl);
   const port = await freePort();
-  const server = await startPigeon(['serve'], { DATABASE_URL: databaseUrl, PORT: String(port), RATE_LIMIT_MAX: '1000000' });
+  // One account carries the whole load: its share of the backlog is all of it.
+  const server = await startPigeon(['serve'], { DATABASE_URL: databaseUrl, PORT: String(port), RATE_LIMIT_MAX: '1000000', DISPATCH_BACKLOG_ACCOUNT_SHARE: '100' });
   const rss = sampleRss(server.child.pid!);
   const base = `http://127.0.0.1:${port}`;
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };

@@ -68,7 +68,7 @@ async function seed(store: Store, ctx: Context, targets: { url: string; count: n
         timestamp: new Date(now).toISOString(),
       });
       events.push({ id, account_id: account.id, message_id: messageId, batch_id: null, event: 'sms.delivered', url, payload, status: 'pending' as const, attempts: 0, last_error: null, created_at: now, updated_at: now });
-      jobs.push({ id: newId('job', now), queue: 'webhook' as const, ref: id, payload: null, run_at: now, attempts: 0, created_at: now });
+      jobs.push({ id: newId('job', now), queue: 'webhook' as const, account_id: null, ref: id, payload: null, run_at: now, attempts: 0, created_at: now });
     }
   }
   await store.db.transaction().execute(async (trx) => {

@@ -6,7 +6,7 @@
 import client from 'prom-client';
 import type { Store } from './store/connect.ts';
 import type { JobQueue } from './store/database.ts';
-import { queueDepth } from './store/repositories/jobs.repository.ts';
+import { dispatchBacklogByAccount, queueDepth } from './store/repositories/jobs.repository.ts';
 
 export const registry = new client.Registry();
 // prom-client's default names already start with process_ or nodejs_: the prefix is only pigeon_.
@@ -64,9 +64,43 @@ export const webhookAttempts = new client.Counter({
 const QUEUES: JobQueue[] = ['dispatch', 'receipt', 'webhook', 'mail'];
 
 /** Adds the queue gauges, read from `store` at each scrape. */
+/** Accounts shown by the per-account backlog gauges: the largest backlogs, so the label set stays small. */
+export const BACKLOG_TOP_ACCOUNTS = 10;
+
 export function registerQueueGauges(store: Store, clock: () => number): void {
-  if (registry.getSingleMetric('pigeon_queue_depth')) registry.removeSingleMetric('pigeon_queue_depth');
-  if (registry.getSingleMetric('pigeon_queue_oldest_age_seconds')) registry.removeSingleMetric('pigeon_queue_oldest_age_seconds');
+  for (const name of ['pigeon_queue_depth', 'pigeon_queue_oldest_age_seconds', 'pigeon_account_dispatch_backlog', 'pigeon_account_dispatch_oldest_age_seconds']) {
+    if (registry.getSingleMetric(name)) registry.removeSingleMetric(name);
+  }
+  // Both gauges are collected at the same scrape from one read of the backlog.
+  let read: { at: number; rows: Promise<{ accountId: string; depth: number; oldestCreatedAt: number }[]> } | null = null;
+  const largest = () => {
+    const now = clock();
+    if (!read || now - read.at > 500) read = { at: now, rows: dispatchBacklogByAccount(store.db, BACKLOG_TOP_ACCOUNTS) };
+    return read.rows;
+  };
+  new client.Gauge({
+    name: 'pigeon_account_dispatch_backlog',
+    help: `Messages waiting for dispatch, for the ${BACKLOG_TOP_ACCOUNTS} accounts with the most waiting (each account may hold DISPATCH_BACKLOG_ACCOUNT_SHARE per cent of DISPATCH_BACKLOG_LIMIT).`,
+    labelNames: ['account'] as const,
+    registers: [registry],
+    async collect() {
+      const rows = await largest();
+      this.reset();
+      for (const b of rows) this.set({ account: b.accountId }, b.depth);
+    },
+  });
+  new client.Gauge({
+    name: 'pigeon_account_dispatch_oldest_age_seconds',
+    help: `Age of the oldest message waiting for dispatch, for the ${BACKLOG_TOP_ACCOUNTS} accounts with the most waiting.`,
+    labelNames: ['account'] as const,
+    registers: [registry],
+    async collect() {
+      const now = clock();
+      const rows = await largest();
+      this.reset();
+      for (const b of rows) this.set({ account: b.accountId }, Math.max(0, (now - b.oldestCreatedAt) / 1000));
+    },
+  });
   const age = new client.Gauge({
     name: 'pigeon_queue_oldest_age_seconds',
     help: 'Age of the oldest job waiting in each queue (0 when empty).',

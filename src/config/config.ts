@@ -29,6 +29,12 @@ export interface Config {
    * backlog stays bounded instead of growing without end when dispatch cannot keep up.
    */
   dispatchBacklogLimit: number;
+  /**
+   * The share of `dispatchBacklogLimit`, in per cent, that one account's waiting messages may
+   * hold (DISPATCH_BACKLOG_ACCOUNT_SHARE): past it that account's sends get 429 while the others'
+   * go on, so one campaign cannot fill the backlog for everyone.
+   */
+  dispatchBacklogAccountShare: number;
   bodyLimitBytes: number;
   webhook: { timeoutMs: number; retryDelaysMs: number[]; allowPrivate: boolean };
   simulator: {
@@ -270,7 +276,8 @@ function readConfig(env: Env): Config {
       }),
     redisUrl: url(env, 'REDIS_URL', null, ['redis:', 'rediss:']),
     bulkMaxMessages: int(env, 'BULK_MAX_MESSAGES', 10_000, 1, 1_000_000),
-    dispatchBacklogLimit: int(env, 'DISPATCH_BACKLOG_LIMIT', 200_000, 1),
+    dispatchBacklogLimit: int(env, 'DISPATCH_BACKLOG_LIMIT', 120_000, 1),
+    dispatchBacklogAccountShare: int(env, 'DISPATCH_BACKLOG_ACCOUNT_SHARE', 25, 1, 100),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1024),
     webhook: {
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 5000, 1),

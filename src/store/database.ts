@@ -120,6 +120,11 @@ export interface MessagesTable {
 export interface JobsTable {
   id: string;
   queue: JobQueue;
+  /**
+   * The account a dispatch job sends for (migration 015), so that dispatch serves accounts in
+   * turn and each account's share of the backlog can be counted; null on the other queues.
+   */
+  account_id: string | null;
   /** What the job is about: a message id for dispatch and receipts, an event id for webhooks. */
   ref: string;
   /** Queue-specific JSON, or null. */

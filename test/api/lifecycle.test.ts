@@ -121,7 +121,7 @@ describe('message lifecycle through the simulator', () => {
     await h.workers.drain();
     assert.equal((await m.report()).status, 'delivered');
     const now = h.clock.now();
-    const late = { id: 'job_late', queue: 'receipt' as const, ref: m.id, run_at: now, attempts: 1, created_at: now };
+    const late = { id: 'job_late', queue: 'receipt' as const, account_id: null, ref: m.id, run_at: now, attempts: 1, created_at: now };
     await h.ctx.store.db.insertInto('jobs').values({ ...late, payload: JSON.stringify({ carrierMessageId: m.id, byMessageId: true, status: 'failed', errorCode: 'x', at: now }) }).execute();
     const result = await applyReceiptJobs(h.ctx, [{ ...late, payload: JSON.stringify({ carrierMessageId: m.id, byMessageId: true, status: 'failed', errorCode: 'x', at: now }) }]);
     assert.equal(result.applied, 0);
@@ -144,6 +144,7 @@ describe('message lifecycle through the simulator', () => {
     const jobs = receipts.map(({ ref, ...r }, i) => ({
       id: `job_batch${i}`,
       queue: 'receipt' as const,
+      account_id: null,
       ref,
       run_at: at,
       attempts: 0,

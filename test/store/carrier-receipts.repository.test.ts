@@ -96,7 +96,7 @@ forEachDialect((dialect, open) => {
     await enqueueJobs(
       store.db,
       [
-        { queue: 'dispatch', ref: 'msg_1', runAt: NOW - 10 },
+        { queue: 'dispatch', accountId: 'acc_1', ref: 'msg_1', runAt: NOW - 10 },
         { queue: 'receipt', ref: 'r', runAt: NOW - 10 },
       ],
       NOW - 10,

@@ -4,6 +4,7 @@ import {
   deleteExpiredIdempotencyKey,
   deleteExpiredIdempotencyKeys,
   finishIdempotencyKey,
+  finishIdempotencyKeys,
   idempotencyKeyRow,
   insertIdempotencyKey,
   releaseIdempotencyKey,
@@ -32,6 +33,24 @@ forEachDialect((_dialect, open) => {
     // A finished key is not released.
     await releaseIdempotencyKey(store.db, 'acc_a', 'k1');
     assert.ok(await idempotencyKeyRow(store.db, 'acc_a', 'k1'));
+  });
+
+  test('the results of many keys are recorded at once, each under its own key and account only', async () => {
+    const store = await open();
+    await insertAccount(store, 'acc_a');
+    await insertAccount(store, 'acc_b');
+    for (const key of ['k1', 'k2', 'k3']) await insertIdempotencyKey(store.db, taken(key, 100));
+    await insertIdempotencyKey(store.db, { ...taken('k1', 100), account_id: 'acc_b' });
+    await finishIdempotencyKeys(store.db, [
+      { accountId: 'acc_a', key: 'k1', status: 200, body: '{"n":1}' },
+      { accountId: 'acc_a', key: 'k3', status: 200, body: "{\"n\":\"it's 3\"}" },
+    ]);
+    await finishIdempotencyKeys(store.db, []);
+    const row = (key: string, account = 'acc_a') => idempotencyKeyRow(store.db, account, key);
+    assert.deepEqual([(await row('k1'))?.state, (await row('k1'))?.response_body], ['done', '{"n":1}']);
+    assert.deepEqual([(await row('k3'))?.state, (await row('k3'))?.response_body], ['done', `{"n":"it's 3"}`]);
+    assert.equal((await row('k2'))?.state, 'in_progress');
+    assert.equal((await row('k1', 'acc_b'))?.state, 'in_progress', "another account's key of the same name is untouched");
   });
 
   test('an in-progress key is taken over only from the lock it had, and released', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { claimJobs, deleteJobs, enqueueJobs, queueDepth, releaseJobs, rescheduleJob } from '../../src/store/repositories/jobs.repository.ts';
+import { ACCOUNTS_PER_CLAIM, claimJobs, deleteJobs, enqueueJobs, queueDepth, releaseJobs, rescheduleJob } from '../../src/store/repositories/jobs.repository.ts';
 import type { Store } from '../../src/store/connect.ts';
 import { forEachDialect } from '../helpers/dialects.ts';
 
@@ -17,10 +17,10 @@ forEachDialect((dialect, open) => {
     await enqueueJobs(
       store.db,
       [
-        { queue: 'dispatch', ref: 'msg_b', runAt: NOW - 10 },
-        { queue: 'dispatch', ref: 'msg_a', runAt: NOW - 20 },
-        { queue: 'dispatch', ref: 'msg_c', runAt: NOW - 5, payload: { part: 2 } },
-        { queue: 'dispatch', ref: 'msg_later', runAt: NOW + 10 * LEASE },
+        { queue: 'dispatch', accountId: 'acc_1', ref: 'msg_b', runAt: NOW - 10 },
+        { queue: 'dispatch', accountId: 'acc_1', ref: 'msg_a', runAt: NOW - 20 },
+        { queue: 'dispatch', accountId: 'acc_1', ref: 'msg_c', runAt: NOW - 5, payload: { part: 2 } },
+        { queue: 'dispatch', accountId: 'acc_1', ref: 'msg_later', runAt: NOW + 10 * LEASE },
         { queue: 'receipt', ref: 'rcpt_1', runAt: NOW - 100 },
       ],
       NOW - 100,
@@ -49,6 +49,67 @@ forEachDialect((dialect, open) => {
     assert.deepEqual(await queueDepth(store.db, 'webhook'), { depth: 0, oldestCreatedAt: null });
   });
 
+  test('dispatch serves accounts in turn: a flood of one account does not hold back the others', async () => {
+    const store = await open();
+    // acc_big's 50 jobs are all older than the two others' few.
+    await enqueueJobs(
+      store.db,
+      Array.from({ length: 50 }, (_, i) => ({ queue: 'dispatch' as const, accountId: 'acc_big', ref: `big_${String(i).padStart(2, '0')}`, runAt: NOW - 1000 + i })),
+      NOW - 1000,
+    );
+    await enqueueJobs(
+      store.db,
+      [
+        { queue: 'dispatch', accountId: 'acc_small', ref: 'small_0', runAt: NOW - 10 },
+        { queue: 'dispatch', accountId: 'acc_small', ref: 'small_1', runAt: NOW - 9 },
+        { queue: 'dispatch', accountId: 'acc_other', ref: 'other_0', runAt: NOW - 5 },
+        { queue: 'dispatch', accountId: 'acc_other', ref: 'other_later', runAt: NOW + LEASE },
+      ],
+      NOW - 10,
+    );
+    const first = await claimJobs(store.db, 'dispatch', 4, NOW, LEASE);
+    // One of each account first (each account's own jobs oldest first), then the second round.
+    assert.deepEqual(first.map((j) => j.ref).sort(), ['big_00', 'big_01', 'other_0', 'small_0']);
+    const second = await claimJobs(store.db, 'dispatch', 4, NOW, LEASE);
+    assert.deepEqual(second.map((j) => j.ref).sort(), ['big_02', 'big_03', 'big_04', 'small_1']);
+    // The rest is the big account's, oldest first; the job not yet due stays.
+    const rest = await claimJobs(store.db, 'dispatch', 100, NOW, LEASE);
+    assert.equal(rest.length, 45);
+    assert.ok(rest.every((j) => j.ref.startsWith('big_')));
+    assert.deepEqual(await claimJobs(store.db, 'dispatch', 100, NOW, LEASE), []);
+  });
+
+  test('a dispatch claim walks every account, however many have work waiting', async () => {
+    const store = await open();
+    const n = ACCOUNTS_PER_CLAIM * 2 + 3;
+    await enqueueJobs(
+      store.db,
+      Array.from({ length: n }, (_, i) => ({ queue: 'dispatch' as const, accountId: `acc_${String(i).padStart(3, '0')}`, ref: `m_${i}`, runAt: NOW })),
+      NOW,
+    );
+    // Claims of 5 jobs: each claim continues after the last account the one before served.
+    const seen = new Set<string>();
+    const claims = Math.ceil(n / 5);
+    for (let i = 0; i < claims; i++) {
+      for (const job of await claimJobs(store.db, 'dispatch', 5, NOW, LEASE)) seen.add(job.ref);
+    }
+    assert.equal(seen.size, n, `every account served once in ${claims} claims`);
+  });
+
+  test('concurrent dispatch claims never take the same job twice', async () => {
+    const store = await open();
+    await enqueueJobs(
+      store.db,
+      Array.from({ length: 30 }, (_, i) => ({ queue: 'dispatch' as const, accountId: `acc_${i % 3}`, ref: `m_${String(i).padStart(2, '0')}`, runAt: NOW })),
+      NOW,
+    );
+    const claims = await Promise.all(Array.from({ length: 6 }, () => claimJobs(store.db, 'dispatch', 4, NOW, LEASE)));
+    const refs = claims.flat().map((j) => j.ref);
+    assert.equal(new Set(refs).size, refs.length, 'no job in two claims');
+    const rest = await claimJobs(store.db, 'dispatch', 100, NOW, LEASE);
+    assert.equal(refs.length + rest.length, 30, 'every job claimed exactly once in the end');
+  });
+
   test('settled jobs are deleted, rescheduled or released', async () => {
     const store = await open();
     await enqueueJobs(store.db, ['a', 'b', 'c', 'd'].map((ref) => ({ queue: 'webhook' as const, ref, runAt: NOW })), NOW);
@@ -70,7 +131,7 @@ forEachDialect((dialect, open) => {
   if (dialect === 'postgres') {
     test('concurrent claims skip the jobs another transaction holds instead of waiting for it (SKIP LOCKED)', async () => {
       const store = await open();
-      await enqueueJobs(store.db, ['a', 'b', 'c'].map((ref) => ({ queue: 'dispatch' as const, ref, runAt: NOW })), NOW);
+      await enqueueJobs(store.db, ['a', 'b', 'c'].map((ref) => ({ queue: 'dispatch' as const, accountId: 'acc_1', ref, runAt: NOW })), NOW);
       let release!: () => void;
       const held = new Promise<void>((resolve) => (release = resolve));
       let locked!: () => void;

@@ -1,7 +1,8 @@
 /**
  * The operator's area, under /operator: login, the review queue of pending Sender IDs with their
  * documents (approve, reject with a reason, ask for more information), a page at a time, accounts
- * (search, top-up, suspend and resume, limits) and the mail outbox.
+ * (search, top-up, suspend and resume, limits), the dispatch backlog per account and the mail
+ * outbox.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors/catalogue.ts';
@@ -10,6 +11,7 @@ import { getAccountLimits, setAccountLimits, type LimitsChange } from '../../ser
 import type { Context } from '../../services/context.ts';
 import { getSenderIdDocument, listSenderIdDocuments } from '../../services/sender-ids/documents.ts';
 import { listOutbox } from '../../services/mail/mail.ts';
+import { backlogOverview } from '../../services/messages/backlog.ts';
 import type { Operator } from '../../services/auth/operators.ts';
 import { getOperator, logInOperator } from '../../services/auth/owners.ts';
 import { approveSenderId, rejectSenderId, requestSenderIdInfo, reviewQueuePage } from '../../services/sender-ids/sender-ids.ts';
@@ -24,6 +26,9 @@ declare module 'fastify' {
     operator?: { session: Session; operator: Operator };
   }
 }
+
+/** Accounts listed on the dispatch backlog page. */
+const BACKLOG_ACCOUNTS_SHOWN = 50;
 
 /** Sender IDs per page of the review queue. */
 const QUEUE_PAGE_SIZE = 25;
@@ -251,6 +256,33 @@ ${table('Limits and what is used', ['Limit', 'Now'], rows, '')}
       if (documents !== current.limits.document_bytes) change.documentBytes = documents;
       const v = await setAccountLimits(ctx, request.params.id, change);
       return seeOther(reply, `/operator/accounts/${v.id}/limits?done=${encodeURIComponent('The limits were saved; they apply from the next request.')}`);
+    });
+
+    // ---- Dispatch backlog --------------------------------------------------------------------
+
+    app.get('/backlog', async (request, reply) => {
+      const b = await backlogOverview(ctx, BACKLOG_ACCOUNTS_SHOWN);
+      const n = (v: number) => v.toLocaleString('en');
+      const age = (s: number) => (s < 1 ? 'under a second' : s < 120 ? `${Math.round(s)} s` : `${Math.round(s / 60)} min`);
+      const rows = b.accounts.map((a) => [
+        html`<a href="/operator/accounts?q=${encodeURIComponent(a.accountId)}"><code>${a.accountId}</code></a>`,
+        n(a.depth),
+        `${Math.round((a.depth / b.share) * 100)} %`,
+        age(a.oldestAgeSeconds),
+      ]);
+      const rate = b.drainRate === null ? 'not measured yet (it is measured while sends arrive)' : `${n(Math.round(b.drainRate))} messages/s`;
+      return render(
+        request,
+        reply,
+        'Dispatch backlog',
+        'backlog',
+        html`<p id="backlog-total">${n(b.depth)} messages wait for dispatch (the limit is ${n(b.limit)}; the oldest waits for ${age(b.oldestAgeSeconds)}). Each account may have ${n(b.share)} waiting: past it its sends get 429, past the limit everyone's get 503. Dispatch serves the accounts in turn. Drain rate: ${rate}.</p>${table(
+          `Accounts with the most waiting (at most ${BACKLOG_ACCOUNTS_SHOWN})`,
+          ['Account', 'Waiting', 'Of its share', 'Oldest waits'],
+          rows,
+          'Nothing waits for dispatch.',
+        )}`,
+      );
     });
 
     // ---- Mail outbox ------------------------------------------------------------------------

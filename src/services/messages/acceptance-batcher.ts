@@ -3,7 +3,10 @@
  * wait for the next one, and everything waiting is written together: one transaction, one debit
  * per account, multi-row inserts. Under load this turns hundreds of small commits into a few large
  * ones (the commit, not the work in it, is what costs on both databases); with no load a send
- * still commits on its own, at once.
+ * still commits on its own, at once. On PostgreSQL, where each statement is a round trip, the
+ * group is one statement in the common case (`pigeon_accept`, acceptance.repository.ts), and the
+ * general transaction below is kept for what it cannot do: re-checking access, refusing one
+ * acceptance while its neighbours go through.
  *
  * Each acceptance keeps its own outcome: one that the balance (or the account's daily cap) does
  * not cover is refused with `insufficient_credits` (or `daily_limit_reached`) while the others in
@@ -21,9 +24,10 @@ import { insertLedgerRows } from '../../store/repositories/ledger.repository.ts'
 import { debitState, tryDebitWithinDailyLimit } from '../../store/repositories/account-limits.repository.ts';
 import { insertBatches, insertMessages } from '../../store/repositories/messages.repository.ts';
 import { accessRevisionInTransaction } from '../../store/repositories/api-keys.repository.ts';
+import { acceptGroupInOneStatement, acceptsInOneStatement, type AcceptanceGroup } from '../../store/repositories/acceptance.repository.ts';
 import { newId } from '../../util/ids.ts';
 import type { Context } from '../context.ts';
-import type { Finish } from './idempotency.ts';
+import { finishAll, type Finish, type StoredResponse } from './idempotency.ts';
 import { observeAccessRevision } from '../auth/access-cache.ts';
 import { grantRefusalNow } from '../auth/access.ts';
 import { dailyLimitReached, destinationRefusalNow, utcDay } from '../accounts/account-limits.ts';
@@ -58,6 +62,9 @@ interface Waiting {
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** Thrown to roll back a transaction whose one-statement group wrote nothing. */
+class TakeGeneralPath extends Error {}
 
 /** A flush takes acceptances until it holds this many messages (a bulk is never split). */
 const MAX_ROWS_PER_COMMIT = 20_000;
@@ -117,6 +124,20 @@ export class AcceptanceBatcher {
   }
 
   async #flush(items: Waiting[]): Promise<void> {
+    // On PostgreSQL the acceptances with no idempotency record commit in one statement; those
+    // with one go in a transaction of their own beside them (the statement and their records),
+    // so a few keyed requests do not add BEGIN and COMMIT round trips to the whole group.
+    if (acceptsInOneStatement(this.ctx.store.db)) {
+      const keyed = items.filter((i) => i.acceptance.finish);
+      if (keyed.length > 0 && keyed.length < items.length) {
+        await Promise.all([this.#flushGroup(items.filter((i) => !i.acceptance.finish)), this.#flushGroup(keyed)]);
+        return;
+      }
+    }
+    await this.#flushGroup(items);
+  }
+
+  async #flushGroup(items: Waiting[]): Promise<void> {
     let outcomes: Outcome[];
     try {
       outcomes = await this.#commitRetrying(items.map((i) => i.acceptance));
@@ -179,6 +200,15 @@ export class AcceptanceBatcher {
 
   async #commit(acceptances: Acceptance<unknown>[]): Promise<Outcome[]> {
     const now = this.ctx.clock();
+    // On PostgreSQL the group is one statement, one round trip, in the common case. Idempotency
+    // records need the balance the debits return, so a group with any is that statement and the
+    // records in one transaction.
+    if (acceptsInOneStatement(this.ctx.store.db)) {
+      const outcomes = acceptances.some((a) => a.finish)
+        ? await this.#commitInOneStatementWithRecords(acceptances, now)
+        : await this.#commitInOneStatement(this.ctx.store.db, acceptances, now);
+      if (outcomes) return outcomes;
+    }
     return this.ctx.store.db.transaction().execute(async (trx) => {
       const refusals = await this.#recheckAccess(trx, acceptances);
       const remaining = await this.#debit(trx, acceptances, refusals, now);
@@ -210,10 +240,68 @@ export class AcceptanceBatcher {
         await insertMessages(trx, messages);
         // Scheduled messages get no dispatch job: the scheduler enqueues it when it releases them.
         const dispatchNow = messages.filter((m) => m.status === 'pending');
-        await enqueueJobs(trx, dispatchNow.map((m) => ({ queue: 'dispatch' as const, ref: m.id, runAt: now })), now);
+        await enqueueJobs(trx, dispatchNow.map((m) => ({ queue: 'dispatch' as const, accountId: m.account_id, ref: m.id, runAt: now })), now);
       }
-      for (const { finish, value } of finishes) await finish(trx, { status: 200, body: value });
+      await finishAll(trx, finishes.map(({ finish, value }) => ({ finish, response: { status: 200, body: value } })));
       return outcomes;
+    });
+  }
+
+  /** The same with the group's idempotency records, in one transaction; null as below. */
+  async #commitInOneStatementWithRecords(acceptances: Acceptance<unknown>[], now: number): Promise<Outcome[] | null> {
+    try {
+      return await this.ctx.store.db.transaction().execute(async (trx) => {
+        const outcomes = await this.#commitInOneStatement(trx, acceptances, now);
+        // Nothing written (or a refused debit aborted the transaction): roll back, general path.
+        if (!outcomes) throw new TakeGeneralPath();
+        const records: { finish: Finish; response: StoredResponse }[] = [];
+        for (const [i, a] of acceptances.entries()) {
+          const outcome = outcomes[i]!;
+          if (a.finish && outcome.ok) records.push({ finish: a.finish, response: { status: 200, body: outcome.value } });
+        }
+        await finishAll(trx, records);
+        return outcomes;
+      });
+    } catch (error) {
+      if (error instanceof TakeGeneralPath) return null;
+      throw error;
+    }
+  }
+
+  /**
+   * The group in one statement (acceptance.repository.ts), or null when it wrote nothing because
+   * an acceptance needs what only the general path does: an access re-check (a grant older than
+   * the database's revision) or a refusal (a debit the balance or the daily cap does not cover).
+   */
+  async #commitInOneStatement(db: Executor, acceptances: Acceptance<unknown>[], now: number): Promise<Outcome[] | null> {
+    const debits = new Map<string, { accountId: string; credits: number; messages: number }>();
+    const group: AcceptanceGroup = { grantedRevision: null, day: utcDay(now), now, debits: [], ledger: [], batches: [], messages: [], jobIds: [] };
+    for (const a of acceptances) {
+      if (a.access && (group.grantedRevision === null || a.access.revision < group.grantedRevision)) group.grantedRevision = a.access.revision;
+      const debit = debits.get(a.accountId) ?? { accountId: a.accountId, credits: 0, messages: 0 };
+      debit.credits += a.credits;
+      debit.messages += a.rows.length;
+      debits.set(a.accountId, debit);
+      group.ledger.push({ id: newId('led', now), accountId: a.accountId, amount: -a.credits, reference: a.reference });
+      if (a.batch) {
+        group.batches.push({ id: a.batch.id, account_id: a.accountId, total: a.batch.total, queued: a.rows.length, credits_used: a.credits, created_at: now });
+      }
+      for (const row of a.rows) {
+        group.messages.push(row);
+        group.jobIds.push(newId('job', now));
+      }
+    }
+    group.debits = [...debits.values()].sort((x, y) => (x.accountId < y.accountId ? -1 : x.accountId > y.accountId ? 1 : 0));
+    const result = await acceptGroupInOneStatement(db, group);
+    if (result.revision !== null) observeAccessRevision(this.ctx.store, result.revision);
+    if (!result.written) return null;
+    // As if debited one after the other: each acceptance sees the balance after its own debit.
+    const balances = new Map<string, number>();
+    group.debits.forEach((d, i) => balances.set(d.accountId, result.balances[i]! + d.credits));
+    return acceptances.map((a) => {
+      const balance = balances.get(a.accountId)! - a.credits;
+      balances.set(a.accountId, balance);
+      return { ok: true, value: a.respond(balance) };
     });
   }
 

@@ -22,6 +22,7 @@ import type { Executor } from '../../store/connect.ts';
 import {
   deleteExpiredIdempotencyKey,
   finishIdempotencyKey,
+  finishIdempotencyKeys,
   idempotencyKeyRow,
   insertIdempotencyKey,
   releaseIdempotencyKey,
@@ -40,7 +41,19 @@ export interface StoredResponse {
   body: unknown;
 }
 
-export type Finish = (trx: Executor, response: StoredResponse) => Promise<void>;
+export interface Finish {
+  (trx: Executor, response: StoredResponse): Promise<void>;
+  /** The key it records the response under: `finishAll` writes many of them in one statement. */
+  readonly record: { accountId: string; key: string };
+}
+
+/** Records the responses of several keys in the caller's transaction, in one statement where the database allows. */
+export async function finishAll(trx: Executor, items: { finish: Finish; response: StoredResponse }[]): Promise<void> {
+  await finishIdempotencyKeys(
+    trx,
+    items.map(({ finish, response }) => ({ ...finish.record, status: response.status, body: encodeResponseBody(response.body) })),
+  );
+}
 
 /** Smaller bodies (every single send's) are stored as their JSON: compressing them gains nothing. */
 const COMPRESS_FROM_CHARS = 1024;
@@ -129,7 +142,9 @@ export async function withIdempotency(
   }
   const stored = await claimKey(ctx, accountId, key, hash());
   if (stored) return { ...stored, replayed: true };
-  const finish: Finish = (trx, response) => finishIdempotencyKey(trx, accountId, key, response.status, encodeResponseBody(response.body));
+  const finish: Finish = Object.assign((trx: Executor, response: StoredResponse) => finishIdempotencyKey(trx, accountId, key, response.status, encodeResponseBody(response.body)), {
+    record: { accountId, key },
+  });
   const release = () => releaseIdempotencyKey(ctx.store.db, accountId, key);
   try {
     return { ...(await run(finish)), replayed: false };

@@ -159,7 +159,7 @@ function messageRow(accountId: string, batchId: string | null, sender: string, e
 async function accept<R>(ctx: Context, acceptance: Acceptance<R>): Promise<R> {
   // Scheduled messages join the dispatch queue only when released: they do not count here.
   const now = acceptance.rows.filter((r) => r.status === 'pending').length;
-  if (now > 0) await checkBacklog(ctx, now);
+  if (now > 0) await checkBacklog(ctx, acceptance.accountId, now);
   return acceptanceBatcher(ctx).accept(acceptance);
 }
 

@@ -1,4 +1,6 @@
+import { sql } from 'kysely';
 import type { Executor } from '../connect.ts';
+import { dialectOf } from '../dialect.ts';
 import type { IdempotencyKeysTable } from '../database.ts';
 
 /**
@@ -60,6 +62,22 @@ export async function finishIdempotencyKey(db: Executor, accountId: string, key:
     .where('account_id', '=', accountId)
     .where('key', '=', key)
     .execute();
+}
+
+/**
+ * `finishIdempotencyKey` for many keys: on PostgreSQL one UPDATE from arrays (a group of sends
+ * commits its keys' results in one round trip), on SQLite one prepared UPDATE per key.
+ */
+export async function finishIdempotencyKeys(db: Executor, rows: { accountId: string; key: string; status: number; body: string }[]): Promise<void> {
+  if (dialectOf(db) === 'sqlite') {
+    for (const r of rows) await finishIdempotencyKey(db, r.accountId, r.key, r.status, r.body);
+    return;
+  }
+  if (rows.length === 0) return;
+  await sql`update idempotency_keys set state = 'done', response_status = t.status, response_body = t.body
+    from unnest(${rows.map((r) => r.accountId)}::text[], ${rows.map((r) => r.key)}::text[], ${rows.map((r) => r.status)}::integer[], ${rows.map((r) => r.body)}::text[])
+      as t(account_id, key, status, body)
+    where idempotency_keys.account_id = t.account_id and idempotency_keys.key = t.key`.execute(db);
 }
 
 /** Frees a key whose request ended without a result to keep. */

@@ -6,22 +6,26 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, JobQueue, JobsTable } from '../database.ts';
 import type { Executor } from '../connect.ts';
-import { dialectOf } from '../dialect.ts';
+import { dialectOf, type DialectName } from '../dialect.ts';
 import { newId } from '../../util/ids.ts';
 import { chunked } from '../chunk.ts';
 import { insertRows } from '../insert-rows.ts';
 
 export interface NewJob {
   queue: JobQueue;
+  /** The account a dispatch job sends for: dispatch serves accounts in turn. */
+  accountId?: string;
   ref: string;
   payload?: unknown;
   runAt: number;
 }
 
 export async function enqueueJobs(db: Executor, jobs: NewJob[], now: number): Promise<void> {
+  if (jobs.some((j) => j.queue === 'dispatch' && !j.accountId)) throw new Error('a dispatch job names its account');
   const rows: JobsTable[] = jobs.map((j) => ({
     id: newId('job', now),
     queue: j.queue,
+    account_id: j.accountId ?? null,
     ref: j.ref,
     payload: j.payload === undefined ? null : JSON.stringify(j.payload),
     run_at: j.runAt,
@@ -37,9 +41,12 @@ export async function enqueueJobs(db: Executor, jobs: NewJob[], now: number): Pr
  * the lease runs out and another worker takes it. On PostgreSQL, `FOR UPDATE SKIP LOCKED` lets
  * concurrent workers claim disjoint batches without waiting on each other; SQLite has one writer
  * at a time, so the plain subquery is already atomic there.
+ *
+ * The dispatch queue is served by account in turn (`claimDispatchInTurn`); the others oldest first.
  */
 export async function claimJobs(db: Kysely<Database>, queue: JobQueue, limit: number, now: number, leaseMs: number): Promise<JobsTable[]> {
   const dialect = dialectOf(db);
+  if (queue === 'dispatch') return claimDispatchInTurn(db, dialect, limit, now, leaseMs);
   const due = db
     .selectFrom('jobs')
     .select('id')
@@ -55,6 +62,135 @@ export async function claimJobs(db: Kysely<Database>, queue: JobQueue, limit: nu
     .where('id', 'in', due)
     .returningAll()
     .execute();
+}
+
+/** Accounts one dispatch claim looks at; with more waiting, the next claim starts after the last. */
+export const ACCOUNTS_PER_CLAIM = 32;
+
+/** Where the next dispatch claim starts its walk over accounts, per database (see below). */
+const nextAccount = new WeakMap<object, string>();
+
+/**
+ * Dispatch claims serve accounts in turn rather than strictly oldest first: the first due job of
+ * each account with work waiting, then the second of each, and so on (each account's own jobs
+ * oldest first), so one account's campaign of 100,000 does not hold back another account's
+ * single message. The accounts are found by a skip scan of the `jobs_queue_account` index (one
+ * probe per account, however many jobs each has), at most ACCOUNTS_PER_CLAIM per claim; with
+ * more, the next claim of this process continues after the last one seen, and wraps around.
+ * On PostgreSQL this is one statement. SQLite, with no LATERAL, runs the same steps as separate
+ * statements (no round trips there): the walk and the reads first, then an UPDATE that takes only
+ * the jobs still due, so a job another loop claimed in between (its run_at moved past now) is
+ * not claimed twice.
+ */
+async function claimDispatchInTurn(db: Kysely<Database>, dialect: DialectName, limit: number, now: number, leaseMs: number): Promise<JobsTable[]> {
+  const key = db.getExecutor().adapter;
+  const after = nextAccount.get(key) ?? '';
+  const accounts = sql`accounts(account_id, n) as (
+      select (select account_id from jobs where queue = 'dispatch' and account_id > ${after} order by account_id limit 1), 1
+      union all
+      select (select j.account_id from jobs j where j.queue = 'dispatch' and j.account_id > a.account_id order by j.account_id limit 1), a.n + 1
+      from accounts a where a.account_id is not null and a.n < ${ACCOUNTS_PER_CLAIM}
+    )`;
+  const remember = (walk: string[], claimed: JobsTable[]) => {
+    // Claims take the first job of each account in walk order, then the second, and so on. A
+    // claim cut short in its first round continues next time after the last account it served;
+    // a walk that reached its end starts again from the first account.
+    if (claimed.length >= limit) {
+      const served = new Set(claimed.map((j) => j.account_id));
+      let last = -1;
+      walk.forEach((a, i) => {
+        if (served.has(a)) last = i;
+      });
+      if (last >= 0 && last < walk.length - 1) return void nextAccount.set(key, walk[last]!);
+    }
+    if (walk.length >= ACCOUNTS_PER_CLAIM) nextAccount.set(key, walk.at(-1)!);
+    else nextAccount.delete(key);
+  };
+  if (dialect === 'postgres') {
+    const { rows } = await sql<JobsTable & { walked: string[] | null }>`with recursive ${accounts},
+      picked as (
+        select d.id, d.run_at, a.n, row_number() over (partition by a.account_id order by d.run_at, d.id) as turn
+        from accounts a cross join lateral (
+          select j.id, j.run_at from jobs j
+          where j.queue = 'dispatch' and j.account_id = a.account_id and j.run_at <= ${now}
+          order by j.run_at, j.id limit ${limit}
+        ) d
+        where a.account_id is not null
+      ),
+      claimed as (
+        select j.id from jobs j
+        where j.id in (select id from picked order by turn, n limit ${limit}) and j.run_at <= ${now}
+        for update skip locked
+      ),
+      updated as (
+        update jobs set run_at = ${now + leaseMs}, attempts = attempts + 1
+        where id in (select id from claimed)
+        returning *
+      )
+      select u.*, null as walked from updated u
+      union all
+      select null, null, null, null, null, null, null, null, array(select account_id from accounts where account_id is not null order by n)`.execute(db);
+    // The walk's row is the one without a job (UNION ALL does not promise an order).
+    const claimed = rows.filter((r) => r.id !== null).map(({ walked: _, ...job }) => job as JobsTable);
+    remember(rows.find((r) => r.id === null)?.walked ?? [], claimed);
+    return claimed;
+  }
+  const { rows: found } = await sql<{ account_id: string }>`with recursive ${accounts} select account_id from accounts where account_id is not null order by n`.execute(db);
+  if (found.length === 1) {
+    // One account waiting (the usual case of a small installation): its jobs oldest first, in
+    // one statement, as cheap as the plain claim.
+    const due = db
+      .selectFrom('jobs')
+      .select('id')
+      .where('queue', '=', 'dispatch')
+      .where('account_id', '=', found[0]!.account_id)
+      .where('run_at', '<=', now)
+      .orderBy('run_at')
+      .orderBy('id')
+      .limit(limit);
+    const claimed = await db
+      .updateTable('jobs')
+      .set({ run_at: now + leaseMs, attempts: sql<number>`attempts + 1` })
+      .where('id', 'in', due)
+      .returningAll()
+      .execute();
+    remember([found[0]!.account_id], claimed);
+    return claimed;
+  }
+  const queues: string[][] = [];
+  for (const { account_id } of found) {
+    const due = await db
+      .selectFrom('jobs')
+      .select('id')
+      .where('queue', '=', 'dispatch')
+      .where('account_id', '=', account_id)
+      .where('run_at', '<=', now)
+      .orderBy('run_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    if (due.length > 0) queues.push(due.map((r) => r.id));
+  }
+  const ids: string[] = [];
+  for (let turn = 0; ids.length < limit && queues.some((q) => q.length > turn); turn++) {
+    for (const q of queues) if (turn < q.length && ids.length < limit) ids.push(q[turn]!);
+  }
+  const claimed =
+    ids.length === 0
+      ? []
+      : await db
+          .updateTable('jobs')
+          .set({ run_at: now + leaseMs, attempts: sql<number>`attempts + 1` })
+          .where('id', 'in', ids)
+          // Claimed meanwhile by another loop: its run_at moved past now.
+          .where('run_at', '<=', now)
+          .returningAll()
+          .execute();
+  remember(
+    found.map((r) => r.account_id),
+    claimed,
+  );
+  return claimed;
 }
 
 export async function deleteJobs(db: Executor, ids: string[]): Promise<void> {
@@ -80,4 +216,46 @@ export async function queueDepth(db: Executor, queue: JobQueue): Promise<{ depth
     .where('queue', '=', queue)
     .executeTakeFirstOrThrow();
   return { depth: Number(row.depth), oldestCreatedAt: row.oldest === null ? null : Number(row.oldest) };
+}
+
+export interface DispatchBacklog {
+  /** Dispatch jobs waiting or in progress (of one account, or of all). */
+  depth: number;
+  /** How many of them were created at or before `since`: what is left of an earlier reading. */
+  createdBy: number;
+  oldestCreatedAt: number | null;
+}
+
+/**
+ * The dispatch backlog, of one account (through `jobs_queue_account`) or of all, with how many of
+ * its jobs already existed at `since`: a reading taken then, minus this count, is what dispatch
+ * worked off in between, whichever process did it (src/services/messages/backlog.ts).
+ */
+export async function dispatchBacklog(db: Executor, since: number, accountId?: string): Promise<DispatchBacklog> {
+  let q = db
+    .selectFrom('jobs')
+    .select((eb) => [
+      eb.fn.countAll<number>().as('depth'),
+      eb.fn.sum<number>(eb.case().when('created_at', '<=', since).then(1).else(0).end()).as('created_by'),
+      eb.fn.min('created_at').as('oldest'),
+    ])
+    .where('queue', '=', 'dispatch');
+  if (accountId !== undefined) q = q.where('account_id', '=', accountId);
+  const row = await q.executeTakeFirstOrThrow();
+  return { depth: Number(row.depth), createdBy: Number(row.created_by ?? 0), oldestCreatedAt: row.oldest === null ? null : Number(row.oldest) };
+}
+
+/** The accounts with the most messages waiting for dispatch, largest first, at most `limit`. */
+export async function dispatchBacklogByAccount(db: Executor, limit: number): Promise<{ accountId: string; depth: number; oldestCreatedAt: number }[]> {
+  const rows = await db
+    .selectFrom('jobs')
+    .select((eb) => ['account_id', eb.fn.countAll<number>().as('depth'), eb.fn.min('created_at').as('oldest')])
+    .where('queue', '=', 'dispatch')
+    .where('account_id', 'is not', null)
+    .groupBy('account_id')
+    .orderBy('depth', 'desc')
+    .orderBy('account_id')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ accountId: r.account_id!, depth: Number(r.depth), oldestCreatedAt: Number(r.oldest) }));
 }

@@ -55,8 +55,8 @@ async function releasePostgres(trx: Executor, now: number, limit: number): Promi
       where messages.id = due.id and messages.status = 'scheduled'
       returning messages.id, messages.account_id, messages.sender, messages.recipient, messages.send_at
     ), queued as (
-      insert into jobs (id, queue, ref, payload, run_at, attempts, created_at)
-      select 'jobrel_' || id, 'dispatch', id, null, ${now}, 0, ${now} from moved
+      insert into jobs (id, queue, account_id, ref, payload, run_at, attempts, created_at)
+      select 'jobrel_' || id, 'dispatch', account_id, id, null, ${now}, 0, ${now} from moved
     )
     select id, account_id, sender, recipient, send_at from moved`.execute(trx);
   return rows;
@@ -82,7 +82,7 @@ async function releaseSqlite(trx: Executor, now: number, limit: number): Promise
   await insertRows(
     trx,
     'jobs',
-    moved.map((m) => ({ id: releaseJobId(m.id), queue: 'dispatch', ref: m.id, payload: null, run_at: now, attempts: 0, created_at: now })),
+    moved.map((m) => ({ id: releaseJobId(m.id), queue: 'dispatch', account_id: m.account_id, ref: m.id, payload: null, run_at: now, attempts: 0, created_at: now })),
   );
   return moved;
 }

@@ -1,0 +1,84 @@
+/**
+ * The peer race: Pigeon and Kannel take the same load (autocannon, 64 connections, one process on
+ * the same machine), interleaved round by round (Pigeon, Kannel, Pigeon, ...), so that each ratio
+ * compares two runs a few seconds apart instead of minutes apart on a machine whose speed drifts.
+ * Pigeon runs twice per round: `serve --no-workers` (acceptance only) and the default `serve`
+ * (its workers dispatching over SMPP while it accepts, as Kannel's bearerbox does). Each
+ * contender starts afresh on its own local SMSC and stops after its turn, so none inherits
+ * another's queue; each gets the same unmeasured warm-up load first. Prints every run with the machine's cores and load average, then the median
+ * ratio of each pair with its spread (lowest–highest over the rounds), for sendsms/send requests
+ * and for SMPP submits during the load.
+ *
+ *   node --import tsx bench/race.bench.ts [seconds per run=10] [rounds=3]
+ */
+import { figure, load, report, type Figure } from './lib.ts';
+import { ensureKannel, machine, startKannel, startPigeonContender, type Contender } from './peers.ts';
+
+const SECONDS = Number(process.argv[2] ?? 10);
+const ROUNDS = Math.max(1, Number(process.argv[3] ?? 3));
+/** Unmeasured load first: a Node process compiles its hot paths in its first seconds; Kannel gets the same. */
+const WARMUP = Math.max(1, Math.min(3, Math.round(SECONDS / 3)));
+
+if (!ensureKannel()) {
+  console.error('# race: could not install the kannel package; skipped');
+  report([]);
+  process.exit(0);
+}
+
+interface Run {
+  requests: number;
+  p99: number;
+  submits: number;
+}
+
+async function run(name: string, start: () => Promise<Contender>): Promise<Run> {
+  const c = await start();
+  try {
+    const opts = { ...(c.method ? { method: c.method } : {}), ...(c.headers ? { headers: c.headers } : {}), ...(c.body ? { body: c.body } : {}) };
+    await load(c.url, { connections: 64, seconds: WARMUP, ...opts });
+    const before = await c.smsc.acknowledged();
+    const t = performance.now();
+    const r = await load(c.url, { connections: 64, seconds: SECONDS, ...opts });
+    const submits = ((await c.smsc.acknowledged()) - before) / ((performance.now() - t) / 1000);
+    console.error(`#   ${name}: ${Math.round(r.requestsPerSecond)} req/s, p99 ${r.p99} ms, ${Math.round(submits)} SMPP submits/s (${machine()})`);
+    return { requests: r.requestsPerSecond, p99: r.p99, submits };
+  } finally {
+    await c.stop();
+  }
+}
+
+const runs: { acceptance: Run; serve: Run; kannel: Run }[] = [];
+for (let round = 1; round <= ROUNDS; round++) {
+  console.error(`# race round ${round} of ${ROUNDS}`);
+  const acceptance = await run('pigeon serve --no-workers', () => startPigeonContender(false));
+  const kannel = await run('kannel', startKannel);
+  const serve = await run('pigeon serve (workers, SMPP)', () => startPigeonContender(true));
+  runs.push({ acceptance, serve, kannel });
+}
+
+function median(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
+
+function ratio(name: string, values: number[], target?: { min: number }): Figure[] {
+  return [
+    figure(`${name}, median of ${values.length} rounds`, median(values), '×', target),
+    figure(`${name}, lowest`, Math.min(...values), '×'),
+    figure(`${name}, highest`, Math.max(...values), '×'),
+  ];
+}
+
+const at = machine();
+report([
+  figure(`kannel sendsms requests/s, median (${at})`, median(runs.map((r) => r.kannel.requests)), 'req/s'),
+  figure('kannel sendsms p99, median', median(runs.map((r) => r.kannel.p99)), 'ms'),
+  figure('kannel SMPP submits/s during the load, median', median(runs.map((r) => r.kannel.submits)), 'msg/s'),
+  figure('pigeon serve --no-workers requests/s, median', median(runs.map((r) => r.acceptance.requests)), 'req/s'),
+  figure('pigeon serve requests/s (workers on, SMPP), median', median(runs.map((r) => r.serve.requests)), 'req/s'),
+  figure('pigeon serve p99 (workers on), median', median(runs.map((r) => r.serve.p99)), 'ms'),
+  figure('pigeon serve SMPP submits/s during the load, median', median(runs.map((r) => r.serve.submits)), 'msg/s'),
+  ...ratio('send: Pigeon --no-workers / Kannel', runs.map((r) => r.acceptance.requests / r.kannel.requests), { min: 1.5 }),
+  ...ratio('send: Pigeon serve (workers on) / Kannel', runs.map((r) => r.serve.requests / r.kannel.requests)),
+  ...ratio('SMPP submits: Pigeon serve / Kannel', runs.map((r) => r.serve.submits / Math.max(1, r.kannel.submits)), { min: 1.5 }),
+]);
