@@ -1,0 +1,190 @@
+/** One-statement acceptance (PostgreSQL's `pigeon_accept`): a group is written whole or not at all. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Store } from '../../src/store/connect.ts';
+import type { BatchesTable, MessagesTable } from '../../src/store/database.ts';
+import { acceptGroupInOneStatement, acceptsInOneStatement, type AcceptanceGroup } from '../../src/store/repositories/acceptance.repository.ts';
+import { readAccessRevision } from '../../src/store/repositories/api-keys.repository.ts';
+import { forEachDialect } from '../helpers/dialects.ts';
+import { addAccount } from './fixtures.ts';
+
+const NOW = 1_800_000_000_000;
+const DAY = Math.floor(NOW / 86_400_000);
+
+function message(id: string, accountId: string, over: Partial<MessagesTable> = {}): MessagesTable {
+  return {
+    id,
+    account_id: accountId,
+    batch_id: null,
+    recipient: '+14155550100',
+    sender: 'PIGEON',
+    body: `body of ${id}`,
+    encoding: 'GSM-7',
+    segments: 1,
+    status: 'pending',
+    callback_url: null,
+    carrier_message_id: null,
+    error_code: null,
+    error_message: null,
+    created_at: NOW,
+    sent_at: null,
+    delivered_at: null,
+    updated_at: NOW,
+    send_at: null,
+    validity_period: null,
+    expires_at: null,
+    ...over,
+  };
+}
+
+/**
+ * acc_a: one single message and a batch of two (one of them scheduled); acc_b: one message with a
+ * callback and a validity period. Three credits from acc_a, two (two segments) from acc_b.
+ */
+function group(grantedRevision: number | null): AcceptanceGroup {
+  const batch: BatchesTable = { id: 'bat_1', account_id: 'acc_a', total: 2, queued: 2, credits_used: 2, created_at: NOW };
+  return {
+    grantedRevision,
+    day: DAY,
+    now: NOW,
+    debits: [
+      { accountId: 'acc_a', credits: 3, messages: 3 },
+      { accountId: 'acc_b', credits: 2, messages: 1 },
+    ],
+    ledger: [
+      { id: 'led_1', accountId: 'acc_a', amount: -1, reference: 'msg_a1' },
+      { id: 'led_2', accountId: 'acc_a', amount: -2, reference: 'bat_1' },
+      { id: 'led_3', accountId: 'acc_b', amount: -2, reference: 'msg_b1' },
+    ],
+    batches: [batch],
+    messages: [
+      message('msg_a1', 'acc_a'),
+      message('msg_a2', 'acc_a', { batch_id: 'bat_1' }),
+      message('msg_a3', 'acc_a', { batch_id: 'bat_1', status: 'scheduled', send_at: NOW + 3_600_000, validity_period: 600, expires_at: NOW + 3_600_000 + 600_000 }),
+      message('msg_b1', 'acc_b', { segments: 2, encoding: 'UCS-2', body: 'héllo ✓', callback_url: 'http://127.0.0.1:9/cb', validity_period: 60, expires_at: NOW + 60_000 }),
+    ],
+    jobIds: ['job_1', 'job_2', 'job_3', 'job_4'],
+  };
+}
+
+async function snapshot(store: Store) {
+  const db = store.db;
+  const num = <T extends Record<string, unknown>>(rows: T[], keys: (keyof T)[]) => rows.map((r) => ({ ...r, ...Object.fromEntries(keys.map((k) => [k, r[k] === null ? null : Number(r[k])])) }));
+  return {
+    accounts: num(await db.selectFrom('accounts').select(['id', 'credits', 'daily_count', 'daily_day']).orderBy('id').execute(), ['credits', 'daily_count', 'daily_day']),
+    ledger: num(await db.selectFrom('credit_ledger').select(['id', 'account_id', 'amount', 'kind', 'reference', 'note', 'created_at']).orderBy('id').execute(), ['amount', 'created_at']),
+    batches: num(await db.selectFrom('batches').selectAll().orderBy('id').execute(), ['total', 'queued', 'credits_used', 'created_at']),
+    messages: num(await db.selectFrom('messages').selectAll().orderBy('id').execute(), [
+      'segments',
+      'created_at',
+      'updated_at',
+      'sent_at',
+      'delivered_at',
+      'send_at',
+      'validity_period',
+      'expires_at',
+    ]),
+    jobs: num(await db.selectFrom('jobs').select(['id', 'queue', 'account_id', 'ref', 'payload', 'run_at', 'attempts', 'created_at']).orderBy('id').execute(), ['run_at', 'attempts', 'created_at']),
+  };
+}
+
+async function accounts(store: Store, a: { credits: number; daily_message_limit?: number | null; daily_count?: number; daily_day?: number }) {
+  await addAccount(store, 'acc_a', { credits: a.credits, daily_message_limit: a.daily_message_limit ?? null, daily_count: a.daily_count ?? 0, daily_day: a.daily_day ?? 0 });
+  await addAccount(store, 'acc_b', { credits: 10 });
+}
+
+describe('acceptance repository', () => {
+  forEachDialect((dialect, open) => {
+    it(`writes groups in one statement on PostgreSQL only (${dialect}: ${dialect === 'postgres'})`, async () => {
+      const store = await open();
+      assert.equal(acceptsInOneStatement(store.db), dialect === 'postgres');
+    });
+
+    if (dialect !== 'postgres') return;
+
+    it('writes a whole group: debits and daily counts, ledger, batches, messages, and jobs only for pending messages', async () => {
+      const store = await open();
+      await accounts(store, { credits: 5, daily_message_limit: 10, daily_count: 7, daily_day: DAY - 1 });
+      const revision = await readAccessRevision(store);
+      const result = await acceptGroupInOneStatement(store.db, group(revision));
+      assert.deepEqual(result, { written: true, revision, balances: [2, 8] });
+      const after = await snapshot(store);
+      // Yesterday's count does not count today: today's starts at this group's messages.
+      assert.deepEqual(after.accounts, [
+        { id: 'acc_a', credits: 2, daily_count: 3, daily_day: DAY },
+        { id: 'acc_b', credits: 8, daily_count: 1, daily_day: DAY },
+      ]);
+      assert.deepEqual(after.ledger, [
+        { id: 'led_1', account_id: 'acc_a', amount: -1, kind: 'debit', reference: 'msg_a1', note: null, created_at: NOW },
+        { id: 'led_2', account_id: 'acc_a', amount: -2, kind: 'debit', reference: 'bat_1', note: null, created_at: NOW },
+        { id: 'led_3', account_id: 'acc_b', amount: -2, kind: 'debit', reference: 'msg_b1', note: null, created_at: NOW },
+      ]);
+      assert.deepEqual(after.batches, [{ id: 'bat_1', account_id: 'acc_a', total: 2, queued: 2, credits_used: 2, created_at: NOW }]);
+      // Every column as given, the scheduled message with its send_at, validity and expiry.
+      assert.deepEqual(after.messages, group(revision).messages);
+      // The scheduled message (msg_a3) has no job; the others are due now, named by their account.
+      assert.deepEqual(after.jobs, [
+        { id: 'job_1', queue: 'dispatch', account_id: 'acc_a', ref: 'msg_a1', payload: null, run_at: NOW, attempts: 0, created_at: NOW },
+        { id: 'job_2', queue: 'dispatch', account_id: 'acc_a', ref: 'msg_a2', payload: null, run_at: NOW, attempts: 0, created_at: NOW },
+        { id: 'job_4', queue: 'dispatch', account_id: 'acc_b', ref: 'msg_b1', payload: null, run_at: NOW, attempts: 0, created_at: NOW },
+      ]);
+    });
+
+    it('writes a group granted under no revision, and counts on from the same day', async () => {
+      const store = await open();
+      await accounts(store, { credits: 3, daily_message_limit: 5, daily_count: 2, daily_day: DAY });
+      const result = await acceptGroupInOneStatement(store.db, group(null));
+      assert.deepEqual(result, { written: true, revision: await readAccessRevision(store), balances: [0, 8] });
+      assert.deepEqual((await snapshot(store)).accounts[0], { id: 'acc_a', credits: 0, daily_count: 5, daily_day: DAY });
+    });
+
+    it('writes nothing when access changed since the grant, and returns the newer revision', async () => {
+      const store = await open();
+      await accounts(store, { credits: 5 });
+      const granted = await readAccessRevision(store);
+      await store.db.updateTable('access_revision').set({ value: granted + 1 }).where('id', '=', 1).execute();
+      const before = await snapshot(store);
+      assert.deepEqual(await acceptGroupInOneStatement(store.db, group(granted)), { written: false, revision: granted + 1, reason: 'stale' });
+      assert.deepEqual(await snapshot(store), before);
+      // Granted under the current revision, the same group is written.
+      assert.equal((await acceptGroupInOneStatement(store.db, group(granted + 1))).written, true);
+    });
+
+    it('writes nothing at all when one debit is refused by the balance', async () => {
+      const store = await open();
+      // acc_a's debit (the first) passes; acc_b's cannot: the first is undone with everything else.
+      await addAccount(store, 'acc_a', { credits: 5 });
+      await addAccount(store, 'acc_b', { credits: 1 });
+      const before = await snapshot(store);
+      assert.deepEqual(await acceptGroupInOneStatement(store.db, group(await readAccessRevision(store))), { written: false, revision: null, reason: 'refused' });
+      assert.deepEqual(await snapshot(store), before);
+    });
+
+    it('writes nothing at all when the daily cap would be passed', async () => {
+      const store = await open();
+      await accounts(store, { credits: 100, daily_message_limit: 5, daily_count: 3, daily_day: DAY });
+      const before = await snapshot(store);
+      assert.deepEqual(await acceptGroupInOneStatement(store.db, group(await readAccessRevision(store))), { written: false, revision: null, reason: 'refused' });
+      assert.deepEqual(await snapshot(store), before);
+    });
+
+    it('concurrent groups on the same credits: exactly one is written', async () => {
+      const store = await open();
+      await accounts(store, { credits: 3 });
+      const revision = await readAccessRevision(store);
+      const second = group(revision);
+      const rename = (id: string) => `${id}_2`;
+      second.ledger = second.ledger.map((l) => ({ ...l, id: rename(l.id) }));
+      second.batches = second.batches.map((b) => ({ ...b, id: rename(b.id) }));
+      second.messages = second.messages.map((m) => ({ ...m, id: rename(m.id), batch_id: m.batch_id && rename(m.batch_id) }));
+      second.jobIds = second.jobIds.map(rename);
+      const results = await Promise.all([acceptGroupInOneStatement(store.db, group(revision)), acceptGroupInOneStatement(store.db, second)]);
+      assert.deepEqual(results.map((r) => r.written).sort(), [false, true]);
+      const after = await snapshot(store);
+      assert.equal(after.accounts[0]!.credits, 0);
+      assert.equal(after.messages.length, 4);
+      assert.equal(after.ledger.length, 3);
+      assert.equal(after.jobs.length, 3);
+    });
+  });
+});
