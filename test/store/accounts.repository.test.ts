@@ -1,8 +1,7 @@
-/** Accounts and their ledger: rows, filters, and the credit guard that two debits cannot pass together. */
+/** Accounts: rows and filters (their ledger is in ledger.repository.test.ts). */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as accounts from '../../src/store/repositories/accounts.repository.ts';
-import { creditBalance, creditCredits, insertLedgerRows, ledgerSum, listLedger, tryDebit } from '../../src/store/repositories/ledger.repository.ts';
 import { forEachDialect } from '../helpers/dialects.ts';
 import { addAccount } from './fixtures.ts';
 
@@ -62,55 +61,6 @@ describe('accounts repository', () => {
       const store = await open();
       await addAccount(store, 'acc_1');
       assert.equal(await accounts.countPendingMessages(store.read, 'acc_1'), 0);
-    });
-  });
-});
-
-describe('ledger repository', () => {
-  forEachDialect((_dialect, open) => {
-    it('credits with a ledger row, and the balance equals the ledger sum', async () => {
-      const store = await open();
-      await addAccount(store, 'acc_1');
-      const balance = await store.db.transaction().execute((trx) => creditCredits(trx, 'acc_1', 70, 'topup', null, 'first', 10));
-      assert.equal(balance, 70);
-      assert.equal(await store.db.transaction().execute((trx) => creditCredits(trx, 'acc_1', 5, 'refund', 'msg_1', null, 20)), 75);
-      assert.equal(await creditBalance(store.db, 'acc_1'), 75);
-      assert.equal(await ledgerSum(store.db, 'acc_1'), 75);
-      const rows = await listLedger(store.db, 'acc_1', 10, 0);
-      assert.deepEqual(
-        rows.map((r) => [r.amount, r.kind, r.reference, r.note, r.created_at]),
-        [
-          [5, 'refund', 'msg_1', null, 20],
-          [70, 'topup', null, 'first', 10],
-        ],
-      );
-      assert.deepEqual((await listLedger(store.db, 'acc_1', 1, 1)).map((r) => r.amount), [70]);
-    });
-
-    it('credits nothing to an unknown account', async () => {
-      const store = await open();
-      assert.equal(await store.db.transaction().execute((trx) => creditCredits(trx, 'acc_none', 5, 'topup', null, null, 1)), null);
-      assert.equal(await ledgerSum(store.db, 'acc_none'), 0);
-      assert.equal(await creditBalance(store.db, 'acc_none'), 0);
-    });
-
-    it('debits only what the balance covers, even when two debits race', async () => {
-      const store = await open();
-      await addAccount(store, 'acc_1', { credits: 10 });
-      assert.equal(await store.db.transaction().execute((trx) => tryDebit(trx, 'acc_1', 11)), null);
-      const results = await Promise.all([6, 6].map((amount) => store.db.transaction().execute((trx) => tryDebit(trx, 'acc_1', amount))));
-      assert.deepEqual(results.filter((r) => r !== null), [4]);
-      assert.equal(await creditBalance(store.db, 'acc_1'), 4);
-    });
-
-    it('writes ledger rows in bulk', async () => {
-      const store = await open();
-      await addAccount(store, 'acc_1');
-      await insertLedgerRows(store.db, [
-        { id: 'led_1', account_id: 'acc_1', amount: -2, kind: 'debit', reference: 'msg_1', note: null, created_at: 1 },
-        { id: 'led_2', account_id: 'acc_1', amount: -3, kind: 'debit', reference: 'msg_2', note: null, created_at: 2 },
-      ]);
-      assert.equal(await ledgerSum(store.db, 'acc_1'), -5);
     });
   });
 });
