@@ -96,9 +96,12 @@ test('a step that knows when its next item is due cuts the idle wait to it', asy
   let steps = 0;
   const loop = new WorkerLoop({ name: 't', log: silent, idleMs: LONG, step: async () => results[steps++] ?? { done: 0, more: false } });
   loop.start();
-  await waitFor(() => steps === 3);
-  // A due time beyond the idle wait: the idle wait, so nothing runs until a wake-up.
-  await new Promise((resolve) => setImmediate(resolve));
-  assert.equal(steps, 3);
-  await loop.stop();
+  try {
+    await waitFor(() => steps === 3, { timeout: 5000 });
+    // A due time beyond the idle wait: the idle wait, so nothing runs until a wake-up.
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(steps, 3);
+  } finally {
+    await loop.stop();
+  }
 });
