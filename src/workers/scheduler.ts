@@ -1,14 +1,14 @@
 /**
- * Releases scheduled messages when they are due (src/services/messages/release-scheduled.ts).
- * Self-contained, with the start/wake/drain/stop shape of the other workers. While messages are
- * due it releases batch after batch without pausing; otherwise it sleeps until the next message
- * is due, or at most `idleMs` (to see messages other processes scheduled), so a release starts
- * within that long of its time. Any number of schedulers, in any number of processes, share the
- * work: the release is exactly-once by construction.
+ * Releases scheduled messages when they are due (src/services/messages/release-scheduled.ts), on
+ * the one worker loop (worker-loop.ts). While messages are due it releases batch after batch
+ * without pausing; otherwise it sleeps until the next message is due, or at most `idleMs` (to see
+ * messages other processes scheduled), so a release starts within that long of its time; a
+ * message scheduled in this process wakes it to look again. Any number of schedulers, in any
+ * number of processes, share the work: the release is exactly-once by construction.
  */
 import type { Context } from '../services/context.ts';
-import { releaseScheduledMessages, type ReleaseSummary } from '../services/messages/release-scheduled.ts';
-import { nextSendAt } from '../store/repositories/scheduled-messages.repository.ts';
+import { msUntilNextRelease, releaseScheduledMessages, type ReleaseSummary } from '../services/messages/release-scheduled.ts';
+import { WorkerLoop, type StepResult } from './worker-loop.ts';
 
 export interface SchedulerOptions {
   /** Messages released per transaction. */
@@ -28,43 +28,37 @@ const DEFAULTS = { batchSize: 5000, idleMs: 250 };
 
 export class Scheduler {
   readonly #batchSize: number;
-  readonly #idleMs: number;
-  readonly #loops: number;
   readonly #onRelease: ((summary: ReleaseSummary) => void) | undefined;
-  #running = false;
-  #loopRuns: Promise<void>[] = [];
-  readonly #wakes = new Set<() => void>();
-  #woken = false;
+  readonly #loops: WorkerLoop[];
 
   constructor(
     private readonly ctx: Context,
     opts: SchedulerOptions = {},
   ) {
     this.#batchSize = opts.batchSize ?? DEFAULTS.batchSize;
-    this.#idleMs = opts.idleMs ?? DEFAULTS.idleMs;
-    this.#loops = opts.loops ?? (ctx.store.dialect === 'postgres' ? 2 : 1);
     this.#onRelease = opts.onRelease;
+    const idleMs = opts.idleMs ?? DEFAULTS.idleMs;
+    const count = opts.loops ?? (ctx.store.dialect === 'postgres' ? 2 : 1);
+    this.#loops = Array.from(
+      { length: count },
+      () => new WorkerLoop({ name: 'schedule', log: ctx.log, idleMs, failureMessage: 'scheduled release failed', step: () => this.#step() }),
+    );
   }
 
   start(): void {
-    if (this.#running) return;
-    this.#running = true;
-    this.#loopRuns = Array.from({ length: this.#loops }, () => this.#run());
+    for (const loop of this.#loops) loop.start();
   }
 
   /** A message was scheduled in this process: look again for the next due time. */
   wake(): void {
-    this.#woken = true;
-    for (const wake of this.#wakes) wake();
+    for (const loop of this.#loops) loop.wake();
   }
 
   /** Releases everything due now (tests, CLI); returns how many messages left `scheduled`. */
   async drain(): Promise<number> {
     let total = 0;
     for (;;) {
-      const summary = await releaseScheduledMessages(this.ctx, this.#batchSize);
-      if (summary.claimed > 0) this.#onRelease?.(summary);
-      const { claimed } = summary;
+      const claimed = await this.#release();
       total += claimed;
       if (claimed < this.#batchSize) return total;
     }
@@ -72,43 +66,20 @@ export class Scheduler {
 
   /** Finishes the batch in hand, then stops. */
   async stop(): Promise<void> {
-    this.#running = false;
-    for (const wake of this.#wakes) wake();
-    await Promise.all(this.#loopRuns);
+    await Promise.all(this.#loops.map((loop) => loop.stop()));
   }
 
-  async #run(): Promise<void> {
-    let failures = 0;
-    while (this.#running) {
-      this.#woken = false;
-      try {
-        const summary = await releaseScheduledMessages(this.ctx, this.#batchSize);
-        if (summary.claimed > 0) this.#onRelease?.(summary);
-        const { claimed } = summary;
-        failures = 0;
-        if (claimed === this.#batchSize) continue;
-        if (this.#woken) continue;
-        const next = await nextSendAt(this.ctx.store.db);
-        const wait = next === null ? this.#idleMs : Math.max(0, Math.min(this.#idleMs, next - this.ctx.clock()));
-        if (wait > 0 && !this.#woken) await this.#sleep(wait);
-      } catch (err) {
-        failures++;
-        this.ctx.log.error({ err }, 'scheduled release failed');
-        await this.#sleep(Math.min(5000, 100 * 2 ** failures));
-      }
-    }
+  /** One batch; when it was not full, how long until the next message is due. */
+  async #step(): Promise<StepResult> {
+    const claimed = await this.#release();
+    if (claimed >= this.#batchSize) return { done: claimed, more: true };
+    const next = await msUntilNextRelease(this.ctx);
+    return { done: claimed, more: false, nextInMs: next ?? undefined };
   }
 
-  #sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const wakes = this.#wakes;
-      function done() {
-        clearTimeout(timer);
-        wakes.delete(done);
-        resolve();
-      }
-      wakes.add(done);
-    });
+  async #release(): Promise<number> {
+    const summary = await releaseScheduledMessages(this.ctx, this.#batchSize);
+    if (summary.claimed > 0) this.#onRelease?.(summary);
+    return summary.claimed;
   }
 }

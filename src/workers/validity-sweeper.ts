@@ -1,30 +1,36 @@
 /**
  * Runs the validity-period sweep (src/services/messages/expire-validity-periods.ts) every few
- * seconds, with the start/wake/drain/stop shape of the other workers. Several processes sweeping
- * at once only share the work: each change is guarded by the message's status.
+ * seconds, on the one worker loop, so the workers of a process start, drain and stop it with the
+ * others. Several processes sweeping at once only share the work: each change is guarded by the
+ * message's status.
  */
+import { exponential } from '../domain/retry-policy.ts';
 import { expireValidityPeriods } from '../services/messages/expire-validity-periods.ts';
 import type { Context } from '../services/context.ts';
+import { WorkerLoop } from './worker-loop.ts';
 
 const INTERVAL_MS = 5_000;
 
 export class ValiditySweeper {
-  #timer: NodeJS.Timeout | null = null;
-  #running: Promise<unknown> | null = null;
+  readonly #loop: WorkerLoop;
 
-  constructor(private readonly ctx: Context) {}
+  constructor(private readonly ctx: Context) {
+    this.#loop = new WorkerLoop({
+      name: 'validity',
+      log: ctx.log,
+      idleMs: INTERVAL_MS,
+      startIdle: true,
+      holdsProcess: false,
+      // A failed sweep is tried again at the next interval.
+      onFailure: exponential({ baseMs: INTERVAL_MS, factor: 1, maxMs: INTERVAL_MS }),
+      failureMessage: 'validity sweep failed',
+      // The sweep itself goes on batch after batch until nothing more has expired.
+      step: async () => ({ done: await this.drain(), more: false }),
+    });
+  }
 
   start(): void {
-    if (this.#timer) return;
-    this.#timer = setInterval(() => {
-      if (this.#running) return;
-      this.#running = this.drain()
-        .catch((err: unknown) => this.ctx.log.error({ err }, 'validity sweep failed'))
-        .finally(() => {
-          this.#running = null;
-        });
-    }, INTERVAL_MS);
-    this.#timer.unref();
+    this.#loop.start();
   }
 
   wake(): void {}
@@ -34,9 +40,7 @@ export class ValiditySweeper {
     return expireValidityPeriods(this.ctx);
   }
 
-  async stop(): Promise<void> {
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = null;
-    await this.#running;
+  stop(): Promise<void> {
+    return this.#loop.stop();
   }
 }

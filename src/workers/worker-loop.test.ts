@@ -85,3 +85,23 @@ test('startIdle waits before the first step; drain() steps until one handles not
   assert.equal(steps, 3);
   await loop.stop();
 });
+
+test('a step that knows when its next item is due cuts the idle wait to it', async () => {
+  // The idle wait alone would never come back within the test: only nextInMs brings the next steps.
+  const results: StepResult[] = [
+    { done: 0, more: false, nextInMs: 5 },
+    { done: 0, more: false, nextInMs: 0 },
+    { done: 1, more: false, nextInMs: LONG * 10 },
+  ];
+  let steps = 0;
+  const loop = new WorkerLoop({ name: 't', log: silent, idleMs: LONG, step: async () => results[steps++] ?? { done: 0, more: false } });
+  loop.start();
+  try {
+    await waitFor(() => steps === 3, { timeout: 5000 });
+    // A due time beyond the idle wait: the idle wait, so nothing runs until a wake-up.
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(steps, 3);
+  } finally {
+    await loop.stop();
+  }
+});

@@ -1,10 +1,11 @@
 /**
  * The one worker loop: run a step (claim a batch, run it, settle), again at once while there is
- * more, otherwise wait for the idle interval or a wake-up; after a failure, back off by a retry
- * policy (src/domain/retry-policy.ts); stop cleanly, letting the step in hand finish. Every
- * background loop of a process is one of these: the job queues (queue-worker.ts: dispatch,
- * receipts, mail), the webhook sender (webhook-worker.ts) and the sweepers (expiry, idempotency
- * keys). A new worker is a step given to this loop.
+ * more, otherwise wait for the idle interval (or less, until the next item the step knows to be
+ * due) or a wake-up; after a failure, back off by a retry policy (src/domain/retry-policy.ts);
+ * stop cleanly, letting the step in hand finish. Every background loop of a process is one of
+ * these: the job queues (queue-worker.ts: dispatch, receipts, mail), the scheduler
+ * (scheduler.ts), the webhook sender (webhook-worker.ts) and the sweepers (expiry, validity
+ * periods, idempotency keys). A new worker is a step given to this loop.
  *
  * The one loop that is not: SQLite's WAL checkpointer (src/store/checkpoint-worker.mjs) runs on a
  * thread of its own, with its own connection and timer, so that its copying and fsync never run
@@ -18,6 +19,11 @@ export interface StepResult {
   done: number;
   /** Run the next step at once rather than after the idle wait. */
   more: boolean;
+  /**
+   * When known, how long until the next item is due (a scheduled time): the idle wait is cut to
+   * it, never made longer than `idleMs` (which still catches work from other processes).
+   */
+  nextInMs?: number;
 }
 
 export interface WorkerLoopOptions {
@@ -99,7 +105,9 @@ export class WorkerLoop {
         await this.#sleep(retryDelay(backoff, failures) ?? idleMs);
         continue;
       }
-      if (!result.more && !this.#woken) await this.#sleep(idleMs);
+      if (result.more || this.#woken) continue;
+      const wait = result.nextInMs === undefined ? idleMs : Math.max(0, Math.min(idleMs, result.nextInMs));
+      if (wait > 0) await this.#sleep(wait);
     }
   }
 

@@ -1,6 +1,8 @@
 /**
- * The background workers of one process: the scheduler (due scheduled messages to dispatch),
- * dispatch (pending messages to the carrier) and receipts (carrier reports applied to messages). The webhook and mail senders join here.
+ * The background workers of one process, each on the one worker loop (worker-loop.ts): the
+ * scheduler (due scheduled messages to dispatch), dispatch (pending messages to the carrier),
+ * receipts (carrier reports applied to messages), the webhook and mail senders, and the sweepers
+ * (idempotency keys, validity periods, and SMPP's expiry).
  */
 import type { Carrier } from '../carriers/carrier.ts';
 import { dispatchJobs } from '../services/messages/dispatch-messages.ts';

@@ -7,7 +7,7 @@
  * the commit leaves everything scheduled; after it, everything released: never both, never twice.
  */
 import type { NewJob } from '../../store/repositories/jobs.repository.ts';
-import { releaseDueMessages, withdrawDispatch } from '../../store/repositories/scheduled-messages.repository.ts';
+import { nextSendAt, releaseDueMessages, withdrawDispatch } from '../../store/repositories/scheduled-messages.repository.ts';
 import { messagesByIds } from '../../store/repositories/messages.repository.ts';
 import { messageTransitions, scheduledReleaseLateness } from '../../metrics.ts';
 import { applyStatusChanges, enqueueFollowUps } from './message-status-changes.ts';
@@ -23,6 +23,12 @@ export interface ReleaseSummary {
   committedAt: number;
   /** The `send_at` of each message released. */
   sendAts: number[];
+}
+
+/** How long until the next scheduled message is due by the context's clock (0 if one is due now), or null when none is scheduled. */
+export async function msUntilNextRelease(ctx: Context): Promise<number | null> {
+  const next = await nextSendAt(ctx.store.db);
+  return next === null ? null : Math.max(0, next - ctx.clock());
 }
 
 /** Releases up to `limit` due messages; returns what it did. */
