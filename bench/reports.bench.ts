@@ -56,6 +56,9 @@ try {
         sent_at: status === 'pending' ? null : now + 10,
         delivered_at: status === 'delivered' ? now + 1000 : null,
         updated_at: now,
+        send_at: null,
+        validity_period: null,
+        expires_at: null,
       };
     });
     await store.db.transaction().execute((trx) => insertMessages(trx, rows));

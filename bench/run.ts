@@ -22,6 +22,8 @@ const suites: { name: string; args: string[] }[] = [
   { name: 'throughput', args: ['bench/throughput.bench.ts', quick ? '15' : '60', '6000', 'sqlite'] },
   { name: 'throughput-pg', args: ['bench/throughput.bench.ts', quick ? '15' : '60', '6000', 'postgres'] },
   { name: 'reports', args: ['bench/reports.bench.ts', quick ? '5' : '10', quick ? '100000' : '1000000', 'sqlite'] },
+  { name: 'scheduling', args: ['bench/scheduling.bench.ts', quick ? '20000' : '100000', 'sqlite'] },
+  { name: 'scheduling-pg', args: ['bench/scheduling.bench.ts', quick ? '20000' : '100000', 'postgres'] },
   { name: 'webhooks', args: ['bench/webhooks.bench.ts'] },
   { name: 'smpp', args: ['bench/smpp.bench.ts'] },
   { name: 'kannel', args: ['bench/kannel.bench.ts', quick ? '5' : '20'] },

@@ -29,8 +29,15 @@ export const httpDuration = new client.Histogram({
 
 export const messageTransitions = new client.Counter({
   name: 'pigeon_messages_total',
-  help: 'Messages that reached a status: pending when accepted, then sent, delivered or failed.',
+  help: 'Messages that reached a status: scheduled or pending when accepted, pending when released, then sent, delivered, failed or canceled.',
   labelNames: ['status'] as const,
+  registers: [registry],
+});
+
+export const scheduledReleaseLateness = new client.Histogram({
+  name: 'pigeon_scheduled_release_lateness_seconds',
+  help: 'For each scheduled message released, the time from its send_at to the commit of its release.',
+  buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300],
   registers: [registry],
 });
 

@@ -74,19 +74,19 @@ export async function runCampaign(pigeon: Pigeon, rows: Row[], options: Campaign
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { from: { type: 'string' }, 'callback-url': { type: 'string' }, 'chunk-size': { type: 'string', default: '1000' } },
+    options: { from: { type: 'string' }, template: { type: 'string' }, 'callback-url': { type: 'string' }, 'chunk-size': { type: 'string', default: '1000' } },
   });
   const file = positionals[0];
   const apiKey = process.env.PIGEON_KEY;
   if (!file || !values.from || !apiKey) {
-    console.error('usage: PIGEON_KEY=... [PIGEON_URL=...] campaign.ts <file.csv> --from <SenderID> [--callback-url URL] [--chunk-size N]');
+    console.error('usage: PIGEON_KEY=... [PIGEON_URL=...] campaign.ts <file.csv> --from <SenderID> [--template "Hi {{first_name}}"] [--callback-url URL] [--chunk-size N]');
     process.exit(2);
   }
   const text = await readFile(file, 'utf8');
-  const rows = parseCampaignCsv(text);
+  const rows = parseCampaignCsv(text, values.template);
   const pigeon = new Pigeon({ apiKey, baseUrl: process.env.PIGEON_URL ?? 'http://127.0.0.1:3000' });
   try {
-    const summary = await runCampaign(pigeon, rows, { from: values.from, callbackUrl: values['callback-url'], chunkSize: Number(values['chunk-size']) }, await sha256Hex(text));
+    const summary = await runCampaign(pigeon, rows, { from: values.from, callbackUrl: values['callback-url'], chunkSize: Number(values['chunk-size']) }, await sha256Hex(values.template === undefined ? text : `${values.template}\u0000${text}`));
     console.log(JSON.stringify(summary, null, 2));
   } catch (err) {
     if (err instanceof PigeonApiError) {

@@ -1,4 +1,10 @@
-/** A small CSV reader for `to,message` files: RFC 4180 quoting, CRLF or LF, a header row. */
+/**
+ * A small CSV reader for campaign files: RFC 4180 quoting, CRLF or LF, a header row. Either a
+ * `to,message` file, or a `to` column plus any others with a template: `{{first_name}}` is filled
+ * from that column, row by row, with the same template syntax as the dashboard's campaign composer
+ * (src/domain/message-template.ts).
+ */
+import { fillTemplate, rowValues, unknownPlaceholders } from '../../src/domain/message-template.ts';
 
 export interface Row {
   /** 1-based line of the record in the file, for error messages. */
@@ -45,12 +51,21 @@ export function parseCsvRecords(text: string): { line: number; fields: string[] 
   return records;
 }
 
-/** The rows of a `to,message` file (columns found by the header, in any order). */
-export function parseCampaignCsv(text: string): Row[] {
+/**
+ * The rows of a campaign file (columns found by the header, in any order): the `message` column,
+ * or, with `template`, the template filled from each row's columns.
+ */
+export function parseCampaignCsv(text: string, template?: string): Row[] {
   const [header, ...records] = parseCsvRecords(text.replace(/^\uFEFF/, ''));
   if (!header) return [];
   const names = header.fields.map((f) => f.trim().toLowerCase());
   const to = names.indexOf('to');
+  if (template !== undefined) {
+    const unknown = unknownPlaceholders(template, header.fields);
+    if (to < 0) throw new Error(`the CSV header must name the column "to", got: ${header.fields.join(',')}`);
+    if (unknown.length > 0) throw new Error(`the template names columns the CSV does not have: ${unknown.join(', ')}`);
+    return records.map((r) => ({ line: r.line, to: (r.fields[to] ?? '').trim(), message: fillTemplate(template, rowValues(header.fields, r.fields)).text }));
+  }
   const message = names.indexOf('message');
   if (to < 0 || message < 0) throw new Error(`the CSV header must name the columns "to" and "message", got: ${header.fields.join(',')}`);
   return records.map((r) => ({ line: r.line, to: (r.fields[to] ?? '').trim(), message: r.fields[message] ?? '' }));

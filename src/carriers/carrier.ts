@@ -11,6 +11,11 @@ export interface OutboundMessage {
   body: string;
   encoding: Encoding;
   segments: number;
+  /**
+   * The end of the message's validity period (ms since the epoch), when the customer gave one:
+   * the carrier should not deliver it after that. Absent: the carrier's own setting.
+   */
+  validUntil?: number;
 }
 
 /** A final report about a message from the carrier network. */

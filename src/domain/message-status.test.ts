@@ -2,17 +2,20 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { canTransition, eventForStatus, isFinal, MESSAGE_STATUSES, type MessageStatus } from './message-status.ts';
 
-test('MESSAGE_STATUSES lists the four statuses in lifecycle order and is frozen', () => {
-  assert.deepEqual([...MESSAGE_STATUSES], ['pending', 'sent', 'delivered', 'failed']);
+test('MESSAGE_STATUSES lists the six statuses in lifecycle order and is frozen', () => {
+  assert.deepEqual([...MESSAGE_STATUSES], ['scheduled', 'pending', 'sent', 'delivered', 'failed', 'canceled']);
   assert.ok(Object.isFrozen(MESSAGE_STATUSES));
 });
 
-test('canTransition: the full 4x4 matrix', () => {
+test('canTransition: the full 6x6 matrix', () => {
+  const none = { scheduled: false, pending: false, sent: false, delivered: false, failed: false, canceled: false };
   const allowed: Record<MessageStatus, Record<MessageStatus, boolean>> = {
-    pending: { pending: false, sent: true, delivered: false, failed: true },
-    sent: { pending: false, sent: false, delivered: true, failed: true },
-    delivered: { pending: false, sent: false, delivered: false, failed: false },
-    failed: { pending: false, sent: false, delivered: false, failed: false },
+    scheduled: { ...none, pending: true, canceled: true },
+    pending: { ...none, sent: true, failed: true },
+    sent: { ...none, delivered: true, failed: true },
+    delivered: none,
+    failed: none,
+    canceled: none,
   };
   let checked = 0;
   for (const from of MESSAGE_STATUSES) {
@@ -21,13 +24,25 @@ test('canTransition: the full 4x4 matrix', () => {
       checked++;
     }
   }
-  assert.equal(checked, 16);
+  assert.equal(checked, 36);
 });
 
-test('isFinal: delivered and failed only', () => {
+test('nothing goes back to scheduled, and a released message can no longer be canceled', () => {
+  for (const from of MESSAGE_STATUSES) assert.equal(canTransition(from, 'scheduled'), false, from);
+  for (const from of MESSAGE_STATUSES) assert.equal(canTransition(from, 'canceled'), from === 'scheduled', from);
+});
+
+test('isFinal: delivered, failed and canceled only', () => {
   assert.deepEqual(
     MESSAGE_STATUSES.map((s) => [s, isFinal(s)]),
-    [['pending', false], ['sent', false], ['delivered', true], ['failed', true]],
+    [
+      ['scheduled', false],
+      ['pending', false],
+      ['sent', false],
+      ['delivered', true],
+      ['failed', true],
+      ['canceled', true],
+    ],
   );
 });
 
@@ -37,17 +52,19 @@ test('a final status allows no transition, a non-final one allows at least one',
   }
 });
 
-test('eventForStatus: pending announces nothing, the others map to their event', () => {
+test('eventForStatus: scheduled, pending and canceled announce nothing, the others map to their event', () => {
+  assert.equal(eventForStatus('scheduled'), null);
   assert.equal(eventForStatus('pending'), null);
+  assert.equal(eventForStatus('canceled'), null);
   assert.equal(eventForStatus('sent'), 'sms.sent');
   assert.equal(eventForStatus('delivered'), 'sms.delivered');
   assert.equal(eventForStatus('failed'), 'sms.failed');
 });
 
-test('every reachable status has an event', () => {
+test('every status a carrier outcome reaches has an event', () => {
   for (const from of MESSAGE_STATUSES) {
     for (const to of MESSAGE_STATUSES) {
-      if (canTransition(from, to)) assert.notEqual(eventForStatus(to), null, `${from} -> ${to}`);
+      if (canTransition(from, to) && to !== 'pending' && to !== 'canceled') assert.notEqual(eventForStatus(to), null, `${from} -> ${to}`);
     }
   }
 });

@@ -74,6 +74,26 @@ export const catalogue = {
     description: 'A bulk request carries at most `BULK_MAX_MESSAGES` entries (10,000 by default). Split larger campaigns into several calls.',
     retryable: false,
   },
+  // Scheduling
+  invalid_send_at: {
+    status: 400,
+    message: '`send_at` must be an RFC 3339 date-time with an offset, from now to 35 days ahead.',
+    description:
+      '`send_at` is not an RFC 3339 date-time with an offset (`Z` or `+01:00`), or is more than 30 seconds in the past, or more than 35 days ahead. Up to 30 seconds in the past counts as now.',
+    retryable: false,
+  },
+  invalid_validity_period: {
+    status: 400,
+    message: '`validity_period` must be a whole number of seconds from 60 to 259,200.',
+    description: '`validity_period` is not a whole number, or is below 60 seconds, or above 259,200 seconds (72 hours).',
+    retryable: false,
+  },
+  not_cancelable: {
+    status: 409,
+    message: 'Nothing is left to cancel.',
+    description: 'Only a message that is still `scheduled` can be canceled; this message (or every message of this batch) was already released to dispatch or canceled.',
+    retryable: false,
+  },
   // Authentication and authorisation
   invalid_api_key: {
     status: 401,
@@ -168,7 +188,7 @@ export const catalogue = {
   not_found: {
     status: 404,
     message: 'No such resource.',
-    description: 'Unknown route, or unknown version prefix (only `/v1` exists).',
+    description: 'Unknown route, or unknown version prefix (only `/v1` exists); on a cancel, a message or batch id that is unknown or belongs to another account.',
     retryable: false,
   },
   method_not_allowed: {

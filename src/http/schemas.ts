@@ -19,6 +19,7 @@ export const LIMITS = {
   callbackUrl: 2048,
   senderIdName: 11,
   idempotencyKey: 255,
+  sendAt: 64,
 } as const;
 
 interface AjvError {
@@ -33,12 +34,14 @@ interface AjvError {
  * `headers:idempotency-key`) to the code and the name shown. Any other validation failure keeps
  * the generic `invalid_request` of the error handler.
  */
-export function fieldErrors(codes: Record<string, { code: ErrorCode; field: string; limit: number; message?: string }>) {
+export function fieldErrors(codes: Record<string, { code: ErrorCode; field: string; limit: number; message?: string; anyRule?: string }>) {
   return (errors: AjvError[], dataVar: string): Error => {
     const first = errors[0];
-    const spec = first && (first.keyword === 'maxLength' || first.keyword === 'minLength') ? codes[`${dataVar}:${(first.instancePath ?? '').slice(1)}`] : undefined;
+    const named = first ? codes[`${dataVar}:${(first.instancePath ?? '').slice(1)}`] : undefined;
+    // A field with `anyRule` answers every schema failure (type, range) with its own code.
+    const spec = named && (named.anyRule || first!.keyword === 'maxLength' || first!.keyword === 'minLength') ? named : undefined;
     if (!spec) return new Error('The request is invalid.');
-    const rule = `must be at most ${spec.limit.toLocaleString('en-US')} characters`;
+    const rule = spec.anyRule ?? `must be at most ${spec.limit.toLocaleString('en-US')} characters`;
     const details: ErrorDetail[] = [{ field: spec.field, code: spec.code, message: spec.message ?? rule }];
     return new AppError(spec.code, `\`${spec.field}\` ${spec.message ?? rule}.`, { details });
   };
@@ -51,7 +54,28 @@ export const SendFieldErrors = fieldErrors({
   'body:message': { code: 'invalid_message', field: 'message', limit: LIMITS.message },
   'body:callback_url': { code: 'invalid_callback_url', field: 'callback_url', limit: LIMITS.callbackUrl },
   'headers:idempotency-key': { code: 'invalid_request', field: 'Idempotency-Key', limit: LIMITS.idempotencyKey, message: 'must be 1 to 255 characters' },
+  'body:send_at': { code: 'invalid_send_at', field: 'send_at', limit: LIMITS.sendAt, anyRule: 'must be an RFC 3339 date-time with an offset, at most 35 days ahead' },
+  'body:validity_period': { code: 'invalid_validity_period', field: 'validity_period', limit: 0, anyRule: 'must be a whole number of seconds from 60 to 259,200' },
 });
+
+/** `send_at` and `validity_period`, the same on a single send and at the top level of a bulk. */
+const SchedulingFields = {
+  send_at: Type.Optional(
+    Type.String({
+      maxLength: LIMITS.sendAt,
+      description:
+        'When to release the message to dispatch: an RFC 3339 date-time with an offset, up to 35 days ahead (up to 30 s in the past counts as now). The message is debited at once and stays `scheduled` until then.',
+      examples: ['2026-03-02T09:00:00+01:00'],
+    }),
+  ),
+  validity_period: Type.Optional(
+    Type.Integer({
+      minimum: 60,
+      maximum: 259_200,
+      description: 'Seconds, counted from `send_at` (or acceptance), within which the message must be dispatched and delivered; past it, it fails with `expired`. Default: the carrier\'s own setting.',
+    }),
+  ),
+};
 
 /**
  * A string or null, written `type: ['string', 'null']` rather than as a union: fast-json-stringify
@@ -77,7 +101,14 @@ export const ErrorBody = Type.Object(
 );
 
 export const Encoding = Type.Union([Type.Literal('GSM-7'), Type.Literal('UCS-2')]);
-export const MessageStatus = Type.Union([Type.Literal('pending'), Type.Literal('sent'), Type.Literal('delivered'), Type.Literal('failed')]);
+export const MessageStatus = Type.Union([
+  Type.Literal('scheduled'),
+  Type.Literal('pending'),
+  Type.Literal('sent'),
+  Type.Literal('delivered'),
+  Type.Literal('failed'),
+  Type.Literal('canceled'),
+]);
 
 export const SendBody = Type.Object({
   to: Type.String({ maxLength: LIMITS.to, description: 'Recipient, E.164 (visual separators allowed); at most 32 characters.', examples: ['+14155552671'] }),
@@ -86,6 +117,7 @@ export const SendBody = Type.Object({
   callback_url: Type.Optional(
     Type.String({ maxLength: LIMITS.callbackUrl, description: 'HTTPS URL that receives the delivery webhook events of this message; at most 2,048 characters.' }),
   ),
+  ...SchedulingFields,
 });
 
 export const SendResult = Type.Object({
@@ -97,6 +129,8 @@ export const SendResult = Type.Object({
   encoding: Encoding,
   credits_used: Type.Integer(),
   credits_remaining: Type.Integer(),
+  send_at: Type.Optional(Type.String({ format: 'date-time', description: 'When the message is released to dispatch (UTC), when the request gave `send_at`.' })),
+  validity_period: Type.Optional(Type.Integer({ description: 'The validity period in seconds, when the request gave one.' })),
 });
 
 export const BulkBody = Type.Object({
@@ -113,6 +147,7 @@ export const BulkBody = Type.Object({
   callback_url: Type.Optional(
     Type.String({ maxLength: LIMITS.callbackUrl, description: 'HTTPS URL that receives the events of every message of the batch; at most 2,048 characters.' }),
   ),
+  ...SchedulingFields,
 });
 
 export const BulkResult = Type.Object({
@@ -122,6 +157,8 @@ export const BulkResult = Type.Object({
   queued: Type.Integer(),
   credits_used: Type.Integer(),
   credits_remaining: Type.Integer(),
+  send_at: Type.Optional(Type.String({ format: 'date-time', description: 'When the batch is released to dispatch (UTC), when the request gave `send_at`.' })),
+  validity_period: Type.Optional(Type.Integer({ description: 'The validity period in seconds, when the request gave one.' })),
   messages: Type.Array(
     Type.Object({
       index: Type.Integer(),
@@ -174,6 +211,15 @@ export const DeliveryReport = Type.Object({
   created_at: Type.String({ format: 'date-time' }),
   sent_at: NullableString({ format: 'date-time' }),
   delivered_at: NullableString({ format: 'date-time' }),
+  send_at: NullableString({ format: 'date-time', description: 'When a scheduled message is (or was) released to dispatch; null for a message sent at once.' }),
+});
+
+export const CancelResult = Type.Object({
+  status: Type.Literal('success'),
+  data: Type.Object({
+    canceled: Type.Array(Type.String(), { description: 'The messages moved from `scheduled` to `canceled`.' }),
+    credits_refunded: Type.Integer({ description: 'Credits given back, in one ledger row.' }),
+  }),
 });
 
 export const Pagination = Type.Object({ page: Type.Integer(), limit: Type.Integer(), total: Type.Integer() });

@@ -13,5 +13,5 @@ export interface Context {
   clock: Clock;
   log: Logger;
   /** Wakes the in-process workers of a queue after a commit that enqueued work for it. */
-  wake: (queue: 'dispatch' | 'receipt' | 'webhook' | 'mail') => void;
+  wake: (queue: 'dispatch' | 'receipt' | 'webhook' | 'mail' | 'schedule') => void;
 }

@@ -109,6 +109,12 @@ export interface MessagesTable {
   sent_at: number | null;
   delivered_at: number | null;
   updated_at: number;
+  /** When a scheduled message is released to dispatch (migration 014); null: at acceptance. */
+  send_at: number | null;
+  /** The customer's `validity_period` in seconds; null: the carrier's own setting. */
+  validity_period: number | null;
+  /** `send_at` (or acceptance) plus the validity period; past it the message fails `expired`. */
+  expires_at: number | null;
 }
 
 export interface JobsTable {

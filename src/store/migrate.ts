@@ -15,6 +15,7 @@ import * as m008 from './migrations/008-carrier-route-ids.ts';
 import * as m009 from './migrations/009-account-limits.ts';
 import * as m011 from './migrations/011-owner-verification.ts';
 import * as m012 from './migrations/012-key-form-nonce.ts';
+import * as m014 from './migrations/014-scheduling.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': m001,
@@ -27,6 +28,7 @@ const migrations: Record<string, Migration> = {
   '009-account-limits': m009,
   '011-owner-verification': m011,
   '012-key-form-nonce': m012,
+  '014-scheduling': m014,
 };
 
 class InCodeMigrationProvider implements MigrationProvider {

@@ -1,6 +1,6 @@
 /**
- * The background workers of one process: dispatch (pending messages to the carrier) and receipts
- * (carrier reports applied to messages). The webhook and mail senders join here.
+ * The background workers of one process: the scheduler (due scheduled messages to dispatch),
+ * dispatch (pending messages to the carrier) and receipts (carrier reports applied to messages). The webhook and mail senders join here.
  */
 import type { Carrier } from '../carriers/carrier.ts';
 import { dispatchJobs } from '../services/messages/dispatch-messages.ts';
@@ -10,6 +10,8 @@ import type { Context } from '../services/context.ts';
 import { QueueWorker } from './queue-worker.ts';
 import { ExpirySweeper } from './expiry-sweeper.ts';
 import { IdempotencySweeper } from './idempotency-sweeper.ts';
+import { Scheduler, type SchedulerOptions } from './scheduler.ts';
+import { ValiditySweeper } from './validity-sweeper.ts';
 import { WebhookWorker, type WebhookWorkerOptions } from './webhook-worker.ts';
 
 export interface Workers {
@@ -39,7 +41,7 @@ function loops(count: number, make: () => QueueWorker): Loop {
   };
 }
 
-export function createWorkers(ctx: Context, carrier: Carrier, opts: { webhook?: WebhookWorkerOptions } = {}): Workers {
+export function createWorkers(ctx: Context, carrier: Carrier, opts: { webhook?: WebhookWorkerOptions; scheduler?: SchedulerOptions } = {}): Workers {
   const common = { store: ctx.store, clock: ctx.clock, log: ctx.log };
   // A batch's status changes are one UPDATE each: on PostgreSQL a round trip each, so a loop
   // spends much of its time waiting and several loops (claiming disjoint jobs with SKIP LOCKED)
@@ -48,6 +50,8 @@ export function createWorkers(ctx: Context, carrier: Carrier, opts: { webhook?: 
   const perQueue = ctx.store.dialect === 'postgres' ? 3 : 1;
   const batchSize = Math.floor(500 / perQueue);
   const queues: Record<string, Loop> = {
+    // First: a drain releases what is due before dispatching.
+    schedule: new Scheduler(ctx, opts.scheduler),
     dispatch: loops(
       perQueue,
       () =>
@@ -80,6 +84,8 @@ export function createWorkers(ctx: Context, carrier: Carrier, opts: { webhook?: 
     // Mail is slow and rare: small batches, a long lease (an SMTP exchange can take a while).
     mail: new QueueWorker({ ...common, queue: 'mail', batchSize: 20, leaseMs: 120_000, idleMs: 1000, handle: (jobs) => sendMailJobs(ctx, jobs) }),
     idempotency: new IdempotencySweeper(ctx),
+    // Messages with their own validity_period, on every carrier.
+    validity: new ValiditySweeper(ctx),
     // SMPP only: the simulator's `1111` recipients stay `sent` for ever (DECISIONS.md §6).
     ...(ctx.config.carrier === 'smpp' ? { expiry: new ExpirySweeper(ctx, ctx.config.smpp.validityHours * 3_600_000) } : {}),
   };

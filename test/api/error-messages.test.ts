@@ -17,8 +17,8 @@ describe('readable error messages', () => {
     assert.equal(res.statusCode, 400);
     const body = res.json();
     assert.equal(body.code, 'invalid_request');
-    assert.deepEqual(body.details, [{ field: 'status', code: 'invalid_request', message: 'must be one of: pending, sent, delivered, failed' }]);
-    assert.equal(body.message, 'The request is invalid: status must be one of: pending, sent, delivered, failed.');
+    assert.deepEqual(body.details, [{ field: 'status', code: 'invalid_request', message: 'must be one of: scheduled, pending, sent, delivered, failed, canceled' }]);
+    assert.equal(body.message, 'The request is invalid: status must be one of: scheduled, pending, sent, delivered, failed, canceled.');
     assert.doesNotMatch(res.body, /equal to constant|anyOf/);
   });
 

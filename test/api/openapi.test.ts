@@ -147,6 +147,19 @@ describe('OpenAPI document', () => {
     check('POST', '/v1/sms/bulk', bulk);
     check('POST', '/v1/sms/bulk', await h.request('POST', '/v1/sms/bulk', { key, body: { from: 'Acme', messages: [] } }));
 
+    const later = new Date(h.clock.now() + 60_000).toISOString();
+    const scheduled = await h.request('POST', '/v1/sms/send', { key, body: { ...send, send_at: later, validity_period: 3600 } });
+    check('POST', '/v1/sms/send', scheduled);
+    check('POST', '/v1/sms/send', await h.request('POST', '/v1/sms/send', { key, body: { ...send, send_at: 'tomorrow' } }));
+    check('POST', '/v1/sms/{message_id}/cancel', await h.request('POST', `/v1/sms/${scheduled.json().message_id}/cancel`, { key }));
+    check('POST', '/v1/sms/{message_id}/cancel', await h.request('POST', `/v1/sms/${scheduled.json().message_id}/cancel`, { key }));
+    check('POST', '/v1/sms/{message_id}/cancel', await h.request('POST', '/v1/sms/msg_nope/cancel', { key }));
+    const scheduledBulk = await h.request('POST', '/v1/sms/bulk', { key, body: { from: 'Acme', send_at: later, messages: [{ to: '+447911123456', message: 'later' }] } });
+    check('POST', '/v1/sms/bulk', scheduledBulk);
+    check('POST', '/v1/sms/batches/{batch_id}/cancel', await h.request('POST', `/v1/sms/batches/${scheduledBulk.json().batch_id}/cancel`, { key }));
+    check('POST', '/v1/sms/batches/{batch_id}/cancel', await h.request('POST', `/v1/sms/batches/${scheduledBulk.json().batch_id}/cancel`, { key }));
+    check('GET', '/v1/sms/delivery-reports', await h.request('GET', '/v1/sms/delivery-reports?status=canceled', { key }));
+
     check('GET', '/v1/sms/sender-ids', await h.request('GET', '/v1/sms/sender-ids', { key }));
     check('POST', '/v1/sms/sender-ids', await h.request('POST', '/v1/sms/sender-ids', { key, body: { name: 'Brand7' } }));
     check('POST', '/v1/sms/sender-ids', await h.request('POST', '/v1/sms/sender-ids', { key, body: { name: 'Brand7' } }));

@@ -50,6 +50,22 @@ describe('SMPP: throttling, dropped links, binds', () => {
     assert.equal(failed.length, 0);
   });
 
+  test('validity_period reaches the SMSC as relative time on every part; none without one', async () => {
+    const res = await p.h.request('POST', '/v1/sms/send', { key, body: { to: '+447911100099', from: 'Acme', message: 'v'.repeat(200), validity_period: 3600 } });
+    assert.equal(res.statusCode, 200);
+    const plain = await p.send(key, '+447911100098', 'no validity');
+    await p.settle(allSent([res.json().message_id, plain]), 'both sent');
+    const withPeriod = smsc.acknowledged.filter((s) => s.destination === '447911100099');
+    assert.equal(withPeriod.length, 2);
+    // Sent relative (the test clock stands still, so exactly one hour is left at dispatch); the
+    // SMSC's library reads it as its own now plus that hour.
+    for (const s of withPeriod) {
+      const ahead = Date.parse(s.validityPeriod ?? '') - Date.now();
+      assert.ok(ahead > 3_590_000 && ahead <= 3_600_000, `${s.validityPeriod}: one hour from now`);
+    }
+    assert.deepEqual(smsc.acknowledged.filter((s) => s.destination === '447911100098').map((s) => s.validityPeriod), [null]);
+  });
+
   test('no more than SMPP_WINDOW submits wait for an answer at once', async () => {
     smsc.holdResponses = true;
     const ids: string[] = [];

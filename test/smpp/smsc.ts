@@ -20,6 +20,8 @@ export interface ReceivedSubmit {
   /** The concatenation IE as the library decodes it: 00 03 ref total seq (no UDHL). */
   udh: Buffer | null;
   text: string;
+  /** validity_period as sent (SMPP time), or null when absent. */
+  validityPeriod: string | null;
 }
 
 export type IdStyle = 'hex' | 'decimal';
@@ -195,6 +197,7 @@ export class TestSmsc {
         registeredDelivery: Number(pdu.registered_delivery),
         udh: sm?.udh?.[0] ?? null,
         text: typeof sm?.message === 'string' ? sm.message : String(sm?.message ?? ''),
+        validityPeriod: pdu.validity_period ? (pdu.validity_period instanceof Date ? pdu.validity_period.toISOString() : String(pdu.validity_period)) : null,
       };
       this.submits.push(received);
       // Answers to PDUs read together leave together (one write, as a real SMSC would batch them).

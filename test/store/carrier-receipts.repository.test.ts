@@ -36,6 +36,9 @@ function sentMessage(accountId: string, i: number, carrierId: string): MessagesT
     sent_at: NOW,
     delivered_at: null,
     updated_at: NOW,
+    send_at: null,
+    validity_period: null,
+    expires_at: null,
   };
 }
 

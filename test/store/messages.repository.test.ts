@@ -48,6 +48,9 @@ function message(accountId: string, i: number, patch: Partial<MessagesTable> = {
     sent_at: null,
     delivered_at: null,
     updated_at: NOW + i,
+    send_at: null,
+    validity_period: null,
+    expires_at: null,
     ...patch,
   };
 }

@@ -8,6 +8,7 @@ import type {
   AccountResult,
   BulkRequest,
   BulkResult,
+  CancelResult,
   DeliveryReport,
   DeliveryReportPage,
   DeliveryReportQuery,
@@ -91,6 +92,19 @@ export class Pigeon {
         signal: options.signal,
       });
       return object(response) as unknown as BulkResult;
+    },
+    /**
+     * `POST /v1/sms/{id}/cancel`: cancels a message still `scheduled` and refunds it. Not retried
+     * after a network error: a repeat of a cancel that did happen answers `not_cancelable`.
+     */
+    cancel: async (messageId: string, options: CallOptions = {}): Promise<CancelResult> => {
+      const response = await this.#http.request({ method: 'POST', path: `/sms/${encodeURIComponent(messageId)}/cancel`, signal: options.signal });
+      return object(response) as unknown as CancelResult;
+    },
+    /** `POST /v1/sms/batches/{batch_id}/cancel`: cancels what is still `scheduled` of a batch, in one refund. */
+    cancelBatch: async (batchId: string, options: CallOptions = {}): Promise<CancelResult> => {
+      const response = await this.#http.request({ method: 'POST', path: `/sms/batches/${encodeURIComponent(batchId)}/cancel`, signal: options.signal });
+      return object(response) as unknown as CancelResult;
     },
   };
 

@@ -5,7 +5,8 @@
 
 /** `GSM-7` text packs 160 characters in one segment; anything else is `UCS-2` (70). */
 export type Encoding = 'GSM-7' | 'UCS-2';
-export type MessageStatus = 'pending' | 'sent' | 'delivered' | 'failed';
+/** `scheduled` until `send_at`, then `pending`; a scheduled message may end `canceled` instead. */
+export type MessageStatus = 'scheduled' | 'pending' | 'sent' | 'delivered' | 'failed' | 'canceled';
 export type SenderIdStatus = 'pending' | 'approved' | 'rejected';
 
 export interface SendRequest {
@@ -17,6 +18,10 @@ export interface SendRequest {
   message: string;
   /** HTTPS URL that receives this message's webhook events. */
   callback_url?: string;
+  /** RFC 3339 with an offset, up to 35 days ahead: debited now, sent then. */
+  send_at?: string;
+  /** Seconds (60 to 259,200) to dispatch and deliver within, else `failed` with `expired`. */
+  validity_period?: number;
 }
 
 export interface SendResult {
@@ -29,12 +34,20 @@ export interface SendResult {
   encoding: Encoding;
   credits_used: number;
   credits_remaining: number;
+  /** When the request gave `send_at`: the release time, in UTC. */
+  send_at?: string;
+  /** When the request gave one. */
+  validity_period?: number;
 }
 
 export interface BulkRequest {
   from: string;
   messages: { to: string; message: string }[];
   callback_url?: string;
+  /** For every message of the batch. */
+  send_at?: string;
+  /** For every message of the batch. */
+  validity_period?: number;
 }
 
 export interface BulkResult {
@@ -45,6 +58,8 @@ export interface BulkResult {
   queued: number;
   credits_used: number;
   credits_remaining: number;
+  send_at?: string;
+  validity_period?: number;
   messages: { index: number; message_id: string; to: string; segments: number; encoding: Encoding }[];
   errors: { index: number; to: string; code: string; message: string }[];
 }
@@ -76,6 +91,19 @@ export interface DeliveryReport {
   sent_at: string | null;
   /** `null` unless delivered. */
   delivered_at: string | null;
+  /** When a scheduled message is (or was) released; `null` for one sent at once. */
+  send_at: string | null;
+}
+
+/** `POST /v1/sms/{id}/cancel` and `POST /v1/sms/batches/{batch_id}/cancel`. */
+export interface CancelResult {
+  status: 'success';
+  data: {
+    /** The messages moved from `scheduled` to `canceled`. */
+    canceled: string[];
+    /** Credits given back (one ledger row). */
+    credits_refunded: number;
+  };
 }
 
 export interface Pagination {

@@ -22,6 +22,24 @@ describe('client against a live server', () => {
   const client = (apiKey: string, extra: Partial<ConstructorParameters<typeof Pigeon>[0]> = {}) =>
     new Pigeon({ apiKey, baseUrl: server.baseUrl, sleep: async () => {}, ...extra });
 
+  test('sms.send with send_at schedules; sms.cancel and sms.cancelBatch cancel and refund', async () => {
+    const { key } = await server.h.customer({ credits: 10 });
+    const pigeon = client(key);
+    const sendAt = new Date(server.h.clock.now() + 3_600_000).toISOString();
+    const one = await pigeon.sms.send({ to: '+447911123456', from: 'Acme', message: 'later', send_at: sendAt, validity_period: 600 });
+    assert.equal(one.send_at, sendAt);
+    assert.equal(one.validity_period, 600);
+    const batch = await pigeon.sms.bulk({ from: 'Acme', send_at: sendAt, messages: [{ to: '+447911123456', message: 'a' }, { to: '+447911123457', message: 'b' }] });
+    assert.equal(batch.send_at, sendAt);
+    assert.equal((await pigeon.deliveryReports.list({ status: 'scheduled' })).pagination.total, 3);
+    assert.deepEqual(await pigeon.sms.cancel(one.message_id), { status: 'success', data: { canceled: [one.message_id], credits_refunded: 1 } });
+    const canceled = await pigeon.sms.cancelBatch(batch.batch_id);
+    assert.equal(canceled.data.credits_refunded, 2);
+    assert.equal((await pigeon.account.get()).data.credits_remaining, 10);
+    await assert.rejects(pigeon.sms.cancel(one.message_id), (err: PigeonApiError) => err.code === 'not_cancelable' && err.status === 409);
+    await assert.rejects(pigeon.sms.cancelBatch('bat_nope'), (err: PigeonApiError) => err.code === 'not_found' && err.status === 404);
+  });
+
   test('account.get reads the balance', async () => {
     const { key, accountId } = await server.h.customer({ credits: 42 });
     const account = await client(key).account.get();

@@ -64,6 +64,16 @@ describe('examples/csv-campaign', () => {
     assert.throws(() => parseCampaignCsv('phone,text\n1,2'), /"to" and "message"/);
   });
 
+  test('fills a template from the other columns, with the dashboard composer\'s syntax', () => {
+    const csv = 'to,First_Name,time\n+447911123456,Ann,19:30\n+447911123457,"Bo, Jr.",20:00\n';
+    assert.deepEqual(parseCampaignCsv(csv, 'Hi {{first_name}}, your table is ready at {{ time }}.'), [
+      { line: 2, to: '+447911123456', message: 'Hi Ann, your table is ready at 19:30.' },
+      { line: 3, to: '+447911123457', message: 'Hi Bo, Jr., your table is ready at 20:00.' },
+    ]);
+    assert.throws(() => parseCampaignCsv(csv, 'Hi {{nickname}}'), /columns the CSV does not have: nickname/);
+    assert.throws(() => parseCampaignCsv('phone,name\n1,2', 'Hi {{name}}'), /"to"/);
+  });
+
   test('sends the campaign in chunks with a progress bar, and re-running it sends nothing twice', async () => {
     const { key, accountId } = await server.h.customer({ credits: 20 });
     secret = (await getAccount(server.h.ctx, accountId)).webhook_secret;

@@ -28,6 +28,7 @@ same<Same<Static<typeof Server.ReportsQuery>, Client.DeliveryReportQuery>>(true)
 same<Same<Static<typeof Server.ReportsList>, Client.DeliveryReportPage>>(true);
 same<Same<Static<typeof Server.AccountBody>['data'], Client.Account>>(true);
 same<Same<Static<typeof ServerWebhookEvent>, Client.WebhookEvent>>(true);
+same<Same<Static<typeof Server.CancelResult>, Client.CancelResult>>(true);
 
 test('every error code the client knows is in the server catalogue', () => {
   const missing = KNOWN_ERROR_CODES.filter((code) => !Object.hasOwn(catalogue, code));

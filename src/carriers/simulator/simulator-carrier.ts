@@ -2,7 +2,9 @@
  * The embedded carrier of DECISIONS.md §6, chosen by the recipient's last four digits:
  * `0000` is sent then fails (`subscriber_unreachable`), `1111` is sent and never gets a receipt,
  * `2222` is refused at submit (`carrier_rejected`), anything else is delivered. The receipt is due
- * `SIM_DELIVERY_DELAY_MS` after dispatch.
+ * `SIM_DELIVERY_DELAY_MS` after dispatch. A message with a validity period that ends before its
+ * receipt would come (or a `1111` one, whose receipt never comes) gets a `failed` receipt with
+ * `expired` when the period ends, as a network that gave up on it would send.
  */
 import { appendFileSync } from 'node:fs';
 import type { Carrier, CarrierStatus, DeliveryReport, OutboundMessage, SubmitOutcome } from '../carrier.ts';
@@ -48,8 +50,20 @@ export class SimulatorCarrier implements Carrier {
       if (outcome === 'rejected') {
         return { kind: 'rejected', errorCode: 'carrier_rejected', errorMessage: 'The carrier refused the message.' };
       }
-      if (outcome === 'no_receipt') return { kind: 'accepted', carrierMessageId: m.id };
       const dueAt = now + this.deliveryDelayMs;
+      if (m.validUntil !== undefined && (outcome === 'no_receipt' || dueAt > m.validUntil)) {
+        const at = Math.max(now, m.validUntil);
+        const expired: DeliveryReport = {
+          carrierMessageId: m.id,
+          byMessageId: true,
+          status: 'failed',
+          errorCode: 'expired',
+          errorMessage: 'The validity period ended before the message could be delivered.',
+          at,
+        };
+        return { kind: 'accepted', carrierMessageId: m.id, scheduledReport: { ...expired, dueAt: at } };
+      }
+      if (outcome === 'no_receipt') return { kind: 'accepted', carrierMessageId: m.id };
       const report: DeliveryReport =
         outcome === 'delivered'
           ? { carrierMessageId: m.id, byMessageId: true, status: 'delivered', at: dueAt }

@@ -86,7 +86,7 @@ export class SmppCarrier implements Carrier {
     }
     const earlier = this.#retrying.get(message.id);
     const reference = earlier?.reference ?? this.#reference++ & 0xff;
-    const parts = buildSubmitParts(message, reference);
+    const parts = buildSubmitParts(message, reference, this.clock());
     if (parts.length !== message.segments) {
       this.log.warn({ messageId: message.id, segments: message.segments, parts: parts.length }, 'smpp part count differs from the segments charged');
     }

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { segmentMessage } from '../../domain/segmentation.ts';
 import { decodeGsm7, decodeUcs2, encodeGsm7 } from './gsm7.ts';
-import { buildSubmitParts, sourceAddress } from './submit-parts.ts';
+import { buildSubmitParts, relativeValidity, sourceAddress } from './submit-parts.ts';
 
 const to = { recipient: '+447911123456', sender: 'Acme' };
 
@@ -54,4 +54,15 @@ test('source address TON/NPI', () => {
   assert.deepEqual(sourceAddress('+447700900123'), { ton: 1, npi: 1, addr: '447700900123' });
   assert.deepEqual(sourceAddress('12345'), { ton: 3, npi: 0, addr: '12345' });
   assert.deepEqual(sourceAddress('Acme Ltd'), { ton: 5, npi: 0, addr: 'Acme Ltd' });
+});
+
+test('a validity period goes on every part as SMPP relative time (what is left of it); none without one', () => {
+  assert.equal(relativeValidity(60), '000000000100000R');
+  assert.equal(relativeValidity(259_200), '000003000000000R');
+  assert.equal(relativeValidity(90_061), '000001010101000R');
+  assert.equal(relativeValidity(0.2), '000000000001000R', 'at least a second');
+  const now = 1_800_000_000_000;
+  const parts = buildSubmitParts({ ...to, body: 'x'.repeat(200), validUntil: now + 3_600_500 }, 1, now);
+  assert.deepEqual(parts.map((p) => p.validity_period), ['000000010000000R', '000000010000000R']);
+  assert.equal(buildSubmitParts({ ...to, body: 'hello' }, 1, now)[0]!.validity_period, undefined);
 });

@@ -23,6 +23,18 @@ export interface SubmitFields {
   registered_delivery: number;
   data_coding: number;
   short_message: Buffer;
+  /** SMPP relative time (`YYMMDDhhmmss000R`), when the message has a validity period. */
+  validity_period?: string;
+}
+
+/**
+ * A validity period as SMPP relative time: `YYMMDDhhmmss000R`, here in days, hours, minutes and
+ * seconds (Pigeon's periods are at most 72 hours). At least one second.
+ */
+export function relativeValidity(seconds: number): string {
+  const s = Math.max(1, Math.floor(seconds));
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `0000${two(Math.floor(s / 86_400))}${two(Math.floor((s % 86_400) / 3600))}${two(Math.floor((s % 3600) / 60))}${two(s % 60)}000R`;
 }
 
 /** TON/NPI for a Sender ID: international number, short code or alphanumeric. */
@@ -41,7 +53,7 @@ export function concatUdh(reference: number, total: number, seq: number): Buffer
  * The PDUs of one message. `reference` tells the parts of one message apart from another's on the
  * handset; it only needs to differ between messages in flight to the same recipient.
  */
-export function buildSubmitParts(message: { recipient: string; sender: string; body: string }, reference: number): SubmitFields[] {
+export function buildSubmitParts(message: { recipient: string; sender: string; body: string; validUntil?: number }, reference: number, now = Date.now()): SubmitFields[] {
   const { encoding, parts } = splitIntoParts(message.body);
   const src = sourceAddress(message.sender);
   const encode = encoding === 'GSM-7' ? encodeGsm7 : encodeUcs2;
@@ -57,5 +69,7 @@ export function buildSubmitParts(message: { recipient: string; sender: string; b
     registered_delivery: REGISTERED_DELIVERY_FINAL,
     data_coding: DATA_CODING[encoding],
     short_message: multi ? Buffer.concat([concatUdh(reference, parts.length, i + 1), encode(text)]) : encode(text),
+    // What is left of the period when it is handed over, relative: no clock to agree on with the SMSC.
+    ...(message.validUntil === undefined ? {} : { validity_period: relativeValidity((message.validUntil - now) / 1000) }),
   }));
 }

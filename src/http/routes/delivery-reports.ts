@@ -20,6 +20,7 @@ export function deliveryReport(m: DeliveryReportRow) {
     created_at: iso(Number(m.created_at)),
     sent_at: iso(m.sent_at === null ? null : Number(m.sent_at)),
     delivered_at: iso(m.delivered_at === null ? null : Number(m.delivered_at)),
+    send_at: iso(m.send_at === null ? null : Number(m.send_at)),
   };
 }
 

@@ -42,6 +42,7 @@ export const GUIDES = [
   'quick-start',
   'authentication',
   'sending',
+  'scheduling',
   'sender-ids',
   'delivery-reports',
   'webhooks',

@@ -1,17 +1,19 @@
-/** `POST /v1/sms/send` and `POST /v1/sms/bulk`. */
+/** `POST /v1/sms/send`, `POST /v1/sms/bulk` and the cancels of scheduled messages. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import { sendBulk, sendMessage } from '../../services/messages/submit-messages.ts';
+import { cancelScheduled } from '../../services/messages/cancel-messages.ts';
 import type { Context } from '../../services/context.ts';
 import { principalOf } from '../auth.ts';
 import { replyIdempotently } from '../idempotency.ts';
-import { BulkBody, BulkResult, IdempotencyHeaders, SendBody, SendFieldErrors, SendResult } from '../schemas.ts';
+import { BulkBody, BulkResult, CancelResult, IdempotencyHeaders, SendBody, SendFieldErrors, SendResult } from '../schemas.ts';
 
 export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.post(
       '/sms/send',
       {
-        config: { scope: 'sms:send', accessCheckedAtCommit: true, errors: ['invalid_recipient', 'invalid_sender_id', 'invalid_message', 'invalid_callback_url', 'destination_not_allowed', 'insufficient_credits', 'daily_limit_reached', 'service_unavailable'] },
+        config: { scope: 'sms:send', accessCheckedAtCommit: true, errors: ['invalid_recipient', 'invalid_sender_id', 'invalid_message', 'invalid_callback_url', 'invalid_send_at', 'invalid_validity_period', 'destination_not_allowed', 'insufficient_credits', 'daily_limit_reached', 'service_unavailable'] },
         schemaErrorFormatter: SendFieldErrors,
         schema: {
           summary: 'Send one SMS',
@@ -36,7 +38,7 @@ export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
     app.post(
       '/sms/bulk',
       {
-        config: { scope: 'sms:send', accessCheckedAtCommit: true, errors: ['invalid_sender_id', 'invalid_callback_url', 'too_many_messages', 'insufficient_credits', 'daily_limit_reached', 'service_unavailable'] },
+        config: { scope: 'sms:send', accessCheckedAtCommit: true, errors: ['invalid_sender_id', 'invalid_callback_url', 'invalid_send_at', 'invalid_validity_period', 'too_many_messages', 'insufficient_credits', 'daily_limit_reached', 'service_unavailable'] },
         schemaErrorFormatter: SendFieldErrors,
         schema: {
           summary: 'Send a campaign of individually worded messages',
@@ -56,6 +58,36 @@ export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
           (finish) => sendBulk(ctx, principal, request.body, finish),
         );
       },
+    );
+
+    app.post(
+      '/sms/:message_id/cancel',
+      {
+        config: { scope: 'sms:send', errors: ['not_cancelable', 'not_found'] },
+        schema: {
+          summary: 'Cancel a scheduled message',
+          description: 'Moves the message from `scheduled` to `canceled` and refunds its credits. A message already released to dispatch, or canceled, is `not_cancelable`.',
+          tags: ['SMS'],
+          params: Type.Object({ message_id: Type.String() }),
+          response: { 200: CancelResult },
+        },
+      },
+      async (request) => cancelScheduled(ctx, principalOf(request).accountId, { messageId: request.params.message_id }),
+    );
+
+    app.post(
+      '/sms/batches/:batch_id/cancel',
+      {
+        config: { scope: 'sms:send', errors: ['not_cancelable', 'not_found'] },
+        schema: {
+          summary: 'Cancel what is still scheduled of a batch',
+          description: 'Moves every message of the batch that is still `scheduled` to `canceled` and refunds them in one ledger row. When none is left, `not_cancelable`.',
+          tags: ['SMS'],
+          params: Type.Object({ batch_id: Type.String() }),
+          response: { 200: CancelResult },
+        },
+      },
+      async (request) => cancelScheduled(ctx, principalOf(request).accountId, { batchId: request.params.batch_id }),
     );
   };
 }

@@ -135,11 +135,15 @@ export class AcceptanceBatcher {
       }
     }
     let accepted = 0;
+    let scheduled = 0;
     let credits = 0;
     items.forEach((item, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) {
-        accepted += item.acceptance.rows.length;
+        for (const row of item.acceptance.rows) {
+          if (row.status === 'scheduled') scheduled++;
+          else accepted++;
+        }
         credits += item.acceptance.credits;
         item.resolve(outcome.value);
       } else {
@@ -149,8 +153,12 @@ export class AcceptanceBatcher {
     if (accepted > 0) {
       this.ctx.wake('dispatch');
       messageTransitions.inc({ status: 'pending' }, accepted);
-      creditsDebited.inc(credits);
     }
+    if (scheduled > 0) {
+      this.ctx.wake('schedule');
+      messageTransitions.inc({ status: 'scheduled' }, scheduled);
+    }
+    if (credits > 0) creditsDebited.inc(credits);
   }
 
   /**
@@ -200,7 +208,9 @@ export class AcceptanceBatcher {
         await insertLedgerRows(trx, ledger);
         await insertBatches(trx, batches);
         await insertMessages(trx, messages);
-        await enqueueJobs(trx, messages.map((m) => ({ queue: 'dispatch' as const, ref: m.id, runAt: now })), now);
+        // Scheduled messages get no dispatch job: the scheduler enqueues it when it releases them.
+        const dispatchNow = messages.filter((m) => m.status === 'pending');
+        await enqueueJobs(trx, dispatchNow.map((m) => ({ queue: 'dispatch' as const, ref: m.id, runAt: now })), now);
       }
       for (const { finish, value } of finishes) await finish(trx, { status: 200, body: value });
       return outcomes;

@@ -22,8 +22,13 @@ export interface DispatchSummary {
 }
 
 function outbound(m: MessagesTable): OutboundMessage {
-  return { id: m.id, recipient: m.recipient, sender: m.sender, body: m.body, encoding: m.encoding, segments: m.segments };
+  const message: OutboundMessage = { id: m.id, recipient: m.recipient, sender: m.sender, body: m.body, encoding: m.encoding, segments: m.segments };
+  if (m.expires_at !== null) message.validUntil = Number(m.expires_at);
+  return message;
 }
+
+/** The outcome of a message whose validity period ended before it could be handed over. */
+const EXPIRED: SubmitOutcome = { kind: 'rejected', errorCode: 'expired', errorMessage: 'The validity period ended before the message could be dispatched.' };
 
 export async function dispatchJobs(ctx: Context, carrier: Carrier, jobs: JobsTable[]): Promise<DispatchSummary> {
   const summary: DispatchSummary = { sent: 0, failed: 0, retried: 0, skipped: 0 };
@@ -33,7 +38,12 @@ export async function dispatchJobs(ctx: Context, carrier: Carrier, jobs: JobsTab
     return message && message.status === 'pending' ? [{ job, message }] : [];
   });
   summary.skipped = jobs.length - work.length;
-  const outcomes = work.length > 0 ? await carrier.submit(work.map((w) => outbound(w.message))) : [];
+  // A message past its validity period is not handed over: it fails `expired`, refunded.
+  const started = ctx.clock();
+  const live = work.filter((w) => w.message.expires_at === null || Number(w.message.expires_at) > started);
+  const submitted = live.length > 0 ? await carrier.submit(live.map((w) => outbound(w.message))) : [];
+  let next = 0;
+  const outcomes = work.map((w) => (w.message.expires_at === null || Number(w.message.expires_at) > started ? submitted[next++]! : EXPIRED));
   const now = ctx.clock();
   const followUps: NewJob[] = [];
   const inWork = new Set(work.map((w) => w.job.id));

@@ -7,6 +7,7 @@
 import { AppError, type ErrorCode } from '../../errors/catalogue.ts';
 import { parseRecipient } from '../../domain/phone-number.ts';
 import { segmentMessage, type Encoding } from '../../domain/segmentation.ts';
+import { checkSendAt, validValidityPeriod } from '../../domain/scheduling.ts';
 import type { MessagesTable } from '../../store/database.ts';
 import { creditBalance } from '../../store/repositories/ledger.repository.ts';
 import { newId } from '../../util/ids.ts';
@@ -79,7 +80,50 @@ function checkCallbackUrl(url: string | undefined): string | null {
   return url;
 }
 
-function messageRow(accountId: string, batchId: string | null, sender: string, entry: ValidEntry, callbackUrl: string | null, now: number): MessagesTable {
+/** When and for how long a send's messages go out (DECISIONS.md §8). */
+interface Timing {
+  /** `scheduled` until `sendAt`, or `pending` (dispatch at once). */
+  status: 'scheduled' | 'pending';
+  sendAt: number | null;
+  validityPeriod: number | null;
+  expiresAt: number | null;
+  /** What the answer adds: `send_at` (UTC) and `validity_period`, when the request gave them. */
+  echo: { send_at?: string; validity_period?: number };
+}
+
+/**
+ * Checks `send_at` and `validity_period`. A `send_at` within the clock skew is kept as given
+ * (and echoed) but sends at once; the validity period counts from the later of `send_at` and now.
+ */
+function timingOf(input: { send_at?: string; validity_period?: number }, now: number): Timing {
+  let sendAt: number | null = null;
+  let immediate = true;
+  if (input.send_at !== undefined) {
+    const check = checkSendAt(input.send_at, now);
+    if (!check.ok) {
+      throw new AppError('invalid_send_at', check.reason, { details: [{ field: 'send_at', code: 'invalid_send_at', message: check.reason }] });
+    }
+    sendAt = check.at;
+    immediate = check.immediate;
+  }
+  const vp = input.validity_period;
+  if (vp !== undefined && !validValidityPeriod(vp)) {
+    const reason = '`validity_period` must be a whole number of seconds from 60 to 259,200.';
+    throw new AppError('invalid_validity_period', reason, { details: [{ field: 'validity_period', code: 'invalid_validity_period', message: reason }] });
+  }
+  const echo: Timing['echo'] = {};
+  if (sendAt !== null) echo.send_at = new Date(sendAt).toISOString();
+  if (vp !== undefined) echo.validity_period = vp;
+  return {
+    status: immediate ? 'pending' : 'scheduled',
+    sendAt,
+    validityPeriod: vp ?? null,
+    expiresAt: vp === undefined ? null : Math.max(sendAt ?? now, now) + vp * 1000,
+    echo,
+  };
+}
+
+function messageRow(accountId: string, batchId: string | null, sender: string, entry: ValidEntry, callbackUrl: string | null, timing: Timing, now: number): MessagesTable {
   return {
     id: newId('msg', now),
     account_id: accountId,
@@ -89,7 +133,7 @@ function messageRow(accountId: string, batchId: string | null, sender: string, e
     body: entry.body,
     encoding: entry.encoding,
     segments: entry.segments,
-    status: 'pending',
+    status: timing.status,
     callback_url: callbackUrl,
     carrier_message_id: null,
     error_code: null,
@@ -98,6 +142,9 @@ function messageRow(accountId: string, batchId: string | null, sender: string, e
     sent_at: null,
     delivered_at: null,
     updated_at: now,
+    send_at: timing.sendAt,
+    validity_period: timing.validityPeriod,
+    expires_at: timing.expiresAt,
   };
 }
 
@@ -110,7 +157,9 @@ function messageRow(accountId: string, batchId: string | null, sender: string, e
  * all with nothing written.
  */
 async function accept<R>(ctx: Context, acceptance: Acceptance<R>): Promise<R> {
-  await checkBacklog(ctx, acceptance.rows.length);
+  // Scheduled messages join the dispatch queue only when released: they do not count here.
+  const now = acceptance.rows.filter((r) => r.status === 'pending').length;
+  if (now > 0) await checkBacklog(ctx, now);
   return acceptanceBatcher(ctx).accept(acceptance);
 }
 
@@ -143,6 +192,8 @@ export interface SendInput {
   from: string;
   message: string;
   callback_url?: string;
+  send_at?: string;
+  validity_period?: number;
 }
 
 export interface SendResult {
@@ -154,6 +205,8 @@ export interface SendResult {
   encoding: Encoding;
   credits_used: number;
   credits_remaining: number;
+  send_at?: string;
+  validity_period?: number;
 }
 
 export async function sendMessage(ctx: Context, sender: Sender, input: SendInput, finish?: Finish): Promise<SendResult> {
@@ -165,7 +218,8 @@ export async function sendMessage(ctx: Context, sender: Sender, input: SendInput
   if (!check.ok) throw new AppError(check.code, check.message);
   const callbackUrl = checkCallbackUrl(input.callback_url);
   const now = ctx.clock();
-  const row = messageRow(accountId, null, from, check.entry, callbackUrl, now);
+  const timing = timingOf(input, now);
+  const row = messageRow(accountId, null, from, check.entry, callbackUrl, timing, now);
   return accept(ctx, {
     accountId,
     rows: [row],
@@ -181,6 +235,7 @@ export async function sendMessage(ctx: Context, sender: Sender, input: SendInput
       encoding: row.encoding,
       credits_used: row.segments,
       credits_remaining: remaining,
+      ...timing.echo,
     }),
     ...withGrant(sender, input.from, finish),
   });
@@ -190,6 +245,8 @@ export interface BulkInput {
   from: string;
   messages: { to: string; message: string }[];
   callback_url?: string;
+  send_at?: string;
+  validity_period?: number;
 }
 
 export interface BulkResult {
@@ -199,6 +256,8 @@ export interface BulkResult {
   queued: number;
   credits_used: number;
   credits_remaining: number;
+  send_at?: string;
+  validity_period?: number;
   messages: { index: number; message_id: string; to: string; segments: number; encoding: Encoding }[];
   errors: { index: number; to: string; code: string; message: string }[];
 }
@@ -218,6 +277,7 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
   const destinations = await destinationRule(ctx, accountId, sender.access);
   const callbackUrl = checkCallbackUrl(input.callback_url);
   const now = ctx.clock();
+  const timing = timingOf(input, now);
   const batchId = newId('bat', now);
   const rows: MessagesTable[] = [];
   const accepted: BulkResult['messages'] = [];
@@ -231,7 +291,7 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
       errors.push({ index, to, code: check.code, message: check.message });
       return;
     }
-    const row = messageRow(accountId, batchId, from, check.entry, callbackUrl, now);
+    const row = messageRow(accountId, batchId, from, check.entry, callbackUrl, timing, now);
     rows.push(row);
     accepted.push({ index, message_id: row.id, to: m.to, segments: row.segments, encoding: row.encoding });
     credits += row.segments;
@@ -243,6 +303,7 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
     queued: rows.length,
     credits_used: credits,
     credits_remaining: remaining,
+    ...timing.echo,
     messages: accepted,
     errors,
   });

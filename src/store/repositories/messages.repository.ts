@@ -23,9 +23,28 @@ export async function messagesByIds(db: Executor, ids: string[]): Promise<Messag
   return out;
 }
 
-/** Messages still `sent` since before `cutoff`: the expiry sweep's next batch. */
+/**
+ * Messages still `sent` since before `cutoff`: the expiry sweep's next batch. Those with their
+ * own validity period (`expires_at`) are left to the validity sweep (`expiredMessages`).
+ */
 export async function staleSentMessages(db: Executor, cutoff: number, limit: number): Promise<MessagesTable[]> {
-  return db.selectFrom('messages').selectAll().where('status', '=', 'sent').where('sent_at', '<', cutoff).limit(limit).execute();
+  return db.selectFrom('messages').selectAll().where('status', '=', 'sent').where('sent_at', '<', cutoff).where('expires_at', 'is', null).limit(limit).execute();
+}
+
+/**
+ * Messages in `status` whose own validity period (`expires_at`, migration 014) ended by `now`:
+ * the validity sweep's next batch, read from the index of expiring messages.
+ */
+export async function expiredMessages(db: Executor, status: 'pending' | 'sent', now: number, limit: number): Promise<MessagesTable[]> {
+  return db
+    .selectFrom('messages')
+    .selectAll()
+    .where('status', '=', status)
+    .where('expires_at', 'is not', null)
+    .where('expires_at', '<=', now)
+    .orderBy('expires_at')
+    .limit(limit)
+    .execute();
 }
 
 /** One of an account's messages, or undefined (also when it is another account's). */
@@ -101,6 +120,7 @@ export const REPORT_COLUMNS = [
   'created_at',
   'sent_at',
   'delivered_at',
+  'send_at',
 ] as const;
 export type ReportRow = Pick<MessagesTable, (typeof REPORT_COLUMNS)[number]>;
 

@@ -1,0 +1,103 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { AppError } from '../../errors/catalogue.ts';
+import { readCampaignCsv, sniffSeparator, type CampaignFileLimits, type CampaignRow } from './campaign-file.ts';
+
+const LIMITS = { maxRows: 1000, maxBytes: 1024 * 1024 };
+
+/** The file cut into chunks of `size` bytes, as an upload arrives. */
+async function* chunks(bytes: Buffer, size = 7): AsyncGenerator<Buffer> {
+  for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, i + size);
+}
+
+async function read(bytes: Buffer | string, limits: CampaignFileLimits = LIMITS, size = 7) {
+  const rows: CampaignRow[] = [];
+  const summary = await readCampaignCsv(chunks(Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes, 'utf8'), size), limits, (r) => {
+    rows.push(r);
+  });
+  return { summary, rows };
+}
+
+async function refusal(bytes: Buffer | string, limits: CampaignFileLimits = LIMITS): Promise<string> {
+  try {
+    await read(bytes, limits);
+  } catch (err) {
+    assert.ok(err instanceof AppError, String(err));
+    assert.equal(err.code, 'invalid_request');
+    return err.message;
+  }
+  assert.fail('the file was accepted');
+}
+
+test('quoting: separators, escaped quotes and line breaks inside quotes; each row keeps the line it starts on', async () => {
+  const csv = 'to,first_name,note\r\n+447911123456,"Ann, Jr.","She said ""hi"""\r\n\r\n+447911123457,Bob,"two\nlines"\n+447911123458,Cy,last\n';
+  const { summary, rows } = await read(csv);
+  assert.deepEqual(summary, { headers: ['to', 'first_name', 'note'], toColumn: 0, rows: 3, separator: ',', encoding: 'utf-8' });
+  assert.deepEqual(rows, [
+    { line: 2, cells: ['+447911123456', 'Ann, Jr.', 'She said "hi"'] },
+    { line: 4, cells: ['+447911123457', 'Bob', 'two\nlines'] },
+    { line: 6, cells: ['+447911123458', 'Cy', 'last'] },
+  ]);
+});
+
+test('a byte-order mark is dropped; `To` is found in any case and position; short rows keep what they have', async () => {
+  const { summary, rows } = await read(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('name,To\nZoë,+447911123456\nsolo\n')]), LIMITS, 2);
+  assert.deepEqual(summary.headers, ['name', 'To']);
+  assert.equal(summary.toColumn, 1);
+  assert.deepEqual(rows.map((r) => r.cells), [['Zoë', '+447911123456'], ['solo']]);
+});
+
+test('separators: semicolon and tab are recognised from the header', async () => {
+  assert.equal(sniffSeparator('to;name;"a,b"'), ';');
+  assert.equal(sniffSeparator('to\tname'), '\t');
+  assert.equal(sniffSeparator('to'), ',');
+  assert.deepEqual((await read('to;amount\n+447911123456;3,50\n')).rows[0]!.cells, ['+447911123456', '3,50']);
+  const tab = await read('to\tname\n+447911123456\tAnn\n');
+  assert.equal(tab.summary.separator, '\t');
+  assert.deepEqual(tab.rows[0]!.cells, ['+447911123456', 'Ann']);
+});
+
+test('encodings: UTF-16 LE and BE by their mark; other bytes that are not UTF-8 are refused with a hint', async () => {
+  const text = 'to,name\n+447911123456,Zoë 😀\n';
+  const le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
+  const be = Buffer.from(le);
+  be.swap16();
+  for (const bytes of [le, be]) {
+    const { summary, rows } = await read(bytes, LIMITS, 3);
+    assert.deepEqual(rows[0]!.cells, ['+447911123456', 'Zoë 😀']);
+    assert.match(summary.encoding, /^utf-16/);
+  }
+  const latin1 = Buffer.from('to,name\n+447911123456,Zo\xeb\n', 'latin1');
+  assert.match(await refusal(latin1), /not UTF-8 text/);
+});
+
+test('empty files, a header without `to`, and a header alone', async () => {
+  assert.match(await refusal(''), /empty/);
+  assert.match(await refusal('\n\n'), /empty/);
+  assert.match(await refusal('phone,name\n+447911123456,Ann\n'), /`to`.*phone, name/);
+  const alone = await read('to,name');
+  assert.equal(alone.summary.rows, 0);
+  assert.deepEqual(alone.rows, []);
+});
+
+test('malformed CSV names its line; limits on rows, bytes and one row', async () => {
+  assert.match(await refusal('to,name\n+447911123456,"Ann\n+447911123457,Bob\n'), /quote is opened and never closed/);
+  assert.match(await refusal(`to\n${'+447911123456\n'.repeat(11)}`, { maxRows: 10, maxBytes: 1e6 }), /more than 10 rows/);
+  assert.match(await refusal(`to\n${'+447911123456\n'.repeat(100)}`, { maxRows: 1000, maxBytes: 1000 }), /larger than/);
+  assert.match(await refusal(`to,text\n+447911123456,${'x'.repeat(200)}\n`, { maxRows: 10, maxBytes: 1e6, maxRowCharacters: 100 }), /longer than 100 characters/);
+});
+
+test('a huge file streams through row by row: 100,000 rows in 64 KiB chunks, each seen once, in order', async () => {
+  const lines = ['to,first_name'];
+  for (let i = 0; i < 100_000; i++) lines.push(`+4479111${String(i).padStart(5, '0')},Name ${i}`);
+  const bytes = Buffer.from(`${lines.join('\n')}\n`);
+  let n = 0;
+  let ordered = true;
+  const summary = await readCampaignCsv(chunks(bytes, 64 * 1024), { maxRows: 100_000, maxBytes: 10 * 1024 * 1024 }, (row) => {
+    if (row.line !== n + 2 || row.cells[1] !== `Name ${n}`) ordered = false;
+    n++;
+  });
+  assert.equal(summary.rows, 100_000);
+  assert.equal(n, 100_000);
+  assert.ok(ordered);
+});

@@ -1,0 +1,79 @@
+/**
+ * The scheduler's use-case: releases scheduled messages that are due into the dispatch pipeline.
+ * One transaction per batch moves the due messages to `pending` and enqueues their dispatch
+ * (guarded by their status, see scheduled-messages.repository.ts), and fails those the
+ * release-time checks refuse (their jobs taken back, a refund and an `sms.failed` event, as at
+ * dispatch). A crash before
+ * the commit leaves everything scheduled; after it, everything released: never both, never twice.
+ */
+import type { NewJob } from '../../store/repositories/jobs.repository.ts';
+import { releaseDueMessages, withdrawDispatch } from '../../store/repositories/scheduled-messages.repository.ts';
+import { messagesByIds } from '../../store/repositories/messages.repository.ts';
+import { messageTransitions, scheduledReleaseLateness } from '../../metrics.ts';
+import { applyStatusChanges, enqueueFollowUps } from './message-status-changes.ts';
+import { releaseRefusals } from './release-checks.ts';
+import type { Context } from '../context.ts';
+
+export interface ReleaseSummary {
+  /** Messages moved out of `scheduled` (released to dispatch or failed at release). */
+  claimed: number;
+  released: number;
+  failed: number;
+  /** When the release committed, by the context's clock. */
+  committedAt: number;
+  /** The `send_at` of each message released. */
+  sendAts: number[];
+}
+
+/** Releases up to `limit` due messages; returns what it did. */
+export async function releaseScheduledMessages(ctx: Context, limit: number): Promise<ReleaseSummary> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await releaseOnce(ctx, limit);
+    } catch (error) {
+      // PostgreSQL may abort the transaction to break a deadlock with a cancel or a send; nothing
+      // of it was written, so it is run again.
+      const code = (error as { code?: string }).code;
+      if (attempt >= 4 || (code !== '40P01' && code !== '40001')) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 5 * attempt + Math.random() * 20));
+    }
+  }
+}
+
+async function releaseOnce(ctx: Context, limit: number): Promise<ReleaseSummary> {
+  const now = ctx.clock();
+  const summary = await ctx.store.db.transaction().execute(async (trx) => {
+    // Released and queued for dispatch in one statement where the database allows it.
+    const due = await releaseDueMessages(trx, now, limit);
+    if (due.length === 0) return { claimed: 0, released: 0, failed: 0, webhooks: false, sendAts: [] };
+    const sendAts = due.map((m) => Number(m.send_at));
+    const refusals = await releaseRefusals(trx, due);
+    if (refusals.size === 0) return { claimed: due.length, released: due.length, failed: 0, webhooks: false, sendAts };
+    // The refused ones (rare): their jobs are taken back, and they fail as at dispatch, with a
+    // refund and the `sms.failed` event. Refunds lock account rows: in account order, as
+    // acceptance and dispatch lock them.
+    const refusedIds = due.filter((m) => refusals.has(m.id)).map((m) => m.id);
+    await withdrawDispatch(trx, refusedIds);
+    const refused = (await messagesByIds(trx, refusedIds)).sort((a, b) => (a.account_id < b.account_id ? -1 : a.account_id > b.account_id ? 1 : 0));
+    const followUps: NewJob[] = [];
+    const outcomes = await applyStatusChanges(
+      trx,
+      refused.map((message) => {
+        const refusal = refusals.get(message.id)!;
+        return { message, change: { to: 'failed' as const, at: now, errorCode: refusal.code, errorMessage: refusal.message } };
+      }),
+      now,
+      followUps,
+    );
+    await enqueueFollowUps(trx, followUps, now);
+    return { claimed: due.length, released: due.length - refusedIds.length, failed: outcomes.filter((o) => o !== null).length, webhooks: followUps.length > 0, sendAts };
+  });
+  const committedAt = ctx.clock();
+  if (summary.claimed > 0) {
+    messageTransitions.inc({ status: 'pending' }, summary.claimed);
+    for (const at of summary.sendAts) scheduledReleaseLateness.observe(Math.max(0, committedAt - at) / 1000);
+  }
+  if (summary.released > 0) ctx.wake('dispatch');
+  if (summary.webhooks) ctx.wake('webhook');
+  return { claimed: summary.claimed, released: summary.released, failed: summary.failed, committedAt, sendAts: summary.sendAts };
+}

@@ -1,0 +1,173 @@
+/**
+ * Scheduled messages (DECISIONS.md §8): the scheduler's release of due messages, the cancels, and
+ * what the release-time checks read. Claiming is the jobs table's pattern (jobs.repository.ts)
+ * applied to the messages themselves: the status guard in the UPDATE is the claim, the dispatch
+ * job is enqueued in the same transaction, so a message is released exactly once whatever
+ * crashes or races; on PostgreSQL `FOR UPDATE SKIP LOCKED` lets several schedulers release
+ * disjoint batches without waiting on each other.
+ */
+import { sql } from 'kysely';
+import type { Executor } from '../connect.ts';
+import { insertRows } from '../insert-rows.ts';
+import type { AccountStatus, MessagesTable } from '../database.ts';
+import { dialectOf } from '../dialect.ts';
+import { chunked } from '../chunk.ts';
+
+/** What the release-time checks need of a released message. */
+export type ReleasedMessage = Pick<MessagesTable, 'id' | 'account_id' | 'sender' | 'recipient' | 'send_at'>;
+
+/** A released message's dispatch job id: one release per message, so one such job. */
+const releaseJobId = (messageId: string) => `jobrel_${messageId}`;
+
+/**
+ * Releases up to `limit` scheduled messages due by `now`, earliest due first: moves them to
+ * `pending` and enqueues their dispatch jobs, in the caller's transaction. Returns what the
+ * release-time checks need of each (see `withdrawDispatch` for the ones they refuse). The due
+ * messages are found in the partial index of scheduled messages by due time (migration 014), so
+ * the cost is that of the rows moved.
+ */
+export async function releaseDueMessages(trx: Executor, now: number, limit: number): Promise<ReleasedMessage[]> {
+  const rows = dialectOf(trx) === 'postgres' ? await releasePostgres(trx, now, limit) : await releaseSqlite(trx, now, limit);
+  // RETURNING gives no order: the caller gets them in due order, as they were picked.
+  return rows
+    .map((r) => ({ id: r.id, account_id: r.account_id, sender: r.sender, recipient: r.recipient, send_at: r.send_at === null ? null : Number(r.send_at) }))
+    .sort((a, b) => Number(a.send_at) - Number(b.send_at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/**
+ * One statement: the due rows are locked and picked once in a materialised CTE, moved, and their
+ * jobs inserted from the moved rows, with no round trip of the rows through the process. (Written
+ * as `id IN (SELECT … LIMIT n FOR UPDATE SKIP LOCKED)`, PostgreSQL may plan a nested-loop semi
+ * join that runs the subquery again for every row, each run skipping the rows just moved and
+ * picking the next ones: the LIMIT would no longer bound the release.)
+ */
+async function releasePostgres(trx: Executor, now: number, limit: number): Promise<ReleasedMessage[]> {
+  const { rows } = await sql<ReleasedMessage>`
+    with due as materialized (
+      select id from messages
+      where status = 'scheduled' and send_at <= ${now}
+      order by send_at, id
+      limit ${limit}
+      for update skip locked
+    ), moved as (
+      update messages set status = 'pending', updated_at = ${now}
+      from due
+      where messages.id = due.id and messages.status = 'scheduled'
+      returning messages.id, messages.account_id, messages.sender, messages.recipient, messages.send_at
+    ), queued as (
+      insert into jobs (id, queue, ref, payload, run_at, attempts, created_at)
+      select 'jobrel_' || id, 'dispatch', id, null, ${now}, 0, ${now} from moved
+    )
+    select id, account_id, sender, recipient, send_at from moved`.execute(trx);
+  return rows;
+}
+
+/** SQLite has one writer and runs an uncorrelated IN subquery once: the claim is atomic. */
+async function releaseSqlite(trx: Executor, now: number, limit: number): Promise<ReleasedMessage[]> {
+  const due = trx
+    .selectFrom('messages')
+    .select('id')
+    .where('status', '=', 'scheduled')
+    .where('send_at', '<=', now)
+    .orderBy('send_at')
+    .orderBy('id')
+    .limit(limit);
+  const moved = await trx
+    .updateTable('messages')
+    .set({ status: 'pending', updated_at: now })
+    .where('id', 'in', due)
+    .where('status', '=', 'scheduled')
+    .returning(['id', 'account_id', 'sender', 'recipient', 'send_at'])
+    .execute();
+  await insertRows(
+    trx,
+    'jobs',
+    moved.map((m) => ({ id: releaseJobId(m.id), queue: 'dispatch', ref: m.id, payload: null, run_at: now, attempts: 0, created_at: now })),
+  );
+  return moved;
+}
+
+/** Takes back the dispatch jobs of released messages that the release-time checks refused. */
+export async function withdrawDispatch(trx: Executor, messageIds: string[]): Promise<void> {
+  for (const part of chunked(messageIds, 1)) {
+    await trx.deleteFrom('jobs').where('id', 'in', part.map(releaseJobId)).execute();
+  }
+}
+
+/** When the next scheduled message is due, or null when none is scheduled. */
+export async function nextSendAt(db: Executor): Promise<number | null> {
+  const row = await db
+    .selectFrom('messages')
+    .select('send_at')
+    .where('status', '=', 'scheduled')
+    .where('send_at', 'is not', null)
+    .orderBy('send_at')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.send_at == null ? null : Number(row.send_at);
+}
+
+/** How many messages are still scheduled (metrics, the benchmark). */
+export async function countScheduled(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('messages')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('status', '=', 'scheduled')
+    .where('send_at', 'is not', null)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export type CancelTarget = { messageId: string } | { batchId: string };
+
+/**
+ * Moves the target's still-scheduled messages of the account to `canceled`; returns them (id and
+ * segments), in id order. The status guard makes a cancel and a release of the same message
+ * exclusive: whichever commits first wins, the other changes nothing.
+ */
+export async function cancelScheduledMessages(trx: Executor, accountId: string, target: CancelTarget, now: number): Promise<{ id: string; segments: number }[]> {
+  let q = trx.updateTable('messages').set({ status: 'canceled', updated_at: now }).where('account_id', '=', accountId).where('status', '=', 'scheduled');
+  q = 'messageId' in target ? q.where('id', '=', target.messageId) : q.where('batch_id', '=', target.batchId);
+  const rows = await q.returning(['id', 'segments']).execute();
+  return rows.map((r) => ({ id: r.id, segments: Number(r.segments) })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** Whether the account has a batch with this id. */
+export async function accountHasBatch(db: Executor, accountId: string, batchId: string): Promise<boolean> {
+  const row = await db.selectFrom('batches').select('id').where('id', '=', batchId).where('account_id', '=', accountId).executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Whether the account has a message with this id. */
+export async function accountHasMessage(db: Executor, accountId: string, messageId: string): Promise<boolean> {
+  const row = await db.selectFrom('messages').select('id').where('id', '=', messageId).where('account_id', '=', accountId).executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The status of each of these accounts (release-time checks). */
+export async function accountStatuses(db: Executor, accountIds: string[]): Promise<Map<string, AccountStatus>> {
+  const out = new Map<string, AccountStatus>();
+  for (const part of chunked(accountIds, 1)) {
+    const rows = await db.selectFrom('accounts').select(['id', 'status']).where('id', 'in', part).execute();
+    for (const r of rows) out.set(r.id, r.status);
+  }
+  return out;
+}
+
+/**
+ * The upper-cased names of the approved Sender IDs of these accounts, as `account_id` NUL
+ * `name_key` (release-time checks).
+ */
+export async function approvedSenderKeys(db: Executor, accountIds: string[]): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const part of chunked(accountIds, 1)) {
+    const rows = await db
+      .selectFrom('sender_ids')
+      .select(['account_id', 'name_key'])
+      .where('account_id', 'in', part)
+      .where('status', '=', 'approved')
+      .execute();
+    for (const r of rows) out.add(`${r.account_id}\u0000${r.name_key}`);
+  }
+  return out;
+}

@@ -1,0 +1,486 @@
+/**
+ * Scheduled sends (DECISIONS.md §8) through the HTTP interface, with the test clock: due, early,
+ * late, clock skew, release-time checks, restarts, crashes and racing schedulers.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { harness, type Harness } from '../helpers/harness.ts';
+import { createWorkers } from '../../src/workers/workers.ts';
+import { Scheduler } from '../../src/workers/scheduler.ts';
+import { setAccountStatus } from '../../src/services/accounts/accounts.ts';
+import { rejectSenderId } from '../../src/services/sender-ids/sender-ids.ts';
+import { releaseScheduledMessages } from '../../src/services/messages/release-scheduled.ts';
+import { expireValidityPeriods } from '../../src/services/messages/expire-validity-periods.ts';
+
+const MINUTE = 60_000;
+
+describe('scheduled sends', () => {
+  let h: Harness;
+  before(async () => {
+    h = await harness({ DISPATCH_BACKLOG_LIMIT: '5' });
+  });
+  after(() => h.close());
+
+  const at = (offsetMs: number) => new Date(h.clock.now() + offsetMs).toISOString();
+  const body = (extra: Record<string, unknown> = {}) => ({ to: '+447911123456', from: 'Acme', message: 'Your appointment is tomorrow', ...extra });
+  async function report(key: string, id: string) {
+    return (await h.request('GET', `/v1/sms/delivery-reports?message_id=${id}`, { key })).json().data[0];
+  }
+  async function dispatchJobs(ids: string[]) {
+    return h.ctx.store.db.selectFrom('jobs').select('ref').where('queue', '=', 'dispatch').where('ref', 'in', ids).execute();
+  }
+  async function balance(key: string) {
+    return (await h.request('GET', '/v1/account', { key })).json().data.credits_remaining as number;
+  }
+
+  test('a send with send_at is debited now, stays scheduled until its time (not a millisecond early), then goes out', async () => {
+    const { key } = await h.customer({ credits: 10 });
+    const sendAt = h.clock.now() + 10 * MINUTE;
+    const res = await h.request('POST', '/v1/sms/send', { key, body: body({ send_at: new Date(sendAt).toISOString().replace('Z', '+00:00') }) });
+    assert.equal(res.statusCode, 200);
+    const sent = res.json();
+    assert.equal(sent.send_at, new Date(sendAt).toISOString(), 'echoed, in UTC');
+    assert.equal(sent.credits_used, 1);
+    assert.equal(sent.credits_remaining, 9);
+    assert.equal(await balance(key), 9, 'debited at acceptance');
+    const first = await report(key, sent.message_id);
+    assert.equal(first.status, 'scheduled');
+    assert.equal(first.send_at, new Date(sendAt).toISOString());
+    assert.equal(first.sent_at, null);
+    assert.deepEqual(await dispatchJobs([sent.message_id]), [], 'not queued for dispatch yet');
+
+    h.clock.ms = sendAt - 1;
+    await h.workers.drain();
+    assert.equal((await report(key, sent.message_id)).status, 'scheduled', 'early: still scheduled');
+
+    h.clock.ms = sendAt;
+    await h.workers.drain();
+    const out = await report(key, sent.message_id);
+    assert.equal(out.status, 'sent', 'released at its time and dispatched at once');
+    assert.equal(out.sent_at, new Date(sendAt).toISOString());
+    assert.equal(await balance(key), 9, 'no second debit');
+  });
+
+  test('a message whose time passed while nothing ran (late) is released once, on the next run', async () => {
+    const { key } = await h.customer({ credits: 10 });
+    const res = await h.request('POST', '/v1/sms/send', { key, body: body({ send_at: at(MINUTE) }) });
+    const id = res.json().message_id;
+    h.clock.advance(3 * 60 * MINUTE);
+    await h.workers.drain();
+    await h.workers.drain();
+    assert.equal((await report(key, id)).status, 'sent');
+    const ledger = await h.ctx.store.db.selectFrom('credit_ledger').select(['kind', 'amount']).where('reference', '=', id).execute();
+    assert.deepEqual(ledger, [{ kind: 'debit', amount: -1 }]);
+  });
+
+  test('clock skew: up to 30 s in the past counts as now; earlier, over 35 days ahead, or unparseable is 400 invalid_send_at', async () => {
+    const { key } = await h.customer({ credits: 10 });
+    const skewed = await h.request('POST', '/v1/sms/send', { key, body: body({ send_at: at(-30_000) }) });
+    assert.equal(skewed.statusCode, 200);
+    assert.equal(skewed.json().send_at, at(-30_000));
+    assert.equal((await report(key, skewed.json().message_id)).status, 'pending', 'sent at once');
+    assert.equal((await dispatchJobs([skewed.json().message_id])).length, 1);
+
+    const ahead = await h.request('POST', '/v1/sms/send', { key, body: body({ send_at: at(35 * 24 * 60 * MINUTE) }) });
+    assert.equal(ahead.statusCode, 200, 'exactly 35 days ahead is accepted');
+    assert.equal((await report(key, ahead.json().message_id)).status, 'scheduled');
+
+    const before = await balance(key);
+    for (const sendAt of [
+      at(-30_001),
+      at(35 * 24 * 60 * MINUTE + 1),
+      '2026-03-01T13:00:00', // no offset
+      '2026-03-01 13:00',
+      '2026-02-30T13:00:00Z',
+      '2026-03-01T25:00:00Z',
+      'tomorrow',
+      '',
+      'x'.repeat(65),
+    ]) {
+      for (const [path, payload] of [
+        ['/v1/sms/send', body({ send_at: sendAt })],
+        ['/v1/sms/bulk', { from: 'Acme', messages: [{ to: '+447911123456', message: 'hi' }], send_at: sendAt }],
+      ] as const) {
+        const res = await h.request('POST', path, { key, body: payload });
+        assert.equal(res.statusCode, 400, `${path} ${sendAt}`);
+        assert.equal(res.json().code, 'invalid_send_at', `${path} ${sendAt}`);
+        assert.equal(res.json().details?.[0]?.field, 'send_at');
+      }
+    }
+    for (const sendAt of [12, null, { at: 1 }]) {
+      const res = await h.request('POST', '/v1/sms/send', { key, body: body({ send_at: sendAt }) });
+      assert.equal(res.json().code, 'invalid_send_at', JSON.stringify(sendAt));
+    }
+    assert.equal(await balance(key), before, 'nothing debited for the refused ones');
+  });
+
+  test('offsets are honoured: 09:00+01:00 is 08:00Z', async () => {
+    const { key } = await h.customer({ credits: 10 });
+    // The test clock is 2026-03-01T12:00:00Z.
+    const res = await h.request('POST', '/v1/sms/send', { key, body: body({ send_at: '2026-03-02T09:00:00.250+01:00' }) });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.json().send_at, '2026-03-02T08:00:00.250Z');
+  });
+
+  test('bulk: send_at at the top level schedules every valid entry, echoed; the batch goes out together', async () => {
+    const { key } = await h.customer({ credits: 10 });
+    const sendAt = at(5 * MINUTE);
+    const res = await h.request('POST', '/v1/sms/bulk', {
+      key,
+      body: { from: 'Acme', send_at: sendAt, messages: [{ to: '+447911123456', message: 'a' }, { to: 'nope', message: 'b' }, { to: '+447911123457', message: 'c' }] },
+    });
+    assert.equal(res.statusCode, 200);
+    const bulk = res.json();
+    assert.equal(bulk.send_at, sendAt);
+    assert.equal(bulk.queued, 2);
+    assert.equal(bulk.credits_remaining, 8);
+    const scheduled = await h.request('GET', `/v1/sms/delivery-reports?batch_id=${bulk.batch_id}&status=scheduled`, { key });
+    assert.equal(scheduled.json().pagination.total, 2);
+    h.clock.advance(5 * MINUTE);
+    await h.workers.drain();
+    const sent = await h.request('GET', `/v1/sms/delivery-reports?batch_id=${bulk.batch_id}&status=sent`, { key });
+    assert.equal(sent.json().pagination.total, 2);
+  });
+
+  test('scheduled messages do not count against the dispatch backlog until released', async () => {
+    const { key } = await h.customer({ credits: 100 });
+    await h.workers.drain();
+    h.clock.advance(1000);
+    const messages = Array.from({ length: 8 }, () => ({ to: '+447911123456', message: 'later' }));
+    const res = await h.request('POST', '/v1/sms/bulk', { key, body: { from: 'Acme', send_at: at(MINUTE), messages } });
+    assert.equal(res.statusCode, 200, 'eight scheduled over a backlog limit of five');
+    h.clock.advance(1000);
+    const now = await h.request('POST', '/v1/sms/send', { key, body: body() });
+    assert.equal(now.statusCode, 200, 'the backlog is still empty');
+    assert.equal((await h.request('GET', '/v1/account', { key })).json().data.messages_pending, 1);
+    h.clock.advance(MINUTE);
+    await h.workers.drain();
+  });
+
+  test('suspended at release: failed with account_suspended, refunded with a ledger row, sms.failed raised', async () => {
+    const { key, accountId } = await h.customer({ credits: 10 });
+    const res = await h.request('POST', '/v1/sms/bulk', {
+      key,
+      body: { from: 'Acme', send_at: at(MINUTE), callback_url: 'https://hooks.example.com/sms', messages: [{ to: '+447911123456', message: 'a' }, { to: '+447911123457', message: 'b'.repeat(200) }] },
+    });
+    const bulk = res.json();
+    assert.equal(bulk.credits_remaining, 7);
+    await setAccountStatus(h.ctx, accountId, 'suspended');
+    h.clock.advance(MINUTE);
+    await h.workers.drain();
+    await setAccountStatus(h.ctx, accountId, 'active');
+    const reports = (await h.request('GET', `/v1/sms/delivery-reports?batch_id=${bulk.batch_id}`, { key })).json().data;
+    assert.deepEqual(reports.map((r: { status: string; error_code: string; sent_at: string | null }) => [r.status, r.error_code, r.sent_at]), [
+      ['failed', 'account_suspended', null],
+      ['failed', 'account_suspended', null],
+    ]);
+    assert.equal(await balance(key), 10, 'all three credits back');
+    const refunds = await h.ctx.store.db.selectFrom('credit_ledger').select(['amount', 'note']).where('account_id', '=', accountId).where('kind', '=', 'refund').execute();
+    assert.deepEqual(refunds.map((r) => [r.amount, r.note]).sort(), [
+      [1, 'account_suspended'],
+      [2, 'account_suspended'],
+    ]);
+    const events = await h.ctx.store.db.selectFrom('webhook_events').select('event').where('batch_id', '=', bulk.batch_id).execute();
+    assert.deepEqual(events.map((e) => e.event), ['sms.failed', 'sms.failed']);
+    assert.deepEqual(await dispatchJobs(bulk.messages.map((m: { message_id: string }) => m.message_id)), [], 'nothing dispatched');
+  });
+
+  test('a Sender ID withdrawn before the time: failed with sender_not_allowed and refunded', async () => {
+    const { key, accountId } = await h.customer({ credits: 10 });
+    const id = (await h.request('POST', '/v1/sms/send', { key, body: body({ send_at: at(MINUTE) }) })).json().message_id;
+    const sender = await h.ctx.store.db.selectFrom('sender_ids').select('id').where('account_id', '=', accountId).executeTakeFirstOrThrow();
+    await rejectSenderId(h.ctx, sender.id, 'impersonation');
+    h.clock.advance(MINUTE);
+    await h.workers.drain();
+    const r = await report(key, id);
+    assert.equal(r.status, 'failed');
+    assert.equal(r.error_code, 'sender_not_allowed');
+    assert.equal(await balance(key), 10);
+  });
+
+  test('restart in the middle: what one scheduler released stays released, the next releases the rest, each exactly once', async () => {
+    const { key } = await h.customer({ credits: 100 });
+    const messages = Array.from({ length: 12 }, (_, i) => ({ to: `+4479111234${String(i).padStart(2, '0')}`, message: `m${i}` }));
+    const bulk = (await h.request('POST', '/v1/sms/bulk', { key, body: { from: 'Acme', send_at: at(MINUTE), messages } })).json();
+    const ids: string[] = bulk.messages.map((m: { message_id: string }) => m.message_id);
+    h.clock.advance(MINUTE);
+    const first = await releaseScheduledMessages(h.ctx, 5);
+    assert.equal(first.released, 5);
+    // The process stops here; another starts with its own scheduler.
+    assert.equal(await new Scheduler(h.ctx, { batchSize: 5 }).drain(), 7, 'the rest, and only the rest');
+    assert.equal((await dispatchJobs(ids)).length, 12, 'one dispatch job per message');
+    await createWorkers(h.ctx, h.carrier).drain();
+    const rows = await h.ctx.store.db.selectFrom('messages').select(['id', 'status']).where('id', 'in', ids).execute();
+    assert.ok(rows.every((m) => m.status === 'sent'), 'every message went out');
+    assert.equal(await balance(key), 88, 'debited once, never refunded or charged again');
+  });
+
+  test('a crash inside the release transaction leaves every message scheduled; the next run releases each once', async () => {
+    const { key } = await h.customer({ credits: 100 });
+    const messages = Array.from({ length: 4 }, (_, i) => ({ to: `+4479111235${i}0`, message: `m${i}` }));
+    const bulk = (await h.request('POST', '/v1/sms/bulk', { key, body: { from: 'Acme', send_at: at(MINUTE), messages } })).json();
+    const ids: string[] = bulk.messages.map((m: { message_id: string }) => m.message_id);
+    h.clock.advance(MINUTE);
+    // The dispatch jobs are the release's last write: make it fail there, as a crash would.
+    const db = h.ctx.store.db;
+    if (h.ctx.store.dialect === 'postgres') {
+      await sql`create function crash_release() returns trigger language plpgsql as $$ begin raise exception 'crash'; end $$`.execute(db);
+      await sql`create trigger crash_release before insert on jobs for each row when (new.queue = 'dispatch') execute function crash_release()`.execute(db);
+    } else {
+      await sql`create trigger crash_release before insert on jobs when new.queue = 'dispatch' begin select raise(abort, 'crash'); end`.execute(db);
+    }
+    await assert.rejects(releaseScheduledMessages(h.ctx, 100));
+    if (h.ctx.store.dialect === 'postgres') await sql`drop trigger crash_release on jobs`.execute(db);
+    else await sql`drop trigger crash_release`.execute(db);
+    const still = await db.selectFrom('messages').select('status').where('id', 'in', ids).execute();
+    assert.deepEqual(still.map((m) => m.status), ['scheduled', 'scheduled', 'scheduled', 'scheduled']);
+    assert.deepEqual(await dispatchJobs(ids), []);
+    assert.equal((await releaseScheduledMessages(h.ctx, 100)).released, 4);
+    assert.equal((await dispatchJobs(ids)).length, 4);
+    await h.workers.drain();
+  });
+
+  test('two schedulers racing release every message exactly once', async () => {
+    const { key } = await h.customer({ credits: 1000 });
+    const messages = Array.from({ length: 300 }, (_, i) => ({ to: `+447911${String(100000 + i)}`, message: `m${i}` }));
+    const bulk = (await h.request('POST', '/v1/sms/bulk', { key, body: { from: 'Acme', send_at: at(MINUTE), messages } })).json();
+    assert.equal(bulk.queued, 300);
+    const ids: string[] = bulk.messages.map((m: { message_id: string }) => m.message_id);
+    h.clock.advance(MINUTE);
+    const a = new Scheduler(h.ctx, { batchSize: 40 });
+    const b = new Scheduler(h.ctx, { batchSize: 40 });
+    const [na, nb] = await Promise.all([a.drain(), b.drain()]);
+    assert.equal(na + nb, 300);
+    const jobs = await dispatchJobs(ids);
+    assert.equal(jobs.length, 300);
+    assert.equal(new Set(jobs.map((j) => j.ref)).size, 300, 'one dispatch job per message');
+    await h.workers.drain();
+    assert.equal(await balance(key), 700);
+  });
+
+  test('validity_period out of range or not a whole number is 400 invalid_validity_period', async () => {
+    const { key } = await h.customer({ credits: 10 });
+    for (const vp of [59, 259_201, 120.5, -1, 'abc', null]) {
+      const res = await h.request('POST', '/v1/sms/send', { key, body: body({ validity_period: vp }) });
+      assert.equal(res.statusCode, 400, String(vp));
+      assert.equal(res.json().code, 'invalid_validity_period', String(vp));
+      const bulk = await h.request('POST', '/v1/sms/bulk', { key, body: { from: 'Acme', validity_period: vp, messages: [{ to: '+447911123456', message: 'hi' }] } });
+      assert.equal(bulk.json().code, 'invalid_validity_period', `bulk ${vp}`);
+    }
+    const ok = await h.request('POST', '/v1/sms/send', { key, body: body({ validity_period: 60 }) });
+    assert.equal(ok.statusCode, 200);
+    assert.equal(ok.json().validity_period, 60);
+    await h.workers.drain();
+  });
+});
+
+describe('canceling scheduled messages', () => {
+  let h: Harness;
+  before(async () => {
+    h = await harness();
+  });
+  after(() => h.close());
+
+  const at = (offsetMs: number) => new Date(h.clock.now() + offsetMs).toISOString();
+  const cancel = (key: string, path: string) => h.request('POST', `/v1/sms/${path}/cancel`, { key });
+  async function balance(key: string) {
+    return (await h.request('GET', '/v1/account', { key })).json().data.credits_remaining as number;
+  }
+
+  test('one message: canceled and refunded with a ledger row, never sent, no event; a second cancel is 409 not_cancelable', async () => {
+    const { key, accountId } = await h.customer({ credits: 10 });
+    const sent = (
+      await h.request('POST', '/v1/sms/send', { key, body: { to: '+447911123456', from: 'Acme', message: 'ж'.repeat(80), send_at: at(MINUTE), callback_url: 'https://hooks.example.com/sms' } })
+    ).json();
+    assert.equal(sent.credits_used, 2);
+    assert.equal(await balance(key), 8);
+    const res = await cancel(key, sent.message_id);
+    assert.equal(res.statusCode, 200);
+    assert.deepEqual(res.json(), { status: 'success', data: { canceled: [sent.message_id], credits_refunded: 2 } });
+    assert.equal(await balance(key), 10);
+    const ledger = await h.ctx.store.db.selectFrom('credit_ledger').select(['kind', 'amount', 'note']).where('reference', '=', sent.message_id).orderBy('created_at').execute();
+    assert.deepEqual(ledger, [
+      { kind: 'debit', amount: -2, note: null },
+      { kind: 'refund', amount: 2, note: 'canceled' },
+    ]);
+    const again = await cancel(key, sent.message_id);
+    assert.equal(again.statusCode, 409);
+    assert.equal(again.json().code, 'not_cancelable');
+
+    h.clock.advance(MINUTE);
+    await h.workers.drain();
+    const report = (await h.request('GET', `/v1/sms/delivery-reports?status=canceled`, { key })).json();
+    assert.deepEqual(report.data.map((r: { message_id: string; status: string; sent_at: null }) => [r.message_id, r.status, r.sent_at]), [[sent.message_id, 'canceled', null]]);
+    const events = await h.ctx.store.db.selectFrom('webhook_events').select('id').where('account_id', '=', accountId).execute();
+    assert.deepEqual(events, [], 'a canceled message raises no event');
+    assert.equal(await balance(key), 10);
+  });
+
+  test('a message already released (or sent at once) is 409 not_cancelable, and keeps its credits debited', async () => {
+    const { key } = await h.customer({ credits: 10 });
+    const now = (await h.request('POST', '/v1/sms/send', { key, body: { to: '+447911123456', from: 'Acme', message: 'now' } })).json();
+    const later = (await h.request('POST', '/v1/sms/send', { key, body: { to: '+447911123456', from: 'Acme', message: 'later', send_at: at(MINUTE) } })).json();
+    h.clock.advance(MINUTE);
+    await h.workers.drain();
+    for (const id of [now.message_id, later.message_id]) {
+      const res = await cancel(key, id);
+      assert.equal(res.statusCode, 409, id);
+      assert.equal(res.json().code, 'not_cancelable');
+    }
+    assert.equal(await balance(key), 8);
+  });
+
+  test('another account’s or an unknown message or batch is 404 not_found, and nothing changes', async () => {
+    const owner = await h.customer({ credits: 10 });
+    const other = await h.customer({ credits: 10 });
+    const sent = (await h.request('POST', '/v1/sms/send', { key: owner.key, body: { to: '+447911123456', from: 'Acme', message: 'mine', send_at: at(MINUTE) } })).json();
+    const bulk = (await h.request('POST', '/v1/sms/bulk', { key: owner.key, body: { from: 'Acme', send_at: at(MINUTE), messages: [{ to: '+447911123456', message: 'a' }] } })).json();
+    for (const path of [sent.message_id, `batches/${bulk.batch_id}`, 'msg_nope', 'batches/bat_nope', 'x'.repeat(150), `batches/${'x'.repeat(150)}`]) {
+      const res = await cancel(other.key, path);
+      assert.equal(res.statusCode, 404, path);
+      assert.equal(res.json().code, 'not_found', path);
+    }
+    assert.equal(await balance(owner.key), 8);
+    const scheduled = (await h.request('GET', '/v1/sms/delivery-reports?status=scheduled', { key: owner.key })).json();
+    assert.equal(scheduled.pagination.total, 2);
+    const readOnly = await h.customer({ scopes: 'reports:read' });
+    assert.equal((await cancel(readOnly.key, sent.message_id)).statusCode, 403, 'needs sms:send');
+  });
+
+  test('a batch: what is still scheduled is canceled in one refund; then 409; a batch sent at once is 409', async () => {
+    const { key, accountId } = await h.customer({ credits: 20 });
+    const messages = [
+      { to: '+447911123456', message: 'a' },
+      { to: 'bad', message: 'b' },
+      { to: '+447911123457', message: 'c'.repeat(170) },
+      { to: '+447911123458', message: 'd' },
+    ];
+    const bulk = (await h.request('POST', '/v1/sms/bulk', { key, body: { from: 'Acme', send_at: at(MINUTE), messages } })).json();
+    assert.equal(bulk.credits_used, 4);
+    // One of them is canceled on its own first.
+    const single = bulk.messages[2].message_id;
+    assert.equal((await cancel(key, single)).json().data.credits_refunded, 1);
+    const res = await cancel(key, `batches/${bulk.batch_id}`);
+    assert.equal(res.statusCode, 200);
+    const body = res.json();
+    assert.deepEqual([...body.data.canceled].sort(), [bulk.messages[0].message_id, bulk.messages[1].message_id].sort());
+    assert.equal(body.data.credits_refunded, 3);
+    assert.equal(await balance(key), 20);
+    const refunds = await h.ctx.store.db.selectFrom('credit_ledger').select(['amount', 'reference']).where('account_id', '=', accountId).where('kind', '=', 'refund').execute();
+    assert.deepEqual(refunds.map((r) => [r.amount, r.reference]).sort(), [
+      [1, single],
+      [3, bulk.batch_id],
+    ]);
+    const again = await cancel(key, `batches/${bulk.batch_id}`);
+    assert.equal(again.statusCode, 409);
+    assert.equal(again.json().code, 'not_cancelable');
+    const canceled = (await h.request('GET', `/v1/sms/delivery-reports?batch_id=${bulk.batch_id}&status=canceled`, { key })).json();
+    assert.equal(canceled.pagination.total, 3);
+
+    const now = (await h.request('POST', '/v1/sms/bulk', { key, body: { from: 'Acme', messages: [messages[0]] } })).json();
+    assert.equal((await cancel(key, `batches/${now.batch_id}`)).json().code, 'not_cancelable');
+  });
+
+  test('a cancel racing the release: each message ends either canceled and refunded or released, never both', async () => {
+    const { key } = await h.customer({ credits: 100 });
+    const messages = Array.from({ length: 40 }, (_, i) => ({ to: `+4479111234${String(i).padStart(2, '0')}`, message: `m${i}` }));
+    const bulk = (await h.request('POST', '/v1/sms/bulk', { key, body: { from: 'Acme', send_at: at(MINUTE), messages } })).json();
+    h.clock.advance(MINUTE);
+    const [canceled] = await Promise.all([cancel(key, `batches/${bulk.batch_id}`), new Scheduler(h.ctx, { batchSize: 7 }).drain()]);
+    const n = canceled.statusCode === 200 ? canceled.json().data.canceled.length : 0;
+    if (canceled.statusCode !== 200) assert.equal(canceled.json().code, 'not_cancelable');
+    const rows = await h.ctx.store.db.selectFrom('messages').select('status').where('batch_id', '=', bulk.batch_id).execute();
+    assert.equal(rows.filter((r) => r.status === 'canceled').length, n);
+    assert.equal(rows.filter((r) => r.status === 'pending').length, 40 - n);
+    const jobs = await h.ctx.store.db.selectFrom('jobs').select('ref').where('queue', '=', 'dispatch').where('ref', 'in', bulk.messages.map((m: { message_id: string }) => m.message_id)).execute();
+    assert.equal(jobs.length, 40 - n, 'only the released ones are queued');
+    assert.equal(await balance(key), 60 + n);
+    await h.workers.drain();
+  });
+});
+
+describe('validity period', () => {
+  let h: Harness;
+  before(async () => {
+    h = await harness();
+  });
+  after(() => h.close());
+
+  const send = async (key: string, extra: Record<string, unknown>) => {
+    const res = await h.request('POST', '/v1/sms/send', { key, body: { to: '+447911123456', from: 'Acme', message: 'hi', callback_url: 'https://hooks.example.com/sms', ...extra } });
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json().message_id as string;
+  };
+  async function report(key: string, id: string) {
+    return (await h.request('GET', `/v1/sms/delivery-reports?message_id=${id}`, { key })).json().data[0];
+  }
+  async function balance(key: string) {
+    return (await h.request('GET', '/v1/account', { key })).json().data.credits_remaining as number;
+  }
+  const events = async (id: string) => (await h.ctx.store.db.selectFrom('webhook_events').select('event').where('message_id', '=', id).orderBy('created_at').execute()).map((e) => e.event);
+
+  test('a receipt that never comes (simulator 1111): failed with expired when the period ends, not refunded', async () => {
+    const { key } = await h.customer({ credits: 10 });
+    const id = await send(key, { to: '+447911121111', validity_period: 60 });
+    await h.workers.drain();
+    assert.equal((await report(key, id)).status, 'sent');
+    h.clock.advance(59_999);
+    await h.workers.drain();
+    assert.equal((await report(key, id)).status, 'sent', 'not before the end of the period');
+    h.clock.advance(1);
+    await h.workers.drain();
+    const r = await report(key, id);
+    assert.equal(r.status, 'failed');
+    assert.equal(r.error_code, 'expired');
+    assert.notEqual(r.sent_at, null);
+    assert.equal(await balance(key), 9, 'it left: no refund');
+    assert.deepEqual(await events(id), ['sms.sent', 'sms.failed']);
+  });
+
+  test('a message within its period is delivered as usual', async () => {
+    const { key } = await h.customer({ credits: 10 });
+    const id = await send(key, { validity_period: 60 });
+    await h.workers.drain();
+    h.clock.advance(1000);
+    await h.workers.drain();
+    assert.equal((await report(key, id)).status, 'delivered');
+  });
+
+  test('not dispatched within the period: failed with expired, refunded, never handed to the carrier', async () => {
+    const { key } = await h.customer({ credits: 10 });
+    const id = await send(key, { validity_period: 60 });
+    assert.equal(await balance(key), 9);
+    h.clock.advance(60_000);
+    await h.workers.drain();
+    const r = await report(key, id);
+    assert.equal(r.status, 'failed');
+    assert.equal(r.error_code, 'expired');
+    assert.equal(r.sent_at, null);
+    assert.equal(h.carrier.submitted.get(id), undefined, 'never submitted');
+    assert.equal(await balance(key), 10, 'refunded');
+    assert.deepEqual(await events(id), ['sms.failed']);
+  });
+
+  test('the sweep fails a message still waiting in the dispatch queue after its period, with a refund', async () => {
+    const { key } = await h.customer({ credits: 10 });
+    const id = await send(key, { validity_period: 120 });
+    h.clock.advance(120_000);
+    assert.equal(await expireValidityPeriods(h.ctx), 1);
+    assert.equal((await report(key, id)).error_code, 'expired');
+    assert.equal(await balance(key), 10);
+    await h.workers.drain();
+    assert.equal(h.carrier.submitted.get(id), undefined, 'its dispatch job found it failed');
+  });
+
+  test('counted from send_at: a scheduled message is not expired by the wait before its time', async () => {
+    const { key } = await h.customer({ credits: 10 });
+    const id = await send(key, { validity_period: 60, send_at: new Date(h.clock.now() + 10 * MINUTE).toISOString() });
+    h.clock.advance(10 * MINUTE + 30_000);
+    await h.workers.drain();
+    assert.equal((await report(key, id)).status, 'sent');
+    h.clock.advance(1000);
+    await h.workers.drain();
+    assert.equal((await report(key, id)).status, 'delivered');
+  });
+});
