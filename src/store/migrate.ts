@@ -16,6 +16,7 @@ import * as m009 from './migrations/009-account-limits.ts';
 import * as m011 from './migrations/011-owner-verification.ts';
 import * as m012 from './migrations/012-key-form-nonce.ts';
 import * as m014 from './migrations/014-scheduling.ts';
+import * as m016 from './migrations/016-campaigns.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': m001,
@@ -29,6 +30,7 @@ const migrations: Record<string, Migration> = {
   '011-owner-verification': m011,
   '012-key-form-nonce': m012,
   '014-scheduling': m014,
+  '016-campaigns': m016,
 };
 
 class InCodeMigrationProvider implements MigrationProvider {

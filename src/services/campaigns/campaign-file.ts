@@ -64,6 +64,7 @@ export async function readCampaignCsv(
   source: AsyncIterable<Uint8Array | string>,
   limits: CampaignFileLimits,
   onRow: (row: CampaignRow) => void | Promise<void>,
+  onHeaders?: (headers: string[]) => void,
 ): Promise<CampaignFileSummary> {
   const maxRowCharacters = limits.maxRowCharacters ?? 64 * 1024;
   let decoder: TextDecoder | null = null;
@@ -110,6 +111,7 @@ export async function readCampaignCsv(
         headers = record.map((h) => h.trim());
         toColumn = headers.findIndex((h) => columnKey(h) === 'to');
         if (toColumn < 0) throw refuse(`The first line must name the columns, one of them \`to\` (the recipient); it has: ${headers.slice(0, 10).join(', ') || 'nothing'}.`);
+        onHeaders?.(headers);
         continue;
       }
       if (record.every((c) => c.trim() === '')) continue;

@@ -35,6 +35,11 @@ export interface Acceptance<R> {
   reference: string;
   credits: number;
   batch: { id: string; total: number } | null;
+  /**
+   * A dashboard campaign's batches instead of `batch`: one acceptance, so the whole campaign is
+   * debited and stored all or nothing. Each batch's rows are those whose `batch_id` is its id.
+   */
+  campaign?: { id: string; batches: { id: string; total: number; queued: number; credits: number }[] };
   /** Builds the response from the balance after this acceptance's debit. */
   respond: (remaining: number) => R;
   /** The idempotency record, written in the same transaction. */
@@ -197,7 +202,10 @@ export class AcceptanceBatcher {
         const balance = remaining[i]!;
         ledger.push({ id: newId('led', now), account_id: a.accountId, amount: -a.credits, kind: 'debit', reference: a.reference, note: null, created_at: now });
         if (a.batch) {
-          batches.push({ id: a.batch.id, account_id: a.accountId, total: a.batch.total, queued: a.rows.length, credits_used: a.credits, created_at: now });
+          batches.push({ id: a.batch.id, account_id: a.accountId, total: a.batch.total, queued: a.rows.length, credits_used: a.credits, created_at: now, campaign_id: null });
+        }
+        for (const b of a.campaign?.batches ?? []) {
+          batches.push({ id: b.id, account_id: a.accountId, total: b.total, queued: b.queued, credits_used: b.credits, created_at: now, campaign_id: a.campaign!.id });
         }
         messages.push(...a.rows);
         const value = a.respond(balance);
