@@ -47,3 +47,18 @@ document.addEventListener('htmx:configRequest', (event) => {
   const field = document.querySelector('input[name="_csrf"]');
   if (field && event.detail && event.detail.headers) event.detail.headers['X-CSRF-Token'] = field.value;
 });
+document.addEventListener('DOMContentLoaded', () => {
+  // The campaign composer's time zone: the browser's, until the owner has chosen one.
+  const zone = document.querySelector('select[data-browser-zone]');
+  if (!zone) return;
+  const mine = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  if (mine && [...zone.options].some((o) => o.value === mine)) zone.value = mine;
+});
+document.addEventListener('htmx:xhr:progress', (event) => {
+  // The campaign file's upload, while the preview reads it.
+  const bar = document.getElementById('upload-progress');
+  const detail = event.detail;
+  if (!bar || !detail || !detail.lengthComputable) return;
+  bar.hidden = detail.loaded >= detail.total;
+  bar.value = Math.round((100 * detail.loaded) / detail.total);
+});
