@@ -165,12 +165,12 @@ ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register
 <textarea id="template" name="template" rows="4" required maxlength="${MAX_TEMPLATE_CHARACTERS}" aria-describedby="template-hint">${v.template ?? ''}</textarea>
 <p class="hint" id="template-hint">Write <code>{{first_name}}</code> where a column of the file goes (any column, by its header; case does not matter). Each row gets its own text, checked as the API checks a message.</p>
 <fieldset><legend>When</legend>
-<label><input type="radio" name="when" value="now"${later ? '' : raw(' checked')}> Send now</label>
-<label><input type="radio" name="when" value="later"${later ? raw(' checked') : ''}> At a date and time</label>
-<label for="send-at">Date and time</label><input id="send-at" name="send_at_local" type="datetime-local" value="${v.send_at_local ?? ''}" aria-describedby="send-at-hint">
-<label for="time-zone">Time zone</label><select id="time-zone" name="time_zone"${zone ? '' : raw(' data-browser-zone')}>${ZONES.map(
+<div><label><input type="radio" name="when" value="now"${later ? '' : raw(' checked')}> Send now</label>
+<label><input type="radio" name="when" value="later"${later ? raw(' checked') : ''}> At a date and time</label></div>
+<div><label for="send-at">Date and time</label><input id="send-at" name="send_at_local" type="datetime-local" value="${v.send_at_local ?? ''}" aria-describedby="send-at-hint"></div>
+<div><label for="time-zone">Time zone</label><select id="time-zone" name="time_zone"${zone ? '' : raw(' data-browser-zone')}>${ZONES.map(
         (z) => html`<option value="${z}"${z === (zone ?? 'UTC') ? raw(' selected') : ''}>${z}</option>`,
-      )}</select>
+      )}</select></div>
 <p class="hint" id="send-at-hint">Up to 35 days ahead. A time that a daylight-saving change skips or repeats is refused. The zone is remembered for your next campaign.</p></fieldset>
 <label for="file">Recipients (CSV file)</label>
 <input id="file" name="file" type="file" required accept=".csv,text/csv,text/plain" aria-describedby="file-hint">
