@@ -10,6 +10,7 @@ import { harness, type Harness } from '../helpers/harness.ts';
 import { csrfToken, DashboardClient } from '../helpers/dashboard-client.ts';
 import { addCredits } from '../../src/services/accounts/accounts.ts';
 import { approveSenderId, registerSenderId } from '../../src/services/sender-ids/sender-ids.ts';
+import { xlsxWorkbook } from '../helpers/xlsx.ts';
 
 const PASSWORD = 'correct horse battery';
 
@@ -111,6 +112,22 @@ describe('dashboard: campaigns', () => {
     const progress = await client.get(`${location}/progress`);
     assert.equal(progress.statusCode, 286, 'finished: htmx stops polling');
     assert.match(progress.body, /data-status-count="delivered">7</);
+  });
+
+  test('an XLSX file is read from its first sheet, rows numbered as in the sheet', async () => {
+    const { client, accountId } = await owner(10);
+    const page = await client.get('/dashboard/campaigns/new');
+    const book = xlsxWorkbook(new Map<number, (string | number)[]>([[1, ['to', 'name']], [2, ['+33612345678', 'Ana']], [4, [33612345679, 'Bob']]]));
+    const fields = { _csrf: csrfToken(page.body), form_key: formKey(page.body), sender: 'Acme', when: 'now', template: 'Hi {{name}}' };
+    const file = [{ name: 'file', filename: 'list.xlsx', type: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', bytes: book }];
+    const preview = await client.postMultipart('/dashboard/campaigns/preview', fields, file);
+    assert.match(preview.body, /The file has 2 rows \(XLSX, first sheet\)/);
+    assert.match(preview.body, /<td data-label="Line">4<\/td><td data-label="To">33612345679<\/td><td data-label="Reason">`to` is not a valid E.164 number/);
+    const sent = await client.postMultipart('/dashboard/campaigns', fields, file);
+    assert.equal(sent.statusCode, 303, sent.body);
+    assert.deepEqual((await messages(accountId)).map((m) => m.body), ['Hi Ana']);
+    const old = await client.postMultipart('/dashboard/campaigns/preview', fields, [{ name: 'file', filename: 'list.xls', type: 'application/vnd.ms-excel', bytes: Buffer.from('x') }]);
+    assert.match(old.body, /save the sheet as “Excel Workbook \(.xlsx\)” or as “CSV UTF-8”/);
   });
 
   test('a campaign the balance does not cover is refused whole: nothing stored, nothing debited', async () => {

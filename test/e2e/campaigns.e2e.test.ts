@@ -120,7 +120,7 @@ describe('campaigns in a browser', () => {
     await page.getByRole('link', { name: 'New campaign' }).click();
     assert.equal(await page.getByLabel('Time zone').inputValue(), 'Europe/Paris', 'the browser’s zone by default');
     await page.getByLabel('Message template').fill('Hi {{first_name}}, your bread is ready');
-    await page.getByLabel('Recipients (CSV file)').setInputFiles({
+    await page.getByLabel('Recipients (CSV or XLSX file)').setInputFiles({
       name: 'customers.csv',
       mimeType: 'text/csv',
       buffer: Buffer.from('to,first_name\n+33612345678,Ana\n+33612345679,Zoë\nnot a number,Bob\n+33612345670,Eve\n'),
@@ -143,7 +143,7 @@ describe('campaigns in a browser', () => {
     const when = localInput(Date.now() + 2 * 86_400_000, 'Europe/Paris').slice(0, 10) + 'T09:00';
     await page.getByLabel('At a date and time').check();
     await page.getByLabel('Date and time', { exact: true }).fill(when);
-    await page.getByLabel('Recipients (CSV file)').setInputFiles({
+    await page.getByLabel('Recipients (CSV or XLSX file)').setInputFiles({
       name: 'customers.csv',
       mimeType: 'text/csv',
       buffer: Buffer.from('to,first_name\n+33612345678,Ana\n+33612345679,Zoë\nnot a number,Bob\n+33612345670,Eve\n'),
@@ -160,7 +160,7 @@ describe('campaigns in a browser', () => {
     // Send now, and watch the counts move to delivered (the page polls).
     await page.goto(`${base}/dashboard/campaigns/new`);
     await page.getByLabel('Message template').fill('Fresh croissants, {{first_name}}!');
-    await page.getByLabel('Recipients (CSV file)').setInputFiles({
+    await page.getByLabel('Recipients (CSV or XLSX file)').setInputFiles({
       name: 'morning.csv',
       mimeType: 'text/csv',
       buffer: Buffer.from('to;first_name\n+33612345678;Ana\n+33612345679;Zoë\n+33612345670;Eve\n'),

@@ -38,6 +38,8 @@ export interface CampaignFileSummary {
   rows: number;
   separator: ',' | ';' | '\t';
   encoding: 'utf-8' | 'utf-16le' | 'utf-16be';
+  /** `xlsx` for a workbook read by campaign-xlsx.ts (separator and encoding then mean nothing). */
+  format?: 'csv' | 'xlsx';
 }
 
 const refuse = (message: string) => new AppError('invalid_request', message);

@@ -40,6 +40,7 @@ import { destinationRule } from '../accounts/account-limits.ts';
 import { accept, checkEntry, messageRow, timingOf, type ValidEntry } from '../messages/submit-messages.ts';
 import { cancelScheduled } from '../messages/cancel-messages.ts';
 import { readCampaignCsv, type CampaignFileSummary } from './campaign-file.ts';
+import { readCampaignXlsx } from './campaign-xlsx.ts';
 import type { Context } from '../context.ts';
 
 /** Data rows of one campaign file. */
@@ -104,7 +105,7 @@ function checkTemplate(template: string): void {
 }
 
 /**
- * Reads a campaign file (CSV, streamed) against a template and a Sender ID. Throws
+ * Reads a campaign file (CSV, streamed; or XLSX, its first sheet) against a template and a Sender ID. Throws
  * `invalid_request` for what refuses the whole file (see campaign-file.ts, and a placeholder
  * that names no column), `sender_id_not_allowed` / `invalid_sender_id` for the Sender ID.
  */
@@ -114,6 +115,7 @@ export async function readCampaign(
   input: CampaignInput,
   source: AsyncIterable<Uint8Array | string>,
   keepEntries: boolean,
+  format: 'csv' | 'xlsx' = 'csv',
 ): Promise<CampaignDraft> {
   checkTemplate(input.template);
   const sender = await approvedSenderName(ctx, accountId, input.sender);
@@ -130,7 +132,7 @@ export async function readCampaign(
     invalidCount++;
     if (invalid.length < LISTED_INVALID_ROWS) invalid.push({ line, to: to.length > 40 ? `${to.slice(0, 40)}…` : to, reason });
   };
-  const file = await readCampaignCsv(
+  const file = await (format === 'xlsx' ? readCampaignXlsx : readCampaignCsv)(
     source,
     { maxRows: CAMPAIGN_MAX_ROWS, maxBytes: CAMPAIGN_MAX_BYTES },
     ({ line, cells }) => {

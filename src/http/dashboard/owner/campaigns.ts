@@ -82,11 +82,12 @@ async function readComposer(request: FastifyRequest, ctx: OwnerArea['ctx'], keep
         continue;
       }
       file = part;
-      if (!part.filename) throw new AppError('invalid_request', 'Choose the file of recipients (CSV).');
-      if (/\.(xlsx|xls|ods)$/i.test(part.filename)) {
-        throw new AppError('invalid_request', 'Spreadsheet files are not read yet: save the sheet as “CSV UTF-8” and choose that file.');
+      if (!part.filename) throw new AppError('invalid_request', 'Choose the file of recipients (CSV or XLSX).');
+      if (/\.(xls|ods|numbers)$/i.test(part.filename)) {
+        throw new AppError('invalid_request', 'This kind of spreadsheet is not read: save the sheet as “Excel Workbook (.xlsx)” or as “CSV UTF-8” and choose that file.');
       }
-      draft = await readCampaign(ctx, account.id, { sender: values.sender ?? '', template: values.template ?? '' }, part.file, keepEntries);
+      const format = /\.xlsx$/i.test(part.filename) ? 'xlsx' : 'csv';
+      draft = await readCampaign(ctx, account.id, { sender: values.sender ?? '', template: values.template ?? '' }, part.file, keepEntries, format);
       file = undefined;
     }
   } catch (err) {
@@ -96,7 +97,7 @@ async function readComposer(request: FastifyRequest, ctx: OwnerArea['ctx'], keep
     if (err instanceof AppError) throw err;
     throw new AppError('invalid_request', 'The form could not be read; please try again.');
   }
-  if (!draft) throw new AppError('invalid_request', 'Choose the file of recipients (CSV).');
+  if (!draft) throw new AppError('invalid_request', 'Choose the file of recipients (CSV or XLSX).');
   return { values, draft };
 }
 
@@ -108,7 +109,9 @@ function previewFragment(draft: CampaignDraft): Html {
   const invalidRows = draft.invalid.map((r) => [r.line, r.to || html`<span class="muted">(empty)</span>`, r.reason]);
   const more = draft.invalidCount - draft.invalid.length;
   return html`<section id="campaign-preview" aria-labelledby="preview-title"><h2 id="preview-title">Preview</h2>
-<p id="file-summary">The file has ${plural(draft.file.rows, 'row')} (${draft.file.encoding.toUpperCase()}, separated by ${draft.file.separator === '\t' ? 'tabs' : `“${draft.file.separator}”`}): <strong>${plural(draft.messages, 'message')}</strong> to send${
+<p id="file-summary">The file has ${plural(draft.file.rows, 'row')} (${
+    draft.file.format === 'xlsx' ? 'XLSX, first sheet' : `${draft.file.encoding.toUpperCase()}, separated by ${draft.file.separator === '\t' ? 'tabs' : `“${draft.file.separator}”`}`
+  }): <strong>${plural(draft.messages, 'message')}</strong> to send${
     draft.invalidCount > 0 ? html`, <strong>${plural(draft.invalidCount, 'row')}</strong> that cannot be sent (listed below, skipped)` : ''
   }.</p>
 ${table(`The first ${plural(draft.preview.length, 'message')}`, ['Line', 'To', 'Message', 'Encoding', 'Segments'], rows, 'No row of the file can be sent.')}
@@ -172,9 +175,9 @@ ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register
         (z) => html`<option value="${z}"${z === (zone ?? 'UTC') ? raw(' selected') : ''}>${z}</option>`,
       )}</select></div>
 <p class="hint" id="send-at-hint">Up to 35 days ahead. A time that a daylight-saving change skips or repeats is refused. The zone is remembered for your next campaign.</p></fieldset>
-<label for="file">Recipients (CSV file)</label>
-<input id="file" name="file" type="file" required accept=".csv,text/csv,text/plain" aria-describedby="file-hint">
-<p class="hint" id="file-hint">A header line with a <code>to</code> column (numbers in international format, such as +33612345678) and any other columns; separated by commas, semicolons or tabs; UTF-8 or UTF-16. Up to ${CAMPAIGN_MAX_ROWS.toLocaleString('en')} rows and ${CAMPAIGN_MAX_BYTES / 1024 / 1024} MiB.</p>
+<label for="file">Recipients (CSV or XLSX file)</label>
+<input id="file" name="file" type="file" required accept=".csv,.xlsx,text/csv,text/plain,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" aria-describedby="file-hint">
+<p class="hint" id="file-hint">A header line with a <code>to</code> column (numbers in international format, such as +33612345678) and any other columns. CSV: separated by commas, semicolons or tabs; UTF-8 or UTF-16. XLSX: the first sheet. Up to ${CAMPAIGN_MAX_ROWS.toLocaleString('en')} rows and ${CAMPAIGN_MAX_BYTES / 1024 / 1024} MiB.</p>
 <progress id="upload-progress" max="100" value="0" hidden aria-label="Upload progress"></progress>
 <div id="preview" aria-live="polite">${opts.draft ? previewFragment(opts.draft) : ''}</div>
 <div class="actions"><button type="submit" id="send-campaign">Send campaign</button></div></form>`,
