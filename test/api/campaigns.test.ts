@@ -114,6 +114,20 @@ describe('dashboard: campaigns', () => {
     assert.match(progress.body, /data-status-count="delivered">7</);
   });
 
+  test('a double click (the same form posted twice at once) makes one campaign and one debit', async () => {
+    const { client, accountId } = await owner(20);
+    const page = await client.get('/dashboard/campaigns/new');
+    const fields = { _csrf: csrfToken(page.body), form_key: formKey(page.body), sender: 'Acme', when: 'now', template: 'Hello {{name}}' };
+    const file = csv('to,name\n+33612345678,Ana\n+33612345679,Bob\n+33612345670,Eve\n+33612345671,Max\n');
+    const [a, b] = await Promise.all([client.postMultipart('/dashboard/campaigns', fields, file), client.postMultipart('/dashboard/campaigns', fields, file)]);
+    assert.equal(a.statusCode, 303, a.body);
+    assert.equal(b.statusCode, 303, b.body);
+    assert.equal(a.headers.location, b.headers.location);
+    assert.equal((await messages(accountId)).length, 4);
+    assert.equal(await balance(accountId), 16);
+    assert.equal((await h.ctx.store.db.selectFrom('campaigns').selectAll().where('account_id', '=', accountId).execute()).length, 1);
+  });
+
   test('an XLSX file is read from its first sheet, rows numbered as in the sheet', async () => {
     const { client, accountId } = await owner(10);
     const page = await client.get('/dashboard/campaigns/new');
