@@ -138,8 +138,16 @@ ${table('Failures by error code', ['Error code', 'Messages'], failures, 'No fail
 ${deliveries.length > 0 ? table('Delivered per minute (last 60 minutes with deliveries)', ['Minute', 'Delivered'], deliveries, '') : ''}
 <script type="application/json" id="chart-data">${raw(
     // Numbers only; `<` is escaped all the same so that no text could close the element.
-    JSON.stringify({ days: progress.deliveries.map((d) => d.at), counts: { delivered: progress.deliveries.map((d) => d.count) } }).replace(/</g, '\\u003c'),
+    JSON.stringify(chartData(progress)).replace(/</g, '\\u003c'),
   )}</script></div>`;
+}
+
+/** Deliveries per minute for the chart, with a zero minute before and after so that even one minute draws a line. */
+function chartData(progress: CampaignProgress): { x: string; days: number[]; counts: { delivered: number[] } } {
+  const points = progress.deliveries;
+  if (points.length === 0) return { x: 'Minute', days: [], counts: { delivered: [] } };
+  const all = [{ at: points[0]!.at - 60_000, count: 0 }, ...points, { at: points[points.length - 1]!.at + 60_000, count: 0 }];
+  return { x: 'Minute', days: all.map((p) => p.at), counts: { delivered: all.map((p) => p.count) } };
 }
 
 function stillRunning(progress: CampaignProgress): boolean {
