@@ -227,7 +227,7 @@ ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register
       if (!(err instanceof AppError) || (err.status >= 500 && err.code !== 'service_unavailable')) throw err;
       if (err.headers) reply.headers(err.headers);
       reply.code(err.status);
-      return composer(request, reply, { error: `${err.message} Nothing was sent.`, values: form?.values ?? {}, draft: form?.draft ?? null });
+      return composer(request, reply, { error: /nothing was sent/i.test(err.message) ? err.message : `${err.message} Nothing was sent.`, values: form?.values ?? {}, draft: form?.draft ?? null });
     }
   });
 
