@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { harness, type Harness } from '../helpers/harness.ts';
 import { csrfToken, DashboardClient } from '../helpers/dashboard-client.ts';
-import { addCredits } from '../../src/services/accounts/accounts.ts';
+import { addCredits, setAccountStatus } from '../../src/services/accounts/accounts.ts';
 import { approveSenderId, registerSenderId } from '../../src/services/sender-ids/sender-ids.ts';
 import { xlsxWorkbook } from '../helpers/xlsx.ts';
 
@@ -126,6 +126,20 @@ describe('dashboard: campaigns', () => {
     assert.equal((await messages(accountId)).length, 4);
     assert.equal(await balance(accountId), 16);
     assert.equal((await h.ctx.store.db.selectFrom('campaigns').selectAll().where('account_id', '=', accountId).execute()).length, 1);
+  });
+
+  test('a forged form (no token) and a suspended account send nothing', async () => {
+    const { client, accountId } = await owner(10);
+    const page = await client.get('/dashboard/campaigns/new');
+    const fields = { form_key: formKey(page.body), sender: 'Acme', when: 'now', template: 'Hi' };
+    const forged = await client.postMultipart('/dashboard/campaigns', fields, csv('to\n+33612345678\n'));
+    assert.equal(forged.statusCode, 403);
+    await setAccountStatus(h.ctx, accountId, 'suspended');
+    const suspended = await client.postMultipart('/dashboard/campaigns', { _csrf: csrfToken(page.body), ...fields }, csv('to\n+33612345678\n'));
+    assert.equal(suspended.statusCode, 403, suspended.body);
+    assert.match(suspended.body, /The account is suspended/);
+    assert.equal((await messages(accountId)).length, 0);
+    assert.equal(await balance(accountId), 10);
   });
 
   test('an XLSX file is read from its first sheet, rows numbered as in the sheet', async () => {
