@@ -87,6 +87,28 @@ export interface BatchesTable {
   queued: number;
   credits_used: number;
   created_at: number;
+  /** The dashboard campaign the batch is part of (migration 016), or null for an API bulk. */
+  campaign_id?: string | null;
+}
+
+/** A campaign sent from the dashboard's composer: one or more batches (migration 016). */
+export interface CampaignsTable {
+  id: string;
+  account_id: string;
+  /** The composer form's random key: unique per account, so one form makes one campaign. */
+  form_key: string;
+  sender: string;
+  template: string;
+  /** Data rows of the uploaded file. */
+  file_rows: number;
+  /** Rows refused (and listed to the owner); the others became messages. */
+  invalid_rows: number;
+  messages: number;
+  credits: number;
+  send_at: number | null;
+  /** The zone `send_at` was chosen in. */
+  time_zone: string | null;
+  created_at: number;
 }
 
 export interface MessagesTable {
@@ -198,6 +220,8 @@ export interface OwnersTable {
   created_at: number;
   /** When the owner followed the e-mailed link (SIGNUP=verify); null until then. */
   email_verified_at: number | null;
+  /** The IANA time zone the composer reads dates in (migration 016); null until set. */
+  time_zone?: string | null;
 }
 
 export type OwnerTokenPurpose = 'reset' | 'verify';
@@ -311,6 +335,7 @@ export interface Database {
   sender_ids: SenderIdsTable;
   credit_ledger: CreditLedgerTable;
   batches: BatchesTable;
+  campaigns: CampaignsTable;
   messages: MessagesTable;
   jobs: JobsTable;
   webhook_events: WebhookEventsTable;

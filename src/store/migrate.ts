@@ -17,6 +17,7 @@ import * as m011 from './migrations/011-owner-verification.ts';
 import * as m012 from './migrations/012-key-form-nonce.ts';
 import * as m014 from './migrations/014-scheduling.ts';
 import * as m015 from './migrations/015-one-statement-acceptance.ts';
+import * as m016 from './migrations/016-campaigns.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': m001,
@@ -31,6 +32,7 @@ const migrations: Record<string, Migration> = {
   '012-key-form-nonce': m012,
   '014-scheduling': m014,
   '015-one-statement-acceptance': m015,
+  '016-campaigns': m016,
 };
 
 class InCodeMigrationProvider implements MigrationProvider {

@@ -22,6 +22,7 @@ const NAV: Record<Area, { href: string; label: string; key: string }[]> = {
   owner: [
     { href: '/dashboard', label: 'Overview', key: 'overview' },
     { href: '/dashboard/messages', label: 'Messages', key: 'messages' },
+    { href: '/dashboard/campaigns', label: 'Campaigns', key: 'campaigns' },
     { href: '/dashboard/sender-ids', label: 'Sender IDs', key: 'sender-ids' },
     { href: '/dashboard/credits', label: 'Credits', key: 'credits' },
     { href: '/dashboard/settings/api-keys', label: 'Settings', key: 'settings' },

@@ -17,6 +17,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** A dashboard route reachable without a session (login, sign-up). */
     public?: boolean;
+    /** A multipart route's own limits (an upload larger than the dashboard's default). */
+    multipartLimits?: { fileSize?: number; fieldSize?: number; fields?: number; files?: number; parts?: number };
   }
   interface FastifyRequest {
     /** A multipart body's parts after the form token, which `checkFormToken` has read. */
@@ -73,7 +75,7 @@ export async function checkFormToken(request: FastifyRequest, expected: string):
   const header = request.headers[CSRF_HEADER];
   if (typeof header === 'string' && header !== '') return checkCsrf(expected, header);
   if (!request.isMultipart()) return checkCsrf(expected, field(request.body, '_csrf'));
-  const parts = request.parts();
+  const parts = multipartParts(request);
   let first: IteratorResult<Multipart>;
   try {
     first = await parts.next();
@@ -115,7 +117,12 @@ export function sessionGuard<T>(
 
 /** The parts of a multipart form that `checkFormToken` has not read. */
 export function formParts(request: FastifyRequest): AsyncIterableIterator<Multipart> {
-  return request.formParts ?? request.parts();
+  return request.formParts ?? multipartParts(request);
+}
+
+function multipartParts(request: FastifyRequest): AsyncIterableIterator<Multipart> {
+  const limits = request.routeOptions.config.multipartLimits;
+  return limits ? request.parts({ limits }) : request.parts();
 }
 
 /** A form body's string field ('' when missing or not a string). */

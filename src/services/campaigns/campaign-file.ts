@@ -38,6 +38,8 @@ export interface CampaignFileSummary {
   rows: number;
   separator: ',' | ';' | '\t';
   encoding: 'utf-8' | 'utf-16le' | 'utf-16be';
+  /** `xlsx` for a workbook read by campaign-xlsx.ts (separator and encoding then mean nothing). */
+  format?: 'csv' | 'xlsx';
 }
 
 const refuse = (message: string) => new AppError('invalid_request', message);
@@ -64,6 +66,7 @@ export async function readCampaignCsv(
   source: AsyncIterable<Uint8Array | string>,
   limits: CampaignFileLimits,
   onRow: (row: CampaignRow) => void | Promise<void>,
+  onHeaders?: (headers: string[]) => void,
 ): Promise<CampaignFileSummary> {
   const maxRowCharacters = limits.maxRowCharacters ?? 64 * 1024;
   let decoder: TextDecoder | null = null;
@@ -110,6 +113,7 @@ export async function readCampaignCsv(
         headers = record.map((h) => h.trim());
         toColumn = headers.findIndex((h) => columnKey(h) === 'to');
         if (toColumn < 0) throw refuse(`The first line must name the columns, one of them \`to\` (the recipient); it has: ${headers.slice(0, 10).join(', ') || 'nothing'}.`);
+        onHeaders?.(headers);
         continue;
       }
       if (record.every((c) => c.trim() === '')) continue;

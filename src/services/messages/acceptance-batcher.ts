@@ -39,6 +39,17 @@ export interface Acceptance<R> {
   reference: string;
   credits: number;
   batch: { id: string; total: number } | null;
+  /**
+   * A dashboard campaign's batches instead of `batch`: one acceptance, so the whole campaign is
+   * debited and stored all or nothing. Each batch's rows are those whose `batch_id` is its id.
+   */
+  campaign?: { id: string; batches: { id: string; total: number; queued: number; credits: number }[] };
+  /**
+   * More rows of this acceptance (a campaign's own row), written in its transaction before its
+   * batches. A group with one takes the general path; if it throws, the group is retried one
+   * acceptance at a time, so only this one fails.
+   */
+  write?: (trx: Executor) => Promise<void>;
   /** Builds the response from the balance after this acceptance's debit. */
   respond: (remaining: number) => R;
   /** The idempotency record, written in the same transaction. */
@@ -203,7 +214,7 @@ export class AcceptanceBatcher {
     // On PostgreSQL the group is one statement, one round trip, in the common case. Idempotency
     // records need the balance the debits return, so a group with any is that statement and the
     // records in one transaction.
-    if (acceptsInOneStatement(this.ctx.store.db)) {
+    if (acceptsInOneStatement(this.ctx.store.db) && !acceptances.some((a) => a.campaign || a.write)) {
       const outcomes = acceptances.some((a) => a.finish)
         ? await this.#commitInOneStatementWithRecords(acceptances, now)
         : await this.#commitInOneStatement(this.ctx.store.db, acceptances, now);
@@ -217,6 +228,7 @@ export class AcceptanceBatcher {
       const batches: BatchesTable[] = [];
       const messages: MessagesTable[] = [];
       const finishes: { finish: Finish; value: unknown }[] = [];
+      const writes: ((trx: Executor) => Promise<void>)[] = [];
       acceptances.forEach((a, i) => {
         const refusal = refusals[i];
         if (refusal) {
@@ -227,15 +239,20 @@ export class AcceptanceBatcher {
         const balance = remaining[i]!;
         ledger.push({ id: newId('led', now), account_id: a.accountId, amount: -a.credits, kind: 'debit', reference: a.reference, note: null, created_at: now });
         if (a.batch) {
-          batches.push({ id: a.batch.id, account_id: a.accountId, total: a.batch.total, queued: a.rows.length, credits_used: a.credits, created_at: now });
+          batches.push({ id: a.batch.id, account_id: a.accountId, total: a.batch.total, queued: a.rows.length, credits_used: a.credits, created_at: now, campaign_id: null });
+        }
+        for (const b of a.campaign?.batches ?? []) {
+          batches.push({ id: b.id, account_id: a.accountId, total: b.total, queued: b.queued, credits_used: b.credits, created_at: now, campaign_id: a.campaign!.id });
         }
         messages.push(...a.rows);
+        if (a.write) writes.push(a.write);
         const value = a.respond(balance);
         if (a.finish) finishes.push({ finish: a.finish, value });
         outcomes.push({ ok: true, value });
       });
       if (messages.length > 0) {
         await insertLedgerRows(trx, ledger);
+        for (const write of writes) await write(trx);
         await insertBatches(trx, batches);
         await insertMessages(trx, messages);
         // Scheduled messages get no dispatch job: the scheduler enqueues it when it releases them.

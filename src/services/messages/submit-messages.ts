@@ -23,7 +23,7 @@ export const MAX_MESSAGE_CHARACTERS = 1600;
 /** The longest `to` looked at (DECISIONS.md §9): E.164's 15 digits with visual separators. */
 export const MAX_RECIPIENT_CHARACTERS = 32;
 
-interface ValidEntry {
+export interface ValidEntry {
   to: string;
   e164: string;
   body: string;
@@ -31,7 +31,7 @@ interface ValidEntry {
   segments: number;
 }
 
-type EntryCheck = { ok: true; entry: ValidEntry } | { ok: false; code: ErrorCode; message: string };
+export type EntryCheck = { ok: true; entry: ValidEntry } | { ok: false; code: ErrorCode; message: string };
 
 function countCharacters(text: string): number {
   let n = 0;
@@ -39,7 +39,7 @@ function countCharacters(text: string): number {
   return n;
 }
 
-function checkEntry(to: string, body: string, destinations: DestinationRule, recipient?: ReturnType<typeof parseRecipient>): EntryCheck {
+export function checkEntry(to: string, body: string, destinations: DestinationRule, recipient?: ReturnType<typeof parseRecipient>): EntryCheck {
   if (to.length > MAX_RECIPIENT_CHARACTERS) {
     return { ok: false, code: 'invalid_recipient', message: `\`to\` has ${to.length} characters; the maximum is ${MAX_RECIPIENT_CHARACTERS}.` };
   }
@@ -81,7 +81,7 @@ function checkCallbackUrl(url: string | undefined): string | null {
 }
 
 /** When and for how long a send's messages go out (DECISIONS.md §8). */
-interface Timing {
+export interface Timing {
   /** `scheduled` until `sendAt`, or `pending` (dispatch at once). */
   status: 'scheduled' | 'pending';
   sendAt: number | null;
@@ -95,7 +95,7 @@ interface Timing {
  * Checks `send_at` and `validity_period`. A `send_at` within the clock skew is kept as given
  * (and echoed) but sends at once; the validity period counts from the later of `send_at` and now.
  */
-function timingOf(input: { send_at?: string; validity_period?: number }, now: number): Timing {
+export function timingOf(input: { send_at?: string; validity_period?: number }, now: number): Timing {
   let sendAt: number | null = null;
   let immediate = true;
   if (input.send_at !== undefined) {
@@ -123,7 +123,7 @@ function timingOf(input: { send_at?: string; validity_period?: number }, now: nu
   };
 }
 
-function messageRow(accountId: string, batchId: string | null, sender: string, entry: ValidEntry, callbackUrl: string | null, timing: Timing, now: number): MessagesTable {
+export function messageRow(accountId: string, batchId: string | null, sender: string, entry: ValidEntry, callbackUrl: string | null, timing: Timing, now: number): MessagesTable {
   return {
     id: newId('msg', now),
     account_id: accountId,
@@ -156,7 +156,7 @@ function messageRow(accountId: string, batchId: string | null, sender: string, e
  * that would cross the account's daily cap is refused whole, as one the balance does not cover),
  * all with nothing written.
  */
-async function accept<R>(ctx: Context, acceptance: Acceptance<R>): Promise<R> {
+export async function accept<R>(ctx: Context, acceptance: Acceptance<R>): Promise<R> {
   // Scheduled messages join the dispatch queue only when released: they do not count here.
   const now = acceptance.rows.filter((r) => r.status === 'pending').length;
   if (now > 0) await checkBacklog(ctx, acceptance.accountId, now);

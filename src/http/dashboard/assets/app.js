@@ -25,25 +25,54 @@ document.addEventListener('click', async (event) => {
     button.textContent = 'Selected: press Ctrl+C';
   }
 });
-document.addEventListener('DOMContentLoaded', () => {
-  // Overview charts: data from <script type="application/json" id="chart-data">.
+// Charts (the overview's, a campaign's): data from <script type="application/json" id="chart-data">.
+let chart = null;
+function drawChart() {
   const data = document.getElementById('chart-data');
   const target = document.getElementById('chart');
   if (!data || !target || typeof window.uPlot !== 'function') return;
   const stats = JSON.parse(data.textContent);
+  if (chart) {
+    chart.destroy();
+    chart = null;
+  }
+  if (stats.days.length === 0) return;
   const colours = { pending: '#9a6700', sent: '#0969da', delivered: '#1a7f37', failed: '#cf222e' };
-  const series = [{ label: 'Day' }].concat(Object.keys(stats.counts).map((s) => ({ label: s, stroke: colours[s] || '#57606a', width: 2 })));
+  const series = [{ label: stats.x || 'Day' }].concat(
+    Object.keys(stats.counts).map((s) => ({ label: s, stroke: colours[s] || '#57606a', width: 2, points: { show: stats.days.length < 3 } })),
+  );
   const width = () => Math.max(280, Math.min(target.clientWidth, 900));
-  const plot = new window.uPlot(
+  chart = new window.uPlot(
     { width: width(), height: 240, series, axes: [{}, { label: 'messages' }], scales: { x: { time: true } } },
     [stats.days.map((d) => d / 1000)].concat(Object.values(stats.counts)),
     target,
   );
-  window.addEventListener('resize', () => plot.setSize({ width: width(), height: 240 }));
+}
+document.addEventListener('DOMContentLoaded', drawChart);
+// A campaign's counts are polled: its chart follows.
+document.addEventListener('htmx:afterSettle', drawChart);
+window.addEventListener('resize', () => {
+  const target = document.getElementById('chart');
+  if (chart && target) chart.setSize({ width: Math.max(280, Math.min(target.clientWidth, 900)), height: 240 });
 });
 document.addEventListener('htmx:configRequest', (event) => {
   // htmx requests carry the page's form token as a header: the server checks it on every
   // state-changing request, whatever the body's type.
   const field = document.querySelector('input[name="_csrf"]');
   if (field && event.detail && event.detail.headers) event.detail.headers['X-CSRF-Token'] = field.value;
+});
+document.addEventListener('DOMContentLoaded', () => {
+  // The campaign composer's time zone: the browser's, until the owner has chosen one.
+  const zone = document.querySelector('select[data-browser-zone]');
+  if (!zone) return;
+  const mine = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  if (mine && [...zone.options].some((o) => o.value === mine)) zone.value = mine;
+});
+document.addEventListener('htmx:xhr:progress', (event) => {
+  // The campaign file's upload, while the preview reads it.
+  const bar = document.getElementById('upload-progress');
+  const detail = event.detail;
+  if (!bar || !detail || !detail.lengthComputable) return;
+  bar.hidden = detail.loaded >= detail.total;
+  bar.value = Math.round((100 * detail.loaded) / detail.total);
 });

@@ -1,0 +1,320 @@
+/**
+ * Campaigns, /dashboard/campaigns: the composer (a Sender ID, a CSV file of recipients, a template
+ * filled per row, now or at a local time), its live preview (the first rows with encoding and
+ * segments, every invalid row with its line and reason, the cost against the balance), and one
+ * campaign's page (counts by status, polled; failures by error code; deliveries per minute; the
+ * per-message results as CSV; Cancel for what is still scheduled).
+ *
+ * The composer posts the whole form twice, file included: to /campaigns/preview through htmx
+ * whenever it changes, and to /campaigns to send. Nothing of the file is kept between the two; the
+ * send reads it again, streamed. The form's random key makes a resent form (reload, double click)
+ * find the campaign it already made.
+ */
+import type { Multipart, MultipartFile } from '@fastify/multipart';
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../../../errors/catalogue.ts';
+import { isTimeZone } from '../../../domain/local-time.ts';
+import { MESSAGE_STATUSES } from '../../../domain/message-status.ts';
+import {
+  CAMPAIGN_MAX_BYTES,
+  CAMPAIGN_MAX_ROWS,
+  campaignOfForm,
+  campaignProgress,
+  campaignResultsCsv,
+  cancelCampaign,
+  getCampaign,
+  listCampaigns,
+  LISTED_INVALID_ROWS,
+  MAX_TEMPLATE_CHARACTERS,
+  newCampaignFormKey,
+  readCampaign,
+  sendCampaign,
+  type Campaign,
+  type CampaignDraft,
+  type CampaignProgress,
+} from '../../../services/campaigns/campaigns.ts';
+import { listSenderIds } from '../../../services/sender-ids/sender-ids.ts';
+import { html, raw, type Html } from '../../html.ts';
+import { alert, csrfField, statusBadge, table, when } from '../layout.ts';
+import { formParts, seeOther } from '../session-guard.ts';
+import { state, type OwnerArea } from './owner-area.ts';
+
+const MULTIPART_LIMITS = { fileSize: CAMPAIGN_MAX_BYTES + 1, files: 1, fields: 12, fieldSize: 4 * MAX_TEMPLATE_CHARACTERS + 64, parts: 14 };
+
+/** Statuses that may still change: the campaign page keeps polling while any message has one. */
+const UNFINISHED = ['scheduled', 'pending', 'sent'] as const;
+
+const ZONES = (() => {
+  const list = (Intl as unknown as { supportedValuesOf?: (k: string) => string[] }).supportedValuesOf?.('timeZone') ?? [];
+  return list.includes('UTC') ? list : ['UTC', ...list];
+})();
+
+interface ComposerForm {
+  values: Record<string, string>;
+  draft: CampaignDraft | null;
+}
+
+/** Reads what is left of a multipart body, so that the reply can be sent after an early error. */
+async function drain(parts: AsyncIterableIterator<Multipart>, current?: MultipartFile): Promise<void> {
+  try {
+    if (current) for await (const _ of current.file);
+    for await (const part of parts) if (part.type === 'file') for await (const _ of part.file);
+  } catch {
+    // The body was cut short: nothing more to read.
+  }
+}
+
+/**
+ * Reads the composer's multipart form: its fields (which come before the file in the form) and the
+ * file, checked row by row as it arrives. `keepEntries` keeps the valid rows (to send them).
+ */
+async function readComposer(request: FastifyRequest, ctx: OwnerArea['ctx'], keepEntries: boolean): Promise<ComposerForm> {
+  const { account } = state(request);
+  const parts = formParts(request);
+  const values: Record<string, string> = {};
+  let draft: CampaignDraft | null = null;
+  let file: MultipartFile | undefined;
+  try {
+    for await (const part of parts) {
+      if (part.type === 'field') {
+        if (typeof part.value === 'string' && part.fieldname !== '_csrf') values[part.fieldname] = part.value;
+        continue;
+      }
+      file = part;
+      if (!part.filename) throw new AppError('invalid_request', 'Choose the file of recipients (CSV or XLSX).');
+      if (/\.(xls|ods|numbers)$/i.test(part.filename)) {
+        throw new AppError('invalid_request', 'This kind of spreadsheet is not read: save the sheet as “Excel Workbook (.xlsx)” or as “CSV UTF-8” and choose that file.');
+      }
+      const format = /\.xlsx$/i.test(part.filename) ? 'xlsx' : 'csv';
+      draft = await readCampaign(ctx, account.id, { sender: values.sender ?? '', template: values.template ?? '' }, part.file, keepEntries, format);
+      file = undefined;
+    }
+  } catch (err) {
+    await drain(parts, file);
+    const code = (err as { code?: string }).code;
+    if (code === 'FST_REQ_FILE_TOO_LARGE') throw new AppError('invalid_request', `The file is larger than ${CAMPAIGN_MAX_BYTES / 1024 / 1024} MiB; split it into several campaigns.`);
+    if (err instanceof AppError) throw err;
+    throw new AppError('invalid_request', 'The form could not be read; please try again.');
+  }
+  if (!draft) throw new AppError('invalid_request', 'Choose the file of recipients (CSV or XLSX).');
+  return { values, draft };
+}
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString('en')} ${n === 1 ? one : many}`;
+
+function previewFragment(draft: CampaignDraft): Html {
+  const rows = draft.preview.map((r) => [r.line, r.to, html`<span class="message-text">${r.text}</span>`, r.encoding, r.segments]);
+  const over = draft.credits > draft.balance;
+  const invalidRows = draft.invalid.map((r) => [r.line, r.to || html`<span class="muted">(empty)</span>`, r.reason]);
+  const more = draft.invalidCount - draft.invalid.length;
+  return html`<section id="campaign-preview" aria-labelledby="preview-title"><h2 id="preview-title">Preview</h2>
+<p id="file-summary">The file has ${plural(draft.file.rows, 'row')} (${
+    draft.file.format === 'xlsx' ? 'XLSX, first sheet' : `${draft.file.encoding.toUpperCase()}, separated by ${draft.file.separator === '\t' ? 'tabs' : `“${draft.file.separator}”`}`
+  }): <strong>${plural(draft.messages, 'message')}</strong> to send${
+    draft.invalidCount > 0 ? html`, <strong>${plural(draft.invalidCount, 'row')}</strong> that cannot be sent (listed below, skipped)` : ''
+  }.</p>
+${table(`The first ${plural(draft.preview.length, 'message')}`, ['Line', 'To', 'Message', 'Encoding', 'Segments'], rows, 'No row of the file can be sent.')}
+<p id="campaign-cost">Cost: <strong data-credits="${draft.credits}">${plural(draft.credits, 'credit')}</strong>; the balance is <strong data-balance="${draft.balance}">${plural(draft.balance, 'credit')}</strong>.</p>
+${over ? alert(`The balance does not cover this campaign: it needs ${plural(draft.credits - draft.balance, 'more credit')}. Ask the operator for a top-up, or send fewer messages.`) : ''}
+${
+  draft.invalidCount > 0
+    ? html`<div id="invalid-rows">${table(`Rows that cannot be sent (${draft.invalidCount.toLocaleString('en')})`, ['Line', 'To', 'Reason'], invalidRows, '')}${
+        more > 0 ? html`<p class="hint">…and ${plural(more, 'more row')}; the first ${LISTED_INVALID_ROWS} are listed. Fix the file and choose it again to check them.</p>` : ''
+      }</div>`
+    : ''
+}</section>`;
+}
+
+function progressFragment(campaign: Campaign, progress: CampaignProgress, polling: boolean): Html {
+  const counts = MESSAGE_STATUSES.filter((s) => (progress.counts[s] ?? 0) > 0).map((s) => [statusBadge(s), html`<span data-status-count="${s}">${(progress.counts[s] ?? 0).toLocaleString('en')}</span>`]);
+  const failures = progress.failures.map((f) => [html`<code>${f.code}</code>`, f.count.toLocaleString('en')]);
+  const deliveries = progress.deliveries.slice(-60).map((d) => [when(d.at), d.count.toLocaleString('en')]);
+  return html`<div id="campaign-progress"${
+    polling ? raw(` hx-get="/dashboard/campaigns/${encodeURIComponent(campaign.id)}/progress" hx-trigger="every 2s" hx-swap="outerHTML"`) : ''
+  } aria-live="polite">
+${table('Messages by status', ['Status', 'Messages'], counts, 'No messages.')}
+${table('Failures by error code', ['Error code', 'Messages'], failures, 'No failures.')}
+${deliveries.length > 0 ? table('Delivered per minute (last 60 minutes with deliveries)', ['Minute', 'Delivered'], deliveries, '') : ''}
+<script type="application/json" id="chart-data">${raw(
+    // Numbers only; `<` is escaped all the same so that no text could close the element.
+    JSON.stringify(chartData(progress)).replace(/</g, '\\u003c'),
+  )}</script></div>`;
+}
+
+/** Deliveries per minute for the chart, with a zero minute before and after so that even one minute draws a line. */
+function chartData(progress: CampaignProgress): { x: string; days: number[]; counts: { delivered: number[] } } {
+  const points = progress.deliveries;
+  if (points.length === 0) return { x: 'Minute', days: [], counts: { delivered: [] } };
+  const all = [{ at: points[0]!.at - 60_000, count: 0 }, ...points, { at: points[points.length - 1]!.at + 60_000, count: 0 }];
+  return { x: 'Minute', days: all.map((p) => p.at), counts: { delivered: all.map((p) => p.count) } };
+}
+
+function stillRunning(progress: CampaignProgress): boolean {
+  return UNFINISHED.some((s) => (progress.counts[s] ?? 0) > 0);
+}
+
+export function campaignPages(app: FastifyInstance, { ctx, render }: OwnerArea): void {
+  const composer = async (request: FastifyRequest, reply: FastifyReply, opts: { error?: string; values?: Record<string, string>; draft?: CampaignDraft | null } = {}) => {
+    const { account, session, owner } = state(request);
+    const senders = (await listSenderIds(ctx, { accountId: account.id, status: 'approved' })).map((s) => s.name);
+    const v = opts.values ?? {};
+    const zone = v.time_zone && isTimeZone(v.time_zone) ? v.time_zone : (owner.time_zone ?? null);
+    const later = v.when === 'later';
+    return render(
+      request,
+      reply,
+      'New campaign',
+      'campaigns',
+      html`${alert(opts.error)}
+${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register one under Sender IDs first.') : ''}
+<form method="post" action="/dashboard/campaigns" enctype="multipart/form-data" id="composer"
+ hx-post="/dashboard/campaigns/preview" hx-encoding="multipart/form-data" hx-trigger="change, input from:#template delay:600ms" hx-target="#preview" hx-sync="this:replace">${csrfField(session.csrf_token)}
+<input type="hidden" name="form_key" value="${newCampaignFormKey()}">
+<label for="sender">Sender ID</label><select id="sender" name="sender" required>${senders.map((s) => html`<option value="${s}"${s === v.sender ? raw(' selected') : ''}>${s}</option>`)}</select>
+<label for="template">Message template</label>
+<textarea id="template" name="template" rows="4" required maxlength="${MAX_TEMPLATE_CHARACTERS}" aria-describedby="template-hint">${v.template ?? ''}</textarea>
+<p class="hint" id="template-hint">Write <code>{{first_name}}</code> where a column of the file goes (any column, by its header; case does not matter). Each row gets its own text, checked as the API checks a message.</p>
+<fieldset><legend>When</legend>
+<div><label><input type="radio" name="when" value="now"${later ? '' : raw(' checked')}> Send now</label>
+<label><input type="radio" name="when" value="later"${later ? raw(' checked') : ''}> At a date and time</label></div>
+<div><label for="send-at">Date and time</label><input id="send-at" name="send_at_local" type="datetime-local" value="${v.send_at_local ?? ''}" aria-describedby="send-at-hint"></div>
+<div><label for="time-zone">Time zone</label><select id="time-zone" name="time_zone"${zone ? '' : raw(' data-browser-zone')}>${ZONES.map(
+        (z) => html`<option value="${z}"${z === (zone ?? 'UTC') ? raw(' selected') : ''}>${z}</option>`,
+      )}</select></div>
+<p class="hint" id="send-at-hint">Up to 35 days ahead. A time that a daylight-saving change skips or repeats is refused. The zone is remembered for your next campaign.</p></fieldset>
+<label for="file">Recipients (CSV or XLSX file)</label>
+<input id="file" name="file" type="file" required accept=".csv,.xlsx,text/csv,text/plain,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" aria-describedby="file-hint">
+<p class="hint" id="file-hint">A header line with a <code>to</code> column (numbers in international format, such as +33612345678) and any other columns. CSV: separated by commas, semicolons or tabs; UTF-8 or UTF-16. XLSX: the first sheet. Up to ${CAMPAIGN_MAX_ROWS.toLocaleString('en')} rows and ${CAMPAIGN_MAX_BYTES / 1024 / 1024} MiB.</p>
+<progress id="upload-progress" max="100" value="0" hidden aria-label="Upload progress"></progress>
+<div id="preview" aria-live="polite">${opts.draft ? previewFragment(opts.draft) : ''}</div>
+<div class="actions"><button type="submit" id="send-campaign">Send campaign</button></div></form>`,
+    );
+  };
+
+  app.get('/campaigns/new', async (request, reply) => composer(request, reply));
+
+  app.post('/campaigns/preview', { config: { multipartLimits: MULTIPART_LIMITS } }, async (request, reply) => {
+    reply.type('text/html; charset=utf-8');
+    try {
+      const { draft } = await readComposer(request, ctx, false);
+      return previewFragment(draft!).text;
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status >= 500) throw err;
+      // htmx swaps only successful answers: the reason is the preview.
+      return alert(err.message).text;
+    }
+  });
+
+  app.post('/campaigns', { config: { multipartLimits: MULTIPART_LIMITS } }, async (request, reply) => {
+    const { account, owner } = state(request);
+    let form: ComposerForm | null = null;
+    try {
+      form = await readComposer(request, ctx, true);
+      const v = form.values;
+      const made = await campaignOfForm(ctx, account.id, v.form_key ?? '');
+      if (made) return seeOther(reply, `/dashboard/campaigns/${made.id}`);
+      const later = v.when === 'later';
+      if (later && !v.send_at_local) throw new AppError('invalid_send_at', 'Choose the date and time to send at, or “Send now”.');
+      const { campaign } = await sendCampaign(ctx, form.draft!, {
+        account,
+        ownerId: owner.id,
+        formKey: v.form_key ?? '',
+        ...(later ? { sendAtLocal: v.send_at_local!, timeZone: v.time_zone ?? '' } : {}),
+      });
+      return seeOther(reply, `/dashboard/campaigns/${campaign.id}`);
+    } catch (err) {
+      if (!(err instanceof AppError) || (err.status >= 500 && err.code !== 'service_unavailable')) throw err;
+      if (err.headers) reply.headers(err.headers);
+      reply.code(err.status);
+      return composer(request, reply, { error: /nothing was sent/i.test(err.message) ? err.message : `${err.message} Nothing was sent.`, values: form?.values ?? {}, draft: form?.draft ?? null });
+    }
+  });
+
+  app.get('/campaigns', async (request, reply) => {
+    const { account } = state(request);
+    const campaigns = await listCampaigns(ctx, account.id);
+    const rows = campaigns.map((c) => [
+      html`<a href="/dashboard/campaigns/${c.id}"><code>${c.id}</code></a>`,
+      c.sender,
+      c.messages.toLocaleString('en'),
+      c.credits.toLocaleString('en'),
+      c.send_at !== null ? when(c.send_at) : html`<span class="muted">at once</span>`,
+      when(c.created_at),
+    ]);
+    return render(
+      request,
+      reply,
+      'Campaigns',
+      'campaigns',
+      html`<p><a class="button" href="/dashboard/campaigns/new">New campaign</a></p>
+${table('Your campaigns (latest 100)', ['Campaign', 'From', 'Messages', 'Credits', 'Send at', 'Created'], rows, 'No campaigns yet.')}`,
+    );
+  });
+
+  const campaignPage = async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply, notice?: { text: string; kind: 'ok' | 'error' }) => {
+    const { account, session } = state(request);
+    const campaign = await getCampaign(ctx, account.id, request.params.id);
+    const progress = await campaignProgress(ctx, account.id, campaign.id);
+    const scheduled = progress.counts.scheduled ?? 0;
+    const localSendAt =
+      campaign.send_at !== null && campaign.time_zone
+        ? html` (${new Intl.DateTimeFormat('en-GB', { timeZone: campaign.time_zone, dateStyle: 'medium', timeStyle: 'short' }).format(new Date(Number(campaign.send_at)))} ${campaign.time_zone})`
+        : '';
+    return render(
+      request,
+      reply,
+      `Campaign ${campaign.id}`,
+      'campaigns',
+      html`${alert(notice?.text, notice?.kind)}<section><dl class="detail">
+<dt>From</dt><dd>${campaign.sender}</dd>
+<dt>Template</dt><dd><span class="message-text">${campaign.template}</span></dd>
+<dt>File</dt><dd>${plural(Number(campaign.file_rows), 'row')}: ${plural(Number(campaign.messages), 'message')}${
+        Number(campaign.invalid_rows) > 0 ? html`, ${plural(Number(campaign.invalid_rows), 'invalid row')} not sent` : ''
+      }</dd>
+<dt>Credits</dt><dd>${Number(campaign.credits).toLocaleString('en')}</dd>
+<dt>Send at</dt><dd>${campaign.send_at !== null ? html`${when(campaign.send_at)}${localSendAt}` : 'at once'}</dd>
+<dt>Created</dt><dd>${when(campaign.created_at)}</dd></dl></section>
+${progressFragment(campaign, progress, stillRunning(progress))}
+<div id="chart" aria-label="Delivered per minute" role="img"></div>
+<p><a href="/dashboard/campaigns/${campaign.id}/results.csv" download>Download the results (CSV)</a> · <a href="/dashboard/campaigns">All campaigns</a></p>
+${
+  scheduled > 0
+    ? html`<form method="post" action="/dashboard/campaigns/${campaign.id}/cancel" data-confirm="Cancel the ${scheduled} scheduled messages of this campaign? Their credits are refunded.">${csrfField(session.csrf_token)}<button type="submit" class="danger" id="cancel-campaign">Cancel the scheduled messages</button></form>`
+    : ''
+}`,
+      ['uPlot.iife.min.js', 'uPlot.min.css'],
+    );
+  };
+
+  app.get<{ Params: { id: string } }>('/campaigns/:id', async (request, reply) => campaignPage(request, reply));
+
+  app.get<{ Params: { id: string } }>('/campaigns/:id/progress', async (request, reply) => {
+    const { account } = state(request);
+    const campaign = await getCampaign(ctx, account.id, request.params.id);
+    const progress = await campaignProgress(ctx, account.id, campaign.id);
+    const polling = stillRunning(progress);
+    // 286 tells htmx to stop polling: nothing of the campaign can change any more.
+    return reply.code(polling ? 200 : 286).type('text/html; charset=utf-8').send(progressFragment(campaign, progress, polling).text);
+  });
+
+  app.get<{ Params: { id: string } }>('/campaigns/:id/results.csv', async (request, reply) => {
+    const { account } = state(request);
+    const campaign = await getCampaign(ctx, account.id, request.params.id);
+    return reply
+      .type('text/csv; charset=utf-8')
+      .header('content-disposition', `attachment; filename="${campaign.id}-results.csv"`)
+      .send(Readable.from(campaignResultsCsv(ctx, account.id, campaign.id)));
+  });
+
+  app.post<{ Params: { id: string } }>('/campaigns/:id/cancel', async (request, reply) => {
+    try {
+      const { canceled, credits } = await cancelCampaign(ctx, state(request).account.id, request.params.id);
+      return campaignPage(request, reply, { text: `${plural(canceled, 'scheduled message')} canceled; ${plural(credits, 'credit')} refunded.`, kind: 'ok' });
+    } catch (err) {
+      if (!(err instanceof AppError) || err.code !== 'not_cancelable') throw err;
+      reply.code(err.status);
+      return campaignPage(request, reply, { text: err.message, kind: 'error' });
+    }
+  });
+}

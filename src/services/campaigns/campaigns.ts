@@ -1,0 +1,329 @@
+/**
+ * Campaigns from the dashboard's composer: a file of recipients (a `to` column and any others),
+ * a template filled per row, one Sender ID, sent now or at a local time in the owner's time zone.
+ *
+ * `readCampaign` streams the file once, checks every row as the API would check a message (the
+ * recipient, the destination rules, the text once filled) and keeps what the preview shows: the
+ * first rows, every invalid row with its line and reason (the first `LISTED_INVALID_ROWS` listed,
+ * all of them counted), the cost in credits and the balance. `sendCampaign` reads it again with
+ * the rows kept and accepts them in one acceptance (see acceptance-batcher.ts): one debit for the
+ * whole campaign, split into batches of at most `BULK_MAX_MESSAGES`, all stored or none. The
+ * composer form's key is stored with the campaign in that transaction, unique per account: the
+ * same form posted twice finds the campaign it made.
+ */
+import { AppError } from '../../errors/catalogue.ts';
+import { fillTemplate, rowValues, unknownPlaceholders } from '../../domain/message-template.ts';
+import { isTimeZone, localTimeToInstant } from '../../domain/local-time.ts';
+import type { Encoding } from '../../domain/segmentation.ts';
+import { csvLine } from '../../domain/csv-cell.ts';
+import type { MessageStatus } from '../../domain/message-status.ts';
+import type { MessagesTable } from '../../store/database.ts';
+import { isUniqueViolation } from '../../store/dialect.ts';
+import { creditBalance } from '../../store/repositories/ledger.repository.ts';
+import {
+  campaignBatchIds,
+  campaignById,
+  campaignByFormKey,
+  campaignDeliveries,
+  campaignFailures,
+  campaignResultsPage,
+  campaignStatusCounts,
+  insertCampaign,
+  listCampaignRows,
+  setOwnerTimeZone,
+  type CampaignRow,
+} from '../../store/repositories/campaigns.repository.ts';
+import { newId } from '../../util/ids.ts';
+import { randomToken } from '../auth/sessions.ts';
+import { accountMayUseApi, approvedSenderName } from '../auth/access.ts';
+import { destinationRule } from '../accounts/account-limits.ts';
+import { accept, checkEntry, messageRow, timingOf, type ValidEntry } from '../messages/submit-messages.ts';
+import { cancelScheduled } from '../messages/cancel-messages.ts';
+import { readCampaignCsv, type CampaignFileSummary } from './campaign-file.ts';
+import { readCampaignXlsx } from './campaign-xlsx.ts';
+import type { Context } from '../context.ts';
+
+/** Data rows of one campaign file. */
+export const CAMPAIGN_MAX_ROWS = 100_000;
+/** Bytes of one campaign file. */
+export const CAMPAIGN_MAX_BYTES = 20 * 1024 * 1024;
+/** Characters of a template (placeholders included; the filled text is checked per row). */
+export const MAX_TEMPLATE_CHARACTERS = 4000;
+/** Rows shown in the preview. */
+export const PREVIEW_ROWS = 5;
+/** Invalid rows listed by line (all are counted). */
+export const LISTED_INVALID_ROWS = 500;
+
+export type Campaign = CampaignRow;
+
+export interface CampaignInput {
+  sender: string;
+  template: string;
+}
+
+export interface InvalidRow {
+  line: number;
+  to: string;
+  reason: string;
+}
+
+export interface PreviewRow {
+  line: number;
+  to: string;
+  text: string;
+  encoding: Encoding;
+  segments: number;
+}
+
+export interface CampaignDraft {
+  sender: string;
+  template: string;
+  file: CampaignFileSummary;
+  preview: PreviewRow[];
+  invalid: InvalidRow[];
+  invalidCount: number;
+  /** Valid rows: the messages the campaign would send. */
+  messages: number;
+  credits: number;
+  balance: number;
+  /** The valid rows themselves, when asked for (to send). */
+  entries: ValidEntry[];
+}
+
+/** The composer form's key: random, so that one form makes one campaign. */
+export function newCampaignFormKey(): string {
+  return randomToken();
+}
+
+const FORM_KEY = /^[A-Za-z0-9_-]{16,64}$/;
+
+function checkTemplate(template: string): void {
+  if (template.trim() === '') throw new AppError('invalid_request', 'Write the message template.');
+  if (template.length > MAX_TEMPLATE_CHARACTERS) {
+    throw new AppError('invalid_request', `The template has ${template.length.toLocaleString('en')} characters; the maximum is ${MAX_TEMPLATE_CHARACTERS.toLocaleString('en')}.`);
+  }
+}
+
+/**
+ * Reads a campaign file (CSV, streamed; or XLSX, its first sheet) against a template and a Sender ID. Throws
+ * `invalid_request` for what refuses the whole file (see campaign-file.ts, and a placeholder
+ * that names no column), `sender_id_not_allowed` / `invalid_sender_id` for the Sender ID.
+ */
+export async function readCampaign(
+  ctx: Context,
+  accountId: string,
+  input: CampaignInput,
+  source: AsyncIterable<Uint8Array | string>,
+  keepEntries: boolean,
+  format: 'csv' | 'xlsx' = 'csv',
+): Promise<CampaignDraft> {
+  checkTemplate(input.template);
+  const sender = await approvedSenderName(ctx, accountId, input.sender);
+  const destinations = await destinationRule(ctx, accountId);
+  const preview: PreviewRow[] = [];
+  const invalid: InvalidRow[] = [];
+  const entries: ValidEntry[] = [];
+  let invalidCount = 0;
+  let messages = 0;
+  let credits = 0;
+  let headers: string[] = [];
+  let toColumn = 0;
+  const refuseRow = (line: number, to: string, reason: string) => {
+    invalidCount++;
+    if (invalid.length < LISTED_INVALID_ROWS) invalid.push({ line, to: to.length > 40 ? `${to.slice(0, 40)}…` : to, reason });
+  };
+  const file = await (format === 'xlsx' ? readCampaignXlsx : readCampaignCsv)(
+    source,
+    { maxRows: CAMPAIGN_MAX_ROWS, maxBytes: CAMPAIGN_MAX_BYTES },
+    ({ line, cells }) => {
+      const to = (cells[toColumn] ?? '').trim();
+      if (to === '') return refuseRow(line, to, 'The `to` cell is empty.');
+      const { text } = fillTemplate(input.template, rowValues(headers, cells));
+      const check = checkEntry(to, text, destinations);
+      if (!check.ok) return refuseRow(line, to, check.message.replaceAll('`message`', 'The filled message'));
+      messages++;
+      credits += check.entry.segments;
+      if (preview.length < PREVIEW_ROWS) preview.push({ line, to, text, encoding: check.entry.encoding, segments: check.entry.segments });
+      if (keepEntries) entries.push(check.entry);
+    },
+    (h) => {
+      headers = h;
+      toColumn = h.findIndex((c) => c.trim().toLowerCase() === 'to');
+      const unknown = unknownPlaceholders(input.template, h);
+      if (unknown.length > 0) {
+        throw new AppError(
+          'invalid_request',
+          `The template names ${unknown.map((p) => `{{${p}}}`).join(', ')}, which the file has no column for. Its columns are: ${h.slice(0, 20).join(', ')}.`,
+        );
+      }
+    },
+  );
+  return { sender, template: input.template, file, preview, invalid, invalidCount, messages, credits, balance: await creditBalance(ctx.store.db, accountId), entries };
+}
+
+export interface SendCampaignInput {
+  account: { id: string; status: string };
+  ownerId: string;
+  formKey: string;
+  /** `YYYY-MM-DDTHH:MM` in `timeZone`, or absent to send now. */
+  sendAtLocal?: string;
+  timeZone?: string;
+}
+
+/** What a send did: the campaign, and whether this form had already made it (nothing new). */
+export interface SentCampaign {
+  campaign: Campaign;
+  repeated: boolean;
+}
+
+/** The campaign a composer form already made, if it did. */
+export async function campaignOfForm(ctx: Context, accountId: string, formKey: string): Promise<Campaign | undefined> {
+  if (!FORM_KEY.test(formKey)) return undefined;
+  return campaignByFormKey(ctx.store.db, accountId, formKey);
+}
+
+/**
+ * Accepts a read campaign (`readCampaign` with the entries kept): all of its messages debited and
+ * stored in one transaction, or none. Throws `invalid_request` (no valid row, a bad form key),
+ * `invalid_send_at` (a local time that does not exist or exists twice, in the past, too far
+ * ahead), `account_suspended`, `insufficient_credits`, `daily_limit_reached`,
+ * `service_unavailable` (the dispatch backlog is full, for a campaign sent now).
+ */
+export async function sendCampaign(ctx: Context, draft: CampaignDraft, input: SendCampaignInput): Promise<SentCampaign> {
+  const accountId = input.account.id;
+  if (!FORM_KEY.test(input.formKey)) throw new AppError('invalid_request', 'The form is incomplete; reload the page and try again.');
+  const existing = await campaignByFormKey(ctx.store.db, accountId, input.formKey);
+  if (existing) return { campaign: existing, repeated: true };
+  if (!accountMayUseApi(input.account.status)) throw new AppError('account_suspended');
+  if (draft.messages === 0 || draft.entries.length !== draft.messages) {
+    throw new AppError('invalid_request', 'No row of the file can be sent: see the invalid rows.');
+  }
+  const now = ctx.clock();
+  let sendAt: string | undefined;
+  let timeZone: string | null = null;
+  if (input.sendAtLocal !== undefined) {
+    const zone = input.timeZone ?? '';
+    const local = localTimeToInstant(input.sendAtLocal, zone);
+    if (!local.ok) throw new AppError('invalid_send_at', local.reason, { details: [{ field: 'send_at', code: 'invalid_send_at', message: local.reason }] });
+    sendAt = new Date(local.at).toISOString();
+    timeZone = zone;
+  }
+  const timing = timingOf(sendAt === undefined ? {} : { send_at: sendAt }, now);
+  const campaignId = newId('cmp', now);
+  const size = ctx.config.bulkMaxMessages;
+  const rows: MessagesTable[] = [];
+  const batches: { id: string; total: number; queued: number; credits: number }[] = [];
+  for (let start = 0; start < draft.entries.length; start += size) {
+    const part = draft.entries.slice(start, start + size);
+    const batchId = newId('bat', now);
+    let credits = 0;
+    for (const entry of part) {
+      rows.push(messageRow(accountId, batchId, draft.sender, entry, null, timing, now));
+      credits += entry.segments;
+    }
+    batches.push({ id: batchId, total: part.length, queued: part.length, credits });
+  }
+  const campaign: CampaignRow = {
+    id: campaignId,
+    account_id: accountId,
+    form_key: input.formKey,
+    sender: draft.sender,
+    template: draft.template,
+    file_rows: draft.file.rows,
+    invalid_rows: draft.invalidCount,
+    messages: rows.length,
+    credits: draft.credits,
+    send_at: timing.sendAt,
+    time_zone: timeZone,
+    created_at: now,
+  };
+  try {
+    await accept(ctx, {
+      accountId,
+      rows,
+      reference: campaignId,
+      credits: draft.credits,
+      batch: null,
+      campaign: { id: campaignId, batches },
+      respond: () => null,
+      // The campaign row commits with its messages; its unique form key refuses a second one.
+      write: (trx) => insertCampaign(trx, campaign),
+    });
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    const made = await campaignByFormKey(ctx.store.db, accountId, input.formKey);
+    if (!made) throw err;
+    return { campaign: made, repeated: true };
+  }
+  if (timeZone !== null) await setOwnerTimeZone(ctx.store.db, input.ownerId, timeZone);
+  return { campaign, repeated: false };
+}
+
+/** Saves the owner's time zone (an IANA name), as the composer's default. */
+export async function saveOwnerTimeZone(ctx: Context, ownerId: string, zone: string): Promise<void> {
+  if (!isTimeZone(zone)) throw new AppError('invalid_request', `${zone} is not a known time zone.`);
+  await setOwnerTimeZone(ctx.store.db, ownerId, zone);
+}
+
+export async function listCampaigns(ctx: Context, accountId: string, limit = 100): Promise<Campaign[]> {
+  return listCampaignRows(ctx.store.db, accountId, limit);
+}
+
+export async function getCampaign(ctx: Context, accountId: string, id: string): Promise<Campaign> {
+  const campaign = id.length <= 100 ? await campaignById(ctx.store.db, accountId, id) : undefined;
+  if (!campaign) throw new AppError('not_found', 'No campaign with this id.');
+  return campaign;
+}
+
+export interface CampaignProgress {
+  counts: Partial<Record<MessageStatus, number>>;
+  failures: { code: string; count: number }[];
+  /** Deliveries per minute: start of the minute (ms) and count. */
+  deliveries: { at: number; count: number }[];
+}
+
+export async function campaignProgress(ctx: Context, accountId: string, id: string): Promise<CampaignProgress> {
+  const db = ctx.store.db;
+  const [counts, failures, deliveries] = [await campaignStatusCounts(db, accountId, id), await campaignFailures(db, accountId, id), await campaignDeliveries(db, accountId, id, 60_000)];
+  return { counts, failures, deliveries };
+}
+
+/**
+ * Cancels what of the campaign is still scheduled, batch by batch through the batch cancel
+ * (each batch's refund is its own ledger row). Throws `not_cancelable` when nothing was.
+ */
+export async function cancelCampaign(ctx: Context, accountId: string, id: string): Promise<{ canceled: number; credits: number }> {
+  await getCampaign(ctx, accountId, id);
+  let canceled = 0;
+  let credits = 0;
+  for (const batchId of await campaignBatchIds(ctx.store.db, accountId, id)) {
+    try {
+      const result = await cancelScheduled(ctx, accountId, { batchId });
+      canceled += result.data.canceled.length;
+      credits += result.data.credits_refunded;
+    } catch (err) {
+      if (!(err instanceof AppError) || err.code !== 'not_cancelable') throw err;
+    }
+  }
+  if (canceled === 0) throw new AppError('not_cancelable', 'Nothing of this campaign is still scheduled: it was already released to dispatch, or canceled.');
+  return { canceled, credits };
+}
+
+const RESULT_COLUMNS = ['message_id', 'batch_id', 'to', 'status', 'segments', 'encoding', 'error_code', 'error_message', 'created_at', 'send_at', 'sent_at', 'delivered_at'];
+const iso = (ms: number | null) => (ms === null ? '' : new Date(Number(ms)).toISOString());
+
+/** The campaign's per-message results as CSV lines, read a page at a time (cells escaped: csv-cell.ts). */
+export async function* campaignResultsCsv(ctx: Context, accountId: string, id: string): AsyncGenerator<string> {
+  yield csvLine(RESULT_COLUMNS);
+  let after: string | null = null;
+  for (;;) {
+    const page = await campaignResultsPage(ctx.store.db, accountId, id, after, 1000);
+    if (page.length === 0) return;
+    let chunk = '';
+    for (const m of page) {
+      chunk += csvLine([m.id, m.batch_id, m.recipient, m.status, m.segments, m.encoding, m.error_code, m.error_message, iso(m.created_at), iso(m.send_at), iso(m.sent_at), iso(m.delivered_at)]);
+    }
+    yield chunk;
+    after = page[page.length - 1]!.id;
+  }
+}

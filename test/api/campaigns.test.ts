@@ -1,0 +1,224 @@
+/**
+ * The campaign composer and the campaign page through HTTP (Fastify inject): the preview (first
+ * rows, invalid rows with line and reason, cost against the balance), a campaign larger than
+ * BULK_MAX_MESSAGES in several batches debited once, a form posted twice making one campaign,
+ * scheduling at a local time (DST gaps refused), cancel with refunds, the results CSV escaped.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { harness, type Harness } from '../helpers/harness.ts';
+import { csrfToken, DashboardClient } from '../helpers/dashboard-client.ts';
+import { addCredits, setAccountStatus } from '../../src/services/accounts/accounts.ts';
+import { approveSenderId, registerSenderId } from '../../src/services/sender-ids/sender-ids.ts';
+import { xlsxWorkbook } from '../helpers/xlsx.ts';
+
+const PASSWORD = 'correct horse battery';
+
+function formKey(page: string): string {
+  const m = /name="form_key" value="([^"]+)"/.exec(page);
+  assert.ok(m, 'the composer carries a form key');
+  return m[1]!;
+}
+
+function csv(text: string) {
+  return [{ name: 'file', filename: 'list.csv', type: 'text/csv', bytes: Buffer.from(text) }];
+}
+
+describe('dashboard: campaigns', () => {
+  let h: Harness;
+  let n = 0;
+  before(async () => {
+    h = await harness({ BULK_MAX_MESSAGES: '3' });
+  });
+  after(() => h.close());
+
+  /** A signed-up owner with an approved Sender ID `Acme` and `credits`. */
+  async function owner(credits: number) {
+    n++;
+    const client = new DashboardClient(h.app);
+    const form = await client.get('/dashboard/signup');
+    const email = `campaign${n}@example.com`;
+    assert.equal((await client.post('/dashboard/signup', { name: 'Acme Ltd', email, password: PASSWORD }, form.body)).statusCode, 303);
+    const row = await h.ctx.store.db.selectFrom('owners').selectAll().where('email', '=', email).executeTakeFirstOrThrow();
+    const sender = await registerSenderId(h.ctx, row.account_id, 'Acme');
+    await approveSenderId(h.ctx, sender.id);
+    if (credits > 0) await addCredits(h.ctx, row.account_id, credits);
+    return { client, accountId: row.account_id, ownerId: row.id };
+  }
+
+  async function compose(client: DashboardClient, fields: Record<string, string>, file: string, url = '/dashboard/campaigns') {
+    const page = await client.get('/dashboard/campaigns/new');
+    assert.equal(page.statusCode, 200);
+    const key = formKey(page.body);
+    const res = await client.postMultipart(url, { _csrf: csrfToken(page.body), form_key: key, sender: 'Acme', when: 'now', ...fields }, csv(file));
+    return { res, key, page };
+  }
+
+  const balance = async (accountId: string) => Number((await h.ctx.store.db.selectFrom('accounts').select('credits').where('id', '=', accountId).executeTakeFirstOrThrow()).credits);
+  const messages = (accountId: string) => h.ctx.store.db.selectFrom('messages').selectAll().where('account_id', '=', accountId).orderBy('id').execute();
+
+  test('the preview shows the first rows filled, every invalid row with its line and reason, and the cost against the balance', async () => {
+    const { client } = await owner(2);
+    const file = 'to;first_name\n+33612345678;Ana\nnot a number;Bob\n\n+33612345679;Zoë\n;Nobody\n+33612345670;Eve\n';
+    const { res } = await compose(client, { template: 'Hi {{ First_Name }}, see you Monday' }, file, '/dashboard/campaigns/preview');
+    assert.equal(res.statusCode, 200, res.body);
+    assert.match(res.body, /The file has 5 rows \(UTF-8, separated by “;”\)/);
+    assert.match(res.body, /Hi Ana, see you Monday/);
+    assert.match(res.body, /Hi Zoë, see you Monday/);
+    assert.match(res.body, /<strong>3 messages<\/strong> to send, <strong>2 rows<\/strong> that cannot be sent/);
+    // Line numbers count the header and the empty line.
+    assert.match(res.body, /<td data-label="Line">3<\/td><td data-label="To">not a number<\/td><td data-label="Reason">`to` is not a valid E.164 number/);
+    assert.match(res.body, /<td data-label="Line">6<\/td><td data-label="To"><span class="muted">\(empty\)<\/span><\/td><td data-label="Reason">The `to` cell is empty./);
+    assert.match(res.body, /data-credits="3"/);
+    assert.match(res.body, /data-balance="2"/);
+    assert.match(res.body, /The balance does not cover this campaign: it needs 1 more credit/);
+    assert.match(res.body, /GSM-7|UCS-2/);
+
+    const unknown = await compose(client, { template: 'Hi {{surname}}' }, file, '/dashboard/campaigns/preview');
+    assert.match(unknown.res.body, /The template names \{\{surname\}\}, which the file has no column for/);
+    const noTo = await compose(client, { template: 'Hi' }, 'phone\n+33612345678\n', '/dashboard/campaigns/preview');
+    assert.match(noTo.res.body, /one of them `to`/);
+  });
+
+  test('a campaign over BULK_MAX_MESSAGES becomes several batches under one campaign, debited once; the same form again makes nothing', async () => {
+    const { client, accountId } = await owner(20);
+    const rows = Array.from({ length: 7 }, (_, i) => `+3361234567${i},N${i}`).join('\n');
+    const { res, key, page } = await compose(client, { template: 'Hello {{name}}' }, `to,name\n${rows}\nbad,X\n`);
+    assert.equal(res.statusCode, 303, res.body);
+    const location = String(res.headers.location);
+    assert.match(location, /^\/dashboard\/campaigns\/cmp_/);
+    const stored = await messages(accountId);
+    assert.equal(stored.length, 7);
+    assert.equal(new Set(stored.map((m) => m.batch_id)).size, 3, 'batches of at most 3');
+    assert.equal(await balance(accountId), 13);
+    const ledger = await h.ctx.store.db.selectFrom('credit_ledger').selectAll().where('account_id', '=', accountId).where('kind', '=', 'debit').execute();
+    assert.equal(ledger.length, 1, 'one debit for the whole campaign');
+    assert.equal(Number(ledger[0]!.amount), -7);
+
+    // A reload or a double click posts the same form (same key) again: the same campaign, nothing new.
+    const again = await client.postMultipart('/dashboard/campaigns', { _csrf: csrfToken(page.body), form_key: key, sender: 'Acme', when: 'now', template: 'Hello {{name}}' }, csv(`to,name\n${rows}\n`));
+    assert.equal(again.statusCode, 303);
+    assert.equal(again.headers.location, location);
+    assert.equal((await messages(accountId)).length, 7);
+    assert.equal(await balance(accountId), 13);
+
+    const campaign = await client.get(location);
+    assert.equal(campaign.statusCode, 200);
+    assert.match(campaign.body, /8 rows: 7 messages, 1 invalid row not sent/);
+    assert.match(campaign.body, /data-status-count="pending">7</);
+    await h.workers.drain();
+    h.clock.advance(5_000);
+    await h.workers.drain();
+    const progress = await client.get(`${location}/progress`);
+    assert.equal(progress.statusCode, 286, 'finished: htmx stops polling');
+    assert.match(progress.body, /data-status-count="delivered">7</);
+  });
+
+  test('a double click (the same form posted twice at once) makes one campaign and one debit', async () => {
+    const { client, accountId } = await owner(20);
+    const page = await client.get('/dashboard/campaigns/new');
+    const fields = { _csrf: csrfToken(page.body), form_key: formKey(page.body), sender: 'Acme', when: 'now', template: 'Hello {{name}}' };
+    const file = csv('to,name\n+33612345678,Ana\n+33612345679,Bob\n+33612345670,Eve\n+33612345671,Max\n');
+    const [a, b] = await Promise.all([client.postMultipart('/dashboard/campaigns', fields, file), client.postMultipart('/dashboard/campaigns', fields, file)]);
+    assert.equal(a.statusCode, 303, a.body);
+    assert.equal(b.statusCode, 303, b.body);
+    assert.equal(a.headers.location, b.headers.location);
+    assert.equal((await messages(accountId)).length, 4);
+    assert.equal(await balance(accountId), 16);
+    assert.equal((await h.ctx.store.db.selectFrom('campaigns').selectAll().where('account_id', '=', accountId).execute()).length, 1);
+  });
+
+  test('a forged form (no token) and a suspended account send nothing', async () => {
+    const { client, accountId } = await owner(10);
+    const page = await client.get('/dashboard/campaigns/new');
+    const fields = { form_key: formKey(page.body), sender: 'Acme', when: 'now', template: 'Hi' };
+    const forged = await client.postMultipart('/dashboard/campaigns', fields, csv('to\n+33612345678\n'));
+    assert.equal(forged.statusCode, 403);
+    await setAccountStatus(h.ctx, accountId, 'suspended');
+    const suspended = await client.postMultipart('/dashboard/campaigns', { _csrf: csrfToken(page.body), ...fields }, csv('to\n+33612345678\n'));
+    assert.equal(suspended.statusCode, 403, suspended.body);
+    assert.match(suspended.body, /The account is suspended/);
+    assert.equal((await messages(accountId)).length, 0);
+    assert.equal(await balance(accountId), 10);
+  });
+
+  test('an XLSX file is read from its first sheet, rows numbered as in the sheet', async () => {
+    const { client, accountId } = await owner(10);
+    const page = await client.get('/dashboard/campaigns/new');
+    const book = xlsxWorkbook(new Map<number, (string | number)[]>([[1, ['to', 'name']], [2, ['+33612345678', 'Ana']], [4, [33612345679, 'Bob']]]));
+    const fields = { _csrf: csrfToken(page.body), form_key: formKey(page.body), sender: 'Acme', when: 'now', template: 'Hi {{name}}' };
+    const file = [{ name: 'file', filename: 'list.xlsx', type: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', bytes: book }];
+    const preview = await client.postMultipart('/dashboard/campaigns/preview', fields, file);
+    assert.match(preview.body, /The file has 2 rows \(XLSX, first sheet\)/);
+    assert.match(preview.body, /<td data-label="Line">4<\/td><td data-label="To">33612345679<\/td><td data-label="Reason">`to` is not a valid E.164 number/);
+    const sent = await client.postMultipart('/dashboard/campaigns', fields, file);
+    assert.equal(sent.statusCode, 303, sent.body);
+    assert.deepEqual((await messages(accountId)).map((m) => m.body), ['Hi Ana']);
+    const old = await client.postMultipart('/dashboard/campaigns/preview', fields, [{ name: 'file', filename: 'list.xls', type: 'application/vnd.ms-excel', bytes: Buffer.from('x') }]);
+    assert.match(old.body, /save the sheet as “Excel Workbook \(.xlsx\)” or as “CSV UTF-8”/);
+  });
+
+  test('a campaign the balance does not cover is refused whole: nothing stored, nothing debited', async () => {
+    const { client, accountId } = await owner(5);
+    const rows = Array.from({ length: 7 }, (_, i) => `+3361234567${i}`).join('\n');
+    const { res } = await compose(client, { template: 'Hello' }, `to\n${rows}\n`);
+    assert.equal(res.statusCode, 422, res.body);
+    assert.match(res.body, /Sending needs 7 credits; the balance is 5 credits/);
+    assert.match(res.body, /Nothing was sent/);
+    assert.equal((await messages(accountId)).length, 0);
+    assert.equal(await balance(accountId), 5);
+    assert.equal((await h.ctx.store.db.selectFrom('campaigns').selectAll().where('account_id', '=', accountId).execute()).length, 0);
+  });
+
+  test('scheduled at a local time in the owner’s zone (DST gaps refused, the zone remembered), then canceled with refunds', async () => {
+    const { client, accountId, ownerId } = await owner(10);
+    const file = 'to,name\n+33612345678,Ana\n+33612345679,Bob\n+33612345670,Eve\n+33612345671,Max\n';
+    // 2026-03-29 02:30 does not exist in Paris: the clocks go from 02:00 to 03:00.
+    const gap = await compose(client, { template: 'Hi {{name}}', when: 'later', send_at_local: '2026-03-29T02:30', time_zone: 'Europe/Paris' }, file);
+    assert.equal(gap.res.statusCode, 400);
+    assert.match(gap.res.body, /2026-03-29 02:30 does not exist in Europe\/Paris: the clocks skip it for daylight saving time/);
+    assert.equal((await messages(accountId)).length, 0);
+
+    const { res } = await compose(client, { template: 'Hi {{name}}', when: 'later', send_at_local: '2026-03-02T09:00', time_zone: 'Europe/Paris' }, file);
+    assert.equal(res.statusCode, 303, res.body);
+    const stored = await messages(accountId);
+    assert.equal(stored.length, 4);
+    assert.ok(stored.every((m) => m.status === 'scheduled' && Number(m.send_at) === Date.parse('2026-03-02T08:00:00Z')));
+    assert.equal(await balance(accountId), 6);
+    const ownerRow = await h.ctx.store.db.selectFrom('owners').selectAll().where('id', '=', ownerId).executeTakeFirstOrThrow();
+    assert.equal(ownerRow.time_zone, 'Europe/Paris');
+    assert.match((await client.get('/dashboard/campaigns/new')).body, /<option value="Europe\/Paris" selected>/);
+
+    const location = String(res.headers.location);
+    const page = await client.get(location);
+    assert.match(page.body, /2 Mar 2026, 09:00 Europe\/Paris/);
+    assert.match(page.body, /id="cancel-campaign"/);
+    const cancel = await client.post(`${location}/cancel`, {}, page.body);
+    assert.equal(cancel.statusCode, 200, cancel.body);
+    assert.match(cancel.body, /4 scheduled messages canceled; 4 credits refunded/);
+    assert.equal(await balance(accountId), 10);
+    assert.ok((await messages(accountId)).every((m) => m.status === 'canceled'));
+    const twice = await client.post(`${location}/cancel`, {}, page.body);
+    assert.equal(twice.statusCode, 409);
+    assert.match(twice.body, /Nothing of this campaign is still scheduled/);
+  });
+
+  test('the results CSV lists every message, cells that a spreadsheet would run escaped; another account sees nothing', async () => {
+    const { client } = await owner(10);
+    const { res } = await compose(client, { template: '=cmd {{name}}' }, 'to,name\n+33612345678,"@x, ""y"""\n');
+    assert.equal(res.statusCode, 303, res.body);
+    const location = String(res.headers.location);
+    const download = await client.get(`${location}/results.csv`);
+    assert.equal(download.statusCode, 200);
+    assert.match(String(download.headers['content-type']), /^text\/csv/);
+    assert.match(String(download.headers['content-disposition']), /^attachment; filename="cmp_[a-z0-9]+-results\.csv"$/);
+    const lines = download.body.trimEnd().split('\r\n');
+    assert.equal(lines.length, 2);
+    assert.equal(lines[0], 'message_id,batch_id,to,status,segments,encoding,error_code,error_message,created_at,send_at,sent_at,delivered_at');
+    assert.match(lines[1]!, /^msg_[a-z0-9]+,bat_[a-z0-9]+,'\+33612345678,pending,1,GSM-7,,,2026-/);
+
+    const other = await owner(0);
+    assert.equal((await other.client.get(location)).statusCode, 404);
+    assert.equal((await other.client.get(`${location}/results.csv`)).statusCode, 404);
+  });
+});
