@@ -16,6 +16,7 @@ import { accountCommands } from './commands/account.ts';
 import { devWebhookCommands } from './commands/dev-webhook.ts';
 import { doctorCommands } from './commands/doctor.ts';
 import { keyCommands } from './commands/key.ts';
+import { numberCommands } from './commands/number.ts';
 import { operatorCommands } from './commands/operator.ts';
 import { senderIdCommands } from './commands/sender-id.ts';
 import { serviceCommands } from './commands/service.ts';
@@ -27,6 +28,7 @@ export const commands: Record<string, Command> = {
   ...accountCommands,
   ...keyCommands,
   ...senderIdCommands,
+  ...numberCommands,
   ...operatorCommands,
   ...doctorCommands,
   ...devWebhookCommands,

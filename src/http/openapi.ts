@@ -199,6 +199,7 @@ export async function registerOpenApi(app: AnyFastify, publicUrl: string): Promi
         { name: 'Sender IDs', description: 'Register and list the names recipients see as the sender.' },
         { name: 'Delivery reports', description: 'Per-message status, paginated.' },
         { name: 'Account', description: 'The account and its credit balance.' },
+        { name: 'Numbers', description: 'Phone numbers assigned to the account, for two-way messaging.' },
         { name: 'Webhooks', description: 'Events Pigeon POSTs to your `callback_url`.' },
       ],
       components: {

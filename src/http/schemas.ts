@@ -150,6 +150,13 @@ export const SenderIdFieldErrors = fieldErrors({
   'body:name': { code: 'invalid_sender_id_name', field: 'name', limit: LIMITS.senderIdName },
 });
 
+export const NumberRecord = Type.Object({
+  number: Type.String({ description: 'E.164, or a short code of 3 to 8 digits.' }),
+  label: Type.Union([Type.String(), Type.Null()]),
+  created_at: Type.String({ format: 'date-time' }),
+});
+export const NumberList = Type.Object({ status: Type.Literal('success'), data: Type.Array(NumberRecord) });
+
 /** `Idempotency-Key` on the sends (DECISIONS.md §5). */
 export const IdempotencyHeaders = Type.Object({
   'idempotency-key': Type.Optional(

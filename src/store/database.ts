@@ -292,6 +292,14 @@ export interface AccessRevisionTable {
   value: number;
 }
 
+/** A phone number (E.164 or a short code) assigned to an account (migration 013). */
+export interface NumbersTable {
+  number: string;
+  account_id: string;
+  label: string | null;
+  created_at: number;
+}
+
 export interface Database {
   access_revision: AccessRevisionTable;
   operators: OperatorsTable;
@@ -314,4 +322,5 @@ export interface Database {
   rate_counters: RateCountersTable;
   sender_id_documents: SenderIdDocumentsTable;
   mail_outbox: MailOutboxTable;
+  numbers: NumbersTable;
 }

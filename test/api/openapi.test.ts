@@ -9,6 +9,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import type { LightMyRequestResponse } from 'fastify';
 import { catalogue } from '../../src/errors/catalogue.ts';
 import { OPENAPI_PATH, routesServedBy } from '../../src/http/openapi.ts';
+import { assignNumber } from '../../src/services/numbers/numbers.ts';
 import { harness, type Harness } from '../helpers/harness.ts';
 
 type Doc = {
@@ -160,6 +161,8 @@ describe('OpenAPI document', () => {
     check('GET', '/v1/sms/delivery-reports', await h.request('GET', `/v1/sms/delivery-reports?batch_id=${bulk.json().batch_id}&status=failed&limit=5`, { key }));
     check('GET', '/v1/sms/delivery-reports', await h.request('GET', '/v1/sms/delivery-reports?limit=500', { key }));
     check('GET', '/v1/account', await h.request('GET', '/v1/account', { key }));
+    await assignNumber(h.ctx, (await h.request('GET', '/v1/account', { key })).json().data.id, '+447700900777', 'Support');
+    check('GET', '/v1/numbers', await h.request('GET', '/v1/numbers', { key }));
 
     const events = await h.request('GET', '/v1/webhooks/events', { key });
     check('GET', '/v1/webhooks/events', events);

@@ -1,0 +1,104 @@
+/**
+ * `pigeon number assign|release|list` through real child processes, and a running server (another
+ * process) that applies a release at the very next send.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { freePort, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
+import { processDatabase } from '../helpers/test-store.ts';
+
+const run = promisify(execFile);
+const dir = mkdtempSync(join(tmpdir(), 'pigeon-numbers-'));
+const database = processDatabase('numbers_cli', dir);
+const env = { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'warn' };
+
+async function pigeon(...args: string[]): Promise<{ code: number; json: any; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run('./bin/pigeon', [...args, '--json'], { env });
+    return { code: 0, json: JSON.parse(stdout), stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, json: null, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe('pigeon number', () => {
+  let server: PigeonProcess;
+  let port: number;
+  let accountId: string;
+  let key: string;
+
+  before(async () => {
+    await database.open();
+    const created = await pigeon('account', 'create', '--name', 'Acme Ltd', '--email', 'ops@acme.test', '--credits', '50');
+    assert.equal(created.code, 0, created.stderr);
+    accountId = created.json.id;
+    const made = await pigeon('key', 'create', accountId, '--label', 'live');
+    assert.equal(made.code, 0, made.stderr);
+    key = made.json.key;
+    port = await freePort();
+    server = await startPigeon(['serve', '--no-workers'], { DATABASE_URL: database.url, PORT: String(port) });
+  });
+  after(async () => {
+    await server?.stop();
+    await database.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const send = (from: string) =>
+    fetch(`http://127.0.0.1:${port}/v1/sms/send`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ to: '+447911123456', from, message: 'hi' }),
+    });
+
+  test('assign, list, send from it, release: the server in another process refuses the next send', async () => {
+    const assigned = await pigeon('number', 'assign', accountId, '+44 7700 900123', '--label', 'Support');
+    assert.equal(assigned.code, 0, assigned.stderr);
+    assert.equal(assigned.json.number, '+447700900123');
+    assert.equal(assigned.json.account_id, accountId);
+    assert.equal(assigned.json.label, 'Support');
+    assert.match(assigned.json.created_at, /^\d{4}-\d\d-\d\dT/);
+
+    const listed = await pigeon('number', 'list', '--account', accountId);
+    assert.deepEqual(Object.keys(listed.json), ['data']);
+    assert.deepEqual(listed.json.data.map((n: { number: string }) => n.number), ['+447700900123']);
+    assert.deepEqual(Object.keys(listed.json.data[0]).sort(), ['account_id', 'created_at', 'label', 'number']);
+    assert.deepEqual((await pigeon('number', 'list', '--account', 'acc_other')).json.data, []);
+
+    const api = await fetch(`http://127.0.0.1:${port}/v1/numbers`, { headers: { authorization: `Bearer ${key}` } });
+    assert.deepEqual((await api.json()).data.map((n: { number: string }) => n.number), ['+447700900123']);
+
+    const ok = await send('+447700900123');
+    assert.equal(ok.status, 200, await ok.clone().text());
+    assert.equal((await ok.json()).from, '+447700900123');
+
+    const released = await pigeon('number', 'release', '+447700900123');
+    assert.equal(released.code, 0, released.stderr);
+    assert.equal(released.json.account_id, accountId);
+    const refused = await send('+447700900123');
+    assert.equal(refused.status, 400);
+    assert.equal((await refused.json()).code, 'invalid_sender_id');
+  });
+
+  test('a number already held, a malformed number, an unknown account: clear errors, nothing written', async () => {
+    assert.equal((await pigeon('number', 'assign', accountId, '60606')).code, 0);
+    const taken = await pigeon('number', 'assign', accountId, '60606');
+    assert.notEqual(taken.code, 0);
+    assert.match(taken.stderr, /already assigned/);
+    const bad = await pigeon('number', 'assign', accountId, 'not-a-number');
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /not a number Pigeon can assign/);
+    const nobody = await pigeon('number', 'assign', 'acc_none', '+447700900124');
+    assert.notEqual(nobody.code, 0);
+    const free = await pigeon('number', 'release', '+447700900124');
+    assert.notEqual(free.code, 0);
+    assert.match(free.stderr, /not assigned/);
+    assert.deepEqual((await pigeon('number', 'list')).json.data.map((n: { number: string }) => n.number), ['60606']);
+  });
+});
