@@ -16,6 +16,7 @@ import { accountCommands } from './commands/account.ts';
 import { devWebhookCommands } from './commands/dev-webhook.ts';
 import { doctorCommands } from './commands/doctor.ts';
 import { keyCommands } from './commands/key.ts';
+import { inboundCommands } from './commands/inbound.ts';
 import { numberCommands } from './commands/number.ts';
 import { operatorCommands } from './commands/operator.ts';
 import { senderIdCommands } from './commands/sender-id.ts';
@@ -29,6 +30,7 @@ export const commands: Record<string, Command> = {
   ...keyCommands,
   ...senderIdCommands,
   ...numberCommands,
+  ...inboundCommands,
   ...operatorCommands,
   ...doctorCommands,
   ...devWebhookCommands,

@@ -48,6 +48,12 @@ export const catalogue = {
     description: '`callback_url` is not an absolute `https://` URL. Webhooks are only delivered over HTTPS.',
     retryable: false,
   },
+  invalid_events_url: {
+    status: 400,
+    message: '`url` must be an absolute https:// URL.',
+    description: 'The account events URL is not an absolute `https://` URL of at most 2,048 characters, or carries credentials. Events are only delivered over HTTPS.',
+    retryable: false,
+  },
   invalid_sender_id_name: {
     status: 400,
     message: 'A Sender ID name is 1 to 11 letters (A-Z, a-z) and digits (0-9).',

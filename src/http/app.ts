@@ -27,6 +27,7 @@ import { deliveryReportRoutes } from './routes/delivery-reports.ts';
 import { docsRoutes } from './routes/docs.ts';
 import { OPENAPI_PATH, openApiRoute, registerOpenApi } from './openapi.ts';
 import { healthRoutes } from './routes/health.ts';
+import { inboundRoutes } from './routes/inbound.ts';
 import { numberRoutes } from './routes/numbers.ts';
 import { senderIdRoutes } from './routes/sender-ids.ts';
 import { smsRoutes } from './routes/sms.ts';
@@ -236,6 +237,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       await v1.register(webhookRoutes(ctx));
       await v1.register(accountRoutes(ctx));
       await v1.register(numberRoutes(ctx));
+      await v1.register(inboundRoutes(ctx));
     },
     { prefix: '/v1' },
   );

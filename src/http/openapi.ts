@@ -10,7 +10,7 @@ import fastifySwagger from '@fastify/swagger';
 import { Type, type TSchema } from 'typebox';
 import { catalogue, type ErrorCode } from '../errors/catalogue.ts';
 import type { Scope } from '../services/keys/api-keys.ts';
-import { ErrorBody } from './schemas.ts';
+import { ErrorBody, InboundRecord } from './schemas.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -53,6 +53,24 @@ export const WebhookEvent = Type.Object({
   timestamp: Type.String({ format: 'date-time', description: 'When the event was generated.' }),
   error_code: Type.Optional(Type.String({ description: 'Only on `sms.failed`: machine-readable reason (e.g. `subscriber_unreachable`).' })),
   error_message: Type.Optional(Type.String({ description: 'Only on `sms.failed`: human-readable reason.' })),
+});
+
+/** `sms.received`, POSTed to the account's events URL (DECISIONS.md §8). */
+export const SmsReceivedEvent = Type.Object({
+  event: Type.Literal('sms.received'),
+  timestamp: Type.String({ format: 'date-time', description: 'When the event was generated.' }),
+  data: InboundRecord,
+});
+
+/** `recipient.opted_out` and `recipient.opted_in`, POSTed to the account's events URL. */
+export const OptOutEvent = Type.Object({
+  event: Type.Union([Type.Literal('recipient.opted_out'), Type.Literal('recipient.opted_in')]),
+  timestamp: Type.String({ format: 'date-time', description: 'When the event was generated.' }),
+  data: Type.Object({
+    phone: Type.String({ description: 'The recipient, E.164.' }),
+    number: Type.Union([Type.String(), Type.Null()], { description: 'The account’s number the keyword came to; `null` when the change came through the API or the operator.' }),
+    source: Type.Union([Type.Literal('keyword'), Type.Literal('api'), Type.Literal('operator')]),
+  }),
 });
 
 const header = (description: string, schema: TSchema = Type.String()) => ({ ...schema, description });
@@ -144,6 +162,20 @@ function webhookOperation(event: 'sms.sent' | 'sms.delivered' | 'sms.failed', st
   };
 }
 
+function accountEventOperation(event: string, what: string, schema: string) {
+  const operation = webhookOperation('sms.sent', 'sent').post;
+  return {
+    post: {
+      ...operation,
+      summary: `${event}: ${what}`,
+      description:
+        'POSTed to the account’s events URL (`PUT /v1/account/events-url`), signed and retried exactly like delivery events; ' +
+        '`GET /v1/webhooks/events` lists it with `message_id` null and `inbound_id` naming the inbound message. See /docs/guides/receiving-and-opt-outs.',
+      requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } } },
+    },
+  };
+}
+
 function exampleEvent(event: string, status: string) {
   return {
     event,
@@ -200,17 +232,25 @@ export async function registerOpenApi(app: AnyFastify, publicUrl: string): Promi
         { name: 'Delivery reports', description: 'Per-message status, paginated.' },
         { name: 'Account', description: 'The account and its credit balance.' },
         { name: 'Numbers', description: 'Phone numbers assigned to the account, for two-way messaging.' },
+        { name: 'Inbound', description: 'Messages received on the account’s numbers, and the simulator’s way to send one.' },
         { name: 'Webhooks', description: 'Events Pigeon POSTs to your `callback_url`.' },
       ],
       components: {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key, e.g. `pk_live_…`, sent exactly as issued.' } },
-        schemas: { WebhookEvent: WebhookEvent as unknown as Record<string, unknown> },
+        schemas: {
+          WebhookEvent: WebhookEvent as unknown as Record<string, unknown>,
+          SmsReceivedEvent: SmsReceivedEvent as unknown as Record<string, unknown>,
+          OptOutEvent: OptOutEvent as unknown as Record<string, unknown>,
+        },
       },
       security: [{ bearerAuth: [] }],
       webhooks: {
         'sms.sent': webhookOperation('sms.sent', 'sent'),
         'sms.delivered': webhookOperation('sms.delivered', 'delivered'),
         'sms.failed': webhookOperation('sms.failed', 'failed'),
+        'sms.received': accountEventOperation('sms.received', 'a message came to one of the account’s numbers', 'SmsReceivedEvent'),
+        'recipient.opted_out': accountEventOperation('recipient.opted_out', 'a recipient opted out (STOP, the API or the operator)', 'OptOutEvent'),
+        'recipient.opted_in': accountEventOperation('recipient.opted_in', 'a recipient opted back in (START, the API or the operator)', 'OptOutEvent'),
       },
     } as never,
     hideUntagged: true,

@@ -38,6 +38,10 @@ export interface AccountsTable {
   daily_day: number;
   /** Comma-separated calling codes narrowing ALLOWED_COUNTRIES; null: no narrowing. */
   allowed_countries: string | null;
+  /** Where the account's own events go (inbound, opt-outs); null: nowhere (migration 013). */
+  events_url: string | null;
+  /** The reply to HELP; null: the default text. */
+  help_text: string | null;
 }
 
 export interface ApiKeysTable {
@@ -130,7 +134,10 @@ export interface JobsTable {
 export interface WebhookEventsTable {
   id: string;
   account_id: string;
-  message_id: string;
+  /** The message of a delivery event; null for an account event (inbound, opt-outs). */
+  message_id: string | null;
+  /** The inbound message of an account event, if it has one. */
+  inbound_id?: string | null;
   batch_id: string | null;
   event: string;
   url: string;
@@ -300,6 +307,22 @@ export interface NumbersTable {
   created_at: number;
 }
 
+/** A message a carrier delivered to a number (migration 013); `account_id` null: unrouted. */
+export interface InboundMessagesTable {
+  id: string;
+  account_id: string | null;
+  /** Who sent it, E.164 when the address allowed it. */
+  sender: string;
+  /** The number it was sent to. */
+  recipient: string;
+  body: string;
+  encoding: string;
+  segments: number;
+  /** 1 when stored with the parts that came before reassembly timed out. */
+  incomplete: number;
+  received_at: number;
+}
+
 export interface Database {
   access_revision: AccessRevisionTable;
   operators: OperatorsTable;
@@ -323,4 +346,5 @@ export interface Database {
   sender_id_documents: SenderIdDocumentsTable;
   mail_outbox: MailOutboxTable;
   numbers: NumbersTable;
+  inbound_messages: InboundMessagesTable;
 }

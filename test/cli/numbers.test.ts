@@ -101,4 +101,41 @@ describe('pigeon number', () => {
     assert.match(free.stderr, /not assigned/);
     assert.deepEqual((await pigeon('number', 'list')).json.data.map((n: { number: string }) => n.number), ['60606']);
   });
+
+  test('account events-url sets and clears; simulate inbound delivers to the holder or keeps it unrouted', async () => {
+    const bad = await pigeon('account', 'events-url', accountId, 'http://127.0.0.1/x');
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /https/);
+    const both = await pigeon('account', 'events-url', accountId, 'https://127.0.0.1:9/e', '--clear');
+    assert.equal(both.code, 2);
+    const set = await pigeon('account', 'events-url', accountId, 'https://127.0.0.1:9/e');
+    assert.deepEqual(set.json, { id: accountId, events_url: 'https://127.0.0.1:9/e' });
+
+    assert.equal((await pigeon('number', 'assign', accountId, '+447700900125')).code, 0);
+    const delivered = await pigeon('simulate', 'inbound', '--from', '+447911123456', '--to', '+447700900125', '--message', 'Hello from the CLI');
+    assert.equal(delivered.code, 0, delivered.stderr);
+    assert.equal(delivered.json.account_id, accountId);
+    assert.match(delivered.json.id, /^in_/);
+    const listed = await fetch(`http://127.0.0.1:${port}/v1/sms/inbound`, { headers: { authorization: `Bearer ${key}` } });
+    assert.deepEqual((await listed.json()).data.map((m: { id: string; message: string }) => [m.id, m.message]), [[delivered.json.id, 'Hello from the CLI']]);
+    const events = await fetch(`http://127.0.0.1:${port}/v1/webhooks/events`, { headers: { authorization: `Bearer ${key}` } });
+    const [event] = (await events.json()).data;
+    assert.equal(event.event, 'sms.received');
+    assert.equal(event.inbound_id, delivered.json.id);
+    assert.equal(event.url, 'https://127.0.0.1:9/e');
+
+    const cleared = await pigeon('account', 'events-url', accountId, '--clear');
+    assert.deepEqual(cleared.json, { id: accountId, events_url: null });
+
+    const lost = await pigeon('simulate', 'inbound', '--from', '+447911123456', '--to', '+447700900126', '--message', 'Anyone there?');
+    assert.equal(lost.code, 0, lost.stderr);
+    assert.equal(lost.json.account_id, null);
+    const unrouted = await pigeon('inbound', 'unrouted');
+    assert.deepEqual(unrouted.json.data.map((m: { id: string; to: string }) => [m.id, m.to]), [[lost.json.id, '+447700900126']]);
+    const text = await run('./bin/pigeon', ['inbound', 'unrouted'], { env });
+    assert.match(text.stdout, /Anyone there\?/);
+    assert.equal((await pigeon('inbound', 'unrouted', '--limit', '0')).code, 2);
+    const missing = await pigeon('simulate', 'inbound', '--from', '+447911123456', '--to', '+447700900126');
+    assert.equal(missing.code, 2);
+  });
 });

@@ -81,14 +81,23 @@ forEachDialect((dialect, open) => {
     assert.equal(await ownedNumber(store, 'acc_a', '+447700900001'), undefined);
   });
 
-  test('migration 013 gives the new scopes to keys holding all five original ones, and only to them', async () => {
+  test('migration 013 keeps webhook events and gives the new scopes to keys holding all five original ones, and only to them', async () => {
     const { store, close } = await storeAt(dialect, '012-key-form-nonce');
     try {
-      await insertAccount(store, 'acc_a');
+      // The accounts table as it was before 013 (the fixture writes the later columns).
+      await sql`insert into accounts (id, name, email, status, credits, webhook_secret, created_at) values ('acc_a', 'A', 'a@example.com', 'active', 0, 'whsec_a', 1)`.execute(store.db);
       const key = (id: string, scopes: string) => ({ id, account_id: 'acc_a', label: id, prefix: 'pk_live_ab12', digest: `d-${id}`, scopes, created_at: 1, last_used_at: null, revoked_at: null });
       await insertApiKey(store.db, key('key_full', 'reports:read,sms:send,account:read,sender_ids:write,sender_ids:read'));
       await insertApiKey(store.db, key('key_part', 'sms:send,account:read'));
+      await sql`insert into webhook_events (id, account_id, message_id, batch_id, event, url, payload, status, attempts, last_error, created_at, updated_at)
+        values ('evt_old', 'acc_a', 'msg_1', null, 'sms.sent', 'https://127.0.0.1/h', '{"a":1}', 'delivered', 1, null, 5, 6)`.execute(store.db);
       await migrateToLatest(store.db);
+      const kept = await sql<Record<string, unknown>>`select * from webhook_events`.execute(store.db);
+      assert.deepEqual(
+        kept.rows.map((r) => ({ ...r, created_at: Number(r.created_at), updated_at: Number(r.updated_at) })),
+        [{ id: 'evt_old', account_id: 'acc_a', message_id: 'msg_1', batch_id: null, event: 'sms.sent', url: 'https://127.0.0.1/h', payload: '{"a":1}', status: 'delivered', attempts: 1, last_error: null, created_at: 5, updated_at: 6, inbound_id: null }],
+        'webhook events survive the change of the table',
+      );
       const { rows } = await sql<{ id: string; scopes: string }>`select id, scopes from api_keys order by id`.execute(store.db);
       assert.deepEqual(rows.map((r) => [r.id, r.scopes.split(',').sort()]), [
         ['key_full', ['account:read', 'account:write', 'inbound:read', 'numbers:read', 'opt_outs:read', 'opt_outs:write', 'reports:read', 'sender_ids:read', 'sender_ids:write', 'sms:send']],

@@ -8,6 +8,13 @@ import { dialectOf } from '../dialect.ts';
  *   account. A number belongs to at most one account: it is the primary key. An account may send
  *   from its numbers, so assigning or releasing one moves the access revision (migration 006),
  *   like a Sender ID change, and every process sees it at its next send.
+ * - `accounts.events_url`: where the account's own events go (inbound messages, opt-outs), which
+ *   belong to no send request; `accounts.help_text`: the reply to HELP (null: the default text).
+ * - `webhook_events.message_id` becomes nullable and `inbound_id` names the inbound message of an
+ *   account event. SQLite cannot drop a NOT NULL, so there the table is rebuilt with its indexes.
+ * - `inbound_messages`: what carriers delivered to a number. `account_id` is null for a number no
+ *   account holds (unrouted, kept for the operator). `incomplete` is 1 when a multi-part message
+ *   was stored with the parts that came before its reassembly timed out.
  * - The scopes added with two-way messaging go to every existing key that holds all five original
  *   ones (a key created without a scope list had them all, and still has them all).
  */
@@ -35,6 +42,52 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       await sql.raw(`create trigger numbers_access_${event.split(' ')[0]} after ${event} on numbers begin ${bump}; end`).execute(db);
     }
   }
+
+  await db.schema.alterTable('accounts').addColumn('events_url', 'text').execute();
+  await db.schema.alterTable('accounts').addColumn('help_text', 'text').execute();
+
+  if (dialectOf(db) === 'postgres') {
+    await sql`alter table webhook_events alter column message_id drop not null`.execute(db);
+    await sql`alter table webhook_events add column inbound_id text`.execute(db);
+  } else {
+    await db.schema
+      .createTable('webhook_events_new')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+      .addColumn('message_id', 'text')
+      .addColumn('batch_id', 'text')
+      .addColumn('event', 'text', (c) => c.notNull())
+      .addColumn('url', 'text', (c) => c.notNull())
+      .addColumn('payload', 'text', (c) => c.notNull())
+      .addColumn('status', 'text', (c) => c.notNull())
+      .addColumn('attempts', 'integer', (c) => c.notNull())
+      .addColumn('last_error', 'text')
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('updated_at', 'bigint', (c) => c.notNull())
+      .addColumn('inbound_id', 'text')
+      .execute();
+    const columns = 'id, account_id, message_id, batch_id, event, url, payload, status, attempts, last_error, created_at, updated_at';
+    await sql.raw(`insert into webhook_events_new (${columns}) select ${columns} from webhook_events`).execute(db);
+    await sql`drop table webhook_events`.execute(db);
+    await sql`alter table webhook_events_new rename to webhook_events`.execute(db);
+    await db.schema.createIndex('webhook_events_account_created').on('webhook_events').columns(['account_id', 'created_at', 'id']).execute();
+    await db.schema.createIndex('webhook_events_message').on('webhook_events').columns(['message_id', 'created_at']).execute();
+  }
+
+  await db.schema
+    .createTable('inbound_messages')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('account_id', 'text', (c) => c.references('accounts.id'))
+    .addColumn('sender', 'text', (c) => c.notNull())
+    .addColumn('recipient', 'text', (c) => c.notNull())
+    .addColumn('body', 'text', (c) => c.notNull())
+    .addColumn('encoding', 'text', (c) => c.notNull())
+    .addColumn('segments', 'integer', (c) => c.notNull())
+    .addColumn('incomplete', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('received_at', 'bigint', (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('inbound_account_received').on('inbound_messages').columns(['account_id', 'received_at', 'id']).execute();
+  await db.schema.createIndex('inbound_account_sender').on('inbound_messages').columns(['account_id', 'sender', 'received_at']).execute();
 
   const { rows } = await sql<{ id: string; scopes: string }>`select id, scopes from api_keys`.execute(db);
   for (const row of rows) {

@@ -56,6 +56,18 @@ export async function setAccountStatus(db: Executor, id: string, status: Account
   return result.numUpdatedRows !== 0n;
 }
 
+/** Sets or clears (null) the account's events URL; false when there is no such account. */
+export async function setAccountEventsUrl(db: Executor, id: string, url: string | null): Promise<boolean> {
+  const result = await db.updateTable('accounts').set({ events_url: url }).where('id', '=', id).executeTakeFirst();
+  return result.numUpdatedRows !== 0n;
+}
+
+/** Sets or clears (null: the default) the account's reply to HELP; false when there is no such account. */
+export async function setAccountHelpText(db: Executor, id: string, text: string | null): Promise<boolean> {
+  const result = await db.updateTable('accounts').set({ help_text: text }).where('id', '=', id).executeTakeFirst();
+  return result.numUpdatedRows !== 0n;
+}
+
 /** Installs a new signing secret and keeps the one it replaces (signing beside it for a while). */
 export async function replaceWebhookSecret(db: Executor, id: string, secret: string, previous: string, now: number): Promise<void> {
   await db

@@ -39,3 +39,23 @@ export const ownedNumber: (store: Store, accountId: string, number: string) => P
 export function ownedNumberInTransaction(db: Executor, accountId: string, number: string): Promise<{ number: string } | undefined> {
   return ownedQuery(db, accountId, number).executeTakeFirst();
 }
+
+/** Who holds a number, with what an inbound message to it needs of the account. */
+export interface NumberHolderRow {
+  number: string;
+  account_id: string;
+  name: string;
+  status: string;
+  events_url: string | null;
+  help_text: string | null;
+}
+
+/** The account holding `number` (read in the caller's transaction when given one), or undefined. */
+export async function numberHolder(db: Executor, number: string): Promise<NumberHolderRow | undefined> {
+  return db
+    .selectFrom('numbers')
+    .innerJoin('accounts', 'accounts.id', 'numbers.account_id')
+    .select(['numbers.number', 'numbers.account_id', 'accounts.name', 'accounts.status', 'accounts.events_url', 'accounts.help_text'])
+    .where('numbers.number', '=', number)
+    .executeTakeFirst();
+}

@@ -1,0 +1,177 @@
+/**
+ * Inbound (MO) messages (DECISIONS.md §8): what a carrier delivers to a number is stored for the
+ * account that holds the number, with its `sms.received` event, in one transaction; a message to a
+ * number nobody holds is stored unrouted, for the operator, never dropped. The carrier connector
+ * acknowledges a message only after `receiveInbound` returns, so a crash never loses one the
+ * carrier thinks delivered.
+ */
+import { AppError } from '../../errors/catalogue.ts';
+import { parseOwnNumber } from '../../domain/own-number.ts';
+import { parseRecipient } from '../../domain/phone-number.ts';
+import { segmentMessage, type Encoding } from '../../domain/segmentation.ts';
+import { inboundPage, insertInbound, unroutedInbound, type InboundFilter, type InboundRow } from '../../store/repositories/inbound-messages.repository.ts';
+import { numberHolder, ownedNumber } from '../../store/repositories/numbers.repository.ts';
+import { iso, newId } from '../../util/ids.ts';
+import type { Context } from '../context.ts';
+import { queueAccountEvent } from '../webhooks/account-events.ts';
+
+/** The longest inbound text stored: a concatenated SMS has at most 255 parts of 153 septets. */
+export const MAX_INBOUND_CHARACTERS = 255 * 160;
+/** The simulator takes what a customer may send. */
+export const MAX_SIMULATED_CHARACTERS = 1600;
+
+export interface InboundInput {
+  /** The sender, already E.164 when the address allowed it (a short code or a name otherwise). */
+  from: string;
+  /** The number it was sent to, as the carrier gave it. */
+  to: string;
+  message: string;
+  /** As the carrier coded it; counted from the text when not given. */
+  encoding?: Encoding | string;
+  segments?: number;
+  /** Stored with the parts that came before reassembly timed out. */
+  incomplete?: boolean;
+}
+
+/** An inbound message as the API, the events and the dashboard show it. */
+export interface InboundView {
+  id: string;
+  from: string;
+  to: string;
+  message: string;
+  segments: number;
+  encoding: string;
+  received_at: string;
+  incomplete?: true;
+}
+
+export function inboundView(row: InboundRow): InboundView {
+  return {
+    id: row.id,
+    from: row.sender,
+    to: row.recipient,
+    message: row.body,
+    segments: row.segments,
+    encoding: row.encoding,
+    received_at: iso(Number(row.received_at)),
+    ...(Number(row.incomplete) ? { incomplete: true as const } : {}),
+  };
+}
+
+/** The canonical spelling of the number a message came to (as assigned), or the text as given. */
+function recipientKey(to: string): string {
+  const parsed = parseOwnNumber(to.length > 32 ? '' : to);
+  if (parsed.ok) return parsed.number;
+  // Carriers often send the destination without its "+".
+  const withPlus = /^[1-9][0-9]{7,14}$/.test(to) ? parseOwnNumber(`+${to}`) : null;
+  return withPlus?.ok ? withPlus.number : to;
+}
+
+/**
+ * Stores one inbound message (for its number's account, or unrouted) and queues its
+ * `sms.received` event, in one transaction. Returns the stored row and whether it was routed.
+ */
+export async function receiveInbound(ctx: Context, input: InboundInput): Promise<{ row: InboundRow; routed: boolean }> {
+  const now = ctx.clock();
+  const to = recipientKey(input.to);
+  const counted = segmentMessage(input.message);
+  const row = await ctx.store.db.transaction().execute(async (trx) => {
+    const holder = await numberHolder(trx, to);
+    const stored: InboundRow = {
+      id: newId('in', now),
+      account_id: holder?.account_id ?? null,
+      sender: input.from,
+      recipient: to,
+      body: input.message.slice(0, MAX_INBOUND_CHARACTERS),
+      encoding: input.encoding ?? counted.encoding,
+      segments: input.segments ?? counted.segments,
+      incomplete: input.incomplete ? 1 : 0,
+      received_at: now,
+    };
+    await insertInbound(trx, stored);
+    if (holder) await queueAccountEvent(trx, holder, 'sms.received', { ...inboundView(stored) }, now, stored.id);
+    return stored;
+  });
+  if (row.account_id !== null) ctx.wake('webhook');
+  else ctx.log.warn({ inboundId: row.id, to: row.recipient }, 'inbound message to a number no account holds: kept as unrouted');
+  return { row, routed: row.account_id !== null };
+}
+
+export interface SimulatedInbound {
+  from: string;
+  to: string;
+  message: string;
+}
+
+function checkSimulated(input: SimulatedInbound): { from: string; to: string } {
+  const from = parseRecipient(input.from.length > 32 ? '' : input.from);
+  if (!from.ok) throw new AppError('invalid_recipient', `\`from\` is not a valid E.164 number: ${from.reason}`);
+  const length = [...input.message].length;
+  if (length === 0 || length > MAX_SIMULATED_CHARACTERS) {
+    throw new AppError('invalid_message', length === 0 ? '`message` is empty.' : `\`message\` has ${length} characters; the maximum is ${MAX_SIMULATED_CHARACTERS}.`);
+  }
+  const to = parseOwnNumber(input.to.length > 32 ? '' : input.to);
+  if (!to.ok) throw new AppError('not_found', `${JSON.stringify(input.to.slice(0, 40))} is not a number of this account.`);
+  return { from: from.e164, to: to.number };
+}
+
+/**
+ * The simulator's inbound message from the API (`POST /v1/simulator/inbound`): only with the
+ * simulator as carrier, and only to one of the caller's own numbers (else `not_found`, which
+ * reveals nothing about other accounts' numbers).
+ */
+export async function simulateInboundForAccount(ctx: Context, accountId: string, input: SimulatedInbound): Promise<InboundView> {
+  if (ctx.config.carrier !== 'simulator') throw new AppError('not_found', 'The simulator is not this installation’s carrier (CARRIER is not `simulator`).');
+  const { from, to } = checkSimulated(input);
+  if (!(await ownedNumber(ctx.store, accountId, to))) throw new AppError('not_found', `${to} is not a number of this account.`);
+  return inboundView((await receiveInbound(ctx, { from, to, message: input.message })).row);
+}
+
+/** The simulator's inbound message from the operator (`pigeon simulate inbound`): to any number, kept unrouted if nobody holds it. */
+export async function simulateInbound(ctx: Context, input: SimulatedInbound): Promise<{ inbound: InboundView; routed: boolean; accountId: string | null }> {
+  if (ctx.config.carrier !== 'simulator') throw new AppError('invalid_request', 'The simulator is not this installation’s carrier (CARRIER is not `simulator`).');
+  const checked = (() => {
+    try {
+      return checkSimulated(input);
+    } catch (e) {
+      if (e instanceof AppError && e.code === 'not_found') throw new AppError('invalid_number', e.message.replace('is not a number of this account', 'is not a number (E.164 or a short code)'));
+      throw e;
+    }
+  })();
+  const { row, routed } = await receiveInbound(ctx, { from: checked.from, to: checked.to, message: input.message });
+  return { inbound: inboundView(row), routed, accountId: row.account_id };
+}
+
+export async function listInbound(ctx: Context, filter: InboundFilter, limit: number, offset: number): Promise<{ rows: InboundView[]; total: number }> {
+  const { rows, total } = await inboundPage(ctx.store.db, filter, limit, offset);
+  return { rows: rows.map(inboundView), total };
+}
+
+/** The most recent unrouted messages (to numbers nobody held), newest first; at most `limit` (≤ 1000). */
+export async function listUnrouted(ctx: Context, limit = 100): Promise<InboundView[]> {
+  const rows = await unroutedInbound(ctx.store.db, Math.min(Math.max(1, limit), 1000));
+  return rows.map(inboundView);
+}
+
+/** Turns the API's filters (E.164 or short code spellings, RFC 3339 times) into the stored forms. */
+export function inboundFilter(accountId: string, q: { from?: string; to?: string; since?: string; until?: string }): InboundFilter {
+  const time = (value: string | undefined, name: string): number | undefined => {
+    if (value === undefined) return undefined;
+    const ms = Date.parse(value);
+    if (!/^\d{4}-\d\d-\d\d/.test(value) || Number.isNaN(ms)) {
+      throw new AppError('invalid_request', `\`${name}\` is not an RFC 3339 date-time.`, { details: [{ field: name, code: 'invalid_request', message: 'must be an RFC 3339 date-time' }] });
+    }
+    return ms;
+  };
+  const from = q.from === undefined ? undefined : (() => {
+    const parsed = parseRecipient(q.from);
+    return parsed.ok ? parsed.e164 : q.from;
+  })();
+  return {
+    accountId,
+    ...(from !== undefined ? { from } : {}),
+    ...(q.to !== undefined ? { to: recipientKey(q.to) } : {}),
+    ...(q.since !== undefined ? { since: time(q.since, 'since') } : {}),
+    ...(q.until !== undefined ? { until: time(q.until, 'until') } : {}),
+  };
+}

@@ -1,0 +1,48 @@
+/**
+ * Messages carriers delivered to numbers (src/services/inbound/inbound.ts): those of an account,
+ * listed by `GET /v1/sms/inbound`, and the unrouted ones (to a number nobody holds) kept for the
+ * operator.
+ */
+import type { Executor } from '../connect.ts';
+import type { InboundMessagesTable } from '../database.ts';
+
+export type InboundRow = InboundMessagesTable;
+
+export interface InboundFilter {
+  accountId: string;
+  from?: string;
+  to?: string;
+  /** Received at or after (ms). */
+  since?: number;
+  /** Received at or before (ms). */
+  until?: number;
+}
+
+export async function insertInbound(db: Executor, row: InboundRow): Promise<void> {
+  await db.insertInto('inbound_messages').values(row).execute();
+}
+
+function filtered(db: Executor, f: InboundFilter) {
+  let q = db.selectFrom('inbound_messages').where('account_id', '=', f.accountId);
+  if (f.from !== undefined) q = q.where('sender', '=', f.from);
+  if (f.to !== undefined) q = q.where('recipient', '=', f.to);
+  if (f.since !== undefined) q = q.where('received_at', '>=', f.since);
+  if (f.until !== undefined) q = q.where('received_at', '<=', f.until);
+  return q;
+}
+
+/** One page of the account's inbound messages, newest first (ties by id, descending), and how many match. */
+export async function inboundPage(db: Executor, filter: InboundFilter, limit: number, offset: number): Promise<{ rows: InboundRow[]; total: number }> {
+  const rows = await filtered(db, filter).selectAll().orderBy('received_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute();
+  const count = await filtered(db, filter).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return { rows, total: Number(count.n) };
+}
+
+/** Inbound messages to numbers no account held when they came, newest first. */
+export async function unroutedInbound(db: Executor, limit: number): Promise<InboundRow[]> {
+  return db.selectFrom('inbound_messages').selectAll().where('account_id', 'is', null).orderBy('received_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+}
+
+export async function inboundById(db: Executor, id: string): Promise<InboundRow | undefined> {
+  return db.selectFrom('inbound_messages').selectAll().where('id', '=', id).executeTakeFirst();
+}
