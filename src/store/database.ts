@@ -323,6 +323,19 @@ export interface InboundMessagesTable {
   received_at: number;
 }
 
+/** One part of a multi-part inbound message, kept until its message is complete or times out. */
+export interface InboundPartsTable {
+  /** Route, sender, number, reference and part count: what makes parts one message. */
+  group_key: string;
+  seq: number;
+  total: number;
+  sender: string;
+  recipient: string;
+  body: string;
+  encoding: string;
+  received_at: number;
+}
+
 export interface Database {
   access_revision: AccessRevisionTable;
   operators: OperatorsTable;
@@ -347,4 +360,5 @@ export interface Database {
   mail_outbox: MailOutboxTable;
   numbers: NumbersTable;
   inbound_messages: InboundMessagesTable;
+  inbound_parts: InboundPartsTable;
 }

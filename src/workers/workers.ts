@@ -1,6 +1,7 @@
 /**
  * The background workers of one process: dispatch (pending messages to the carrier) and receipts
- * (carrier reports applied to messages). The webhook and mail senders join here.
+ * (carrier reports applied to messages). The webhook and mail senders, and the sweepers, join here;
+ * inbound messages from the carrier are stored through the handler registered here.
  */
 import type { Carrier } from '../carriers/carrier.ts';
 import { dispatchJobs } from '../services/messages/dispatch-messages.ts';
@@ -10,6 +11,8 @@ import type { Context } from '../services/context.ts';
 import { QueueWorker } from './queue-worker.ts';
 import { ExpirySweeper } from './expiry-sweeper.ts';
 import { IdempotencySweeper } from './idempotency-sweeper.ts';
+import { InboundPartsSweeper } from './inbound-parts-sweeper.ts';
+import { receiveCarrierInbound } from '../services/inbound/inbound.ts';
 import { WebhookWorker, type WebhookWorkerOptions } from './webhook-worker.ts';
 
 export interface Workers {
@@ -82,8 +85,13 @@ export function createWorkers(ctx: Context, carrier: Carrier, opts: { webhook?: 
     idempotency: new IdempotencySweeper(ctx),
     // SMPP only: the simulator's `1111` recipients stay `sent` for ever (DECISIONS.md §6).
     ...(ctx.config.carrier === 'smpp' ? { expiry: new ExpirySweeper(ctx, ctx.config.smpp.validityHours * 3_600_000) } : {}),
+    // Multi-part inbound messages come over SMPP only.
+    ...(carrier.onInbound ? { inboundParts: new InboundPartsSweeper(ctx) } : {}),
   };
   carrier.onDeliveryReport((report) => recordDeliveryReport(ctx, report));
+  carrier.onInbound?.(async (message) => {
+    await receiveCarrierInbound(ctx, message);
+  });
   // Review decisions made by the CLI or another process are mailed too.
   installReviewMail();
   return {

@@ -2,7 +2,7 @@
  * Inbound (MO) messages (DECISIONS.md §8): what a carrier delivers to a number is stored for the
  * account that holds the number, with its `sms.received` event, in one transaction; a message to a
  * number nobody holds is stored unrouted, for the operator, never dropped. The carrier connector
- * acknowledges a message only after `receiveInbound` returns, so a crash never loses one the
+ * acknowledges a message only after `receiveCarrierInbound` returns, so a crash never loses one the
  * carrier thinks delivered.
  */
 import { AppError } from '../../errors/catalogue.ts';
@@ -11,6 +11,10 @@ import { parseRecipient } from '../../domain/phone-number.ts';
 import { segmentMessage, type Encoding } from '../../domain/segmentation.ts';
 import { inboundPage, insertInbound, unroutedInbound, type InboundFilter, type InboundRow } from '../../store/repositories/inbound-messages.repository.ts';
 import { numberHolder, ownedNumber } from '../../store/repositories/numbers.repository.ts';
+import { deletePartGroup, insertPart, lockPartGroup, partsOfGroup, staleGroups } from '../../store/repositories/inbound-parts.repository.ts';
+import type { Transaction } from 'kysely';
+import type { Database } from '../../store/database.ts';
+import type { InboundCarrierMessage } from '../../carriers/carrier.ts';
 import { iso, newId } from '../../util/ids.ts';
 import type { Context } from '../context.ts';
 import { queueAccountEvent } from '../webhooks/account-events.ts';
@@ -67,34 +71,92 @@ function recipientKey(to: string): string {
   return withPlus?.ok ? withPlus.number : to;
 }
 
+/** Stores one inbound message in the caller's transaction, with its `sms.received` event when routed. */
+async function storeInbound(trx: Transaction<Database>, input: InboundInput, now: number): Promise<InboundRow> {
+  const to = recipientKey(input.to);
+  const counted = input.encoding === undefined || input.segments === undefined ? segmentMessage(input.message) : null;
+  const holder = await numberHolder(trx, to);
+  const stored: InboundRow = {
+    id: newId('in', now),
+    account_id: holder?.account_id ?? null,
+    sender: input.from.slice(0, 32),
+    recipient: to.slice(0, 32),
+    body: input.message.slice(0, MAX_INBOUND_CHARACTERS),
+    encoding: input.encoding ?? counted!.encoding,
+    segments: input.segments ?? counted!.segments,
+    incomplete: input.incomplete ? 1 : 0,
+    received_at: now,
+  };
+  await insertInbound(trx, stored);
+  if (holder) await queueAccountEvent(trx, holder, 'sms.received', { ...inboundView(stored) }, now, stored.id);
+  return stored;
+}
+
+function afterStore(ctx: Context, row: InboundRow): { row: InboundRow; routed: boolean } {
+  if (row.account_id !== null) ctx.wake('webhook');
+  else ctx.log.warn({ inboundId: row.id, to: row.recipient }, 'inbound message to a number no account holds: kept as unrouted');
+  return { row, routed: row.account_id !== null };
+}
+
 /**
  * Stores one inbound message (for its number's account, or unrouted) and queues its
  * `sms.received` event, in one transaction. Returns the stored row and whether it was routed.
  */
 export async function receiveInbound(ctx: Context, input: InboundInput): Promise<{ row: InboundRow; routed: boolean }> {
   const now = ctx.clock();
-  const to = recipientKey(input.to);
-  const counted = segmentMessage(input.message);
+  const row = await ctx.store.db.transaction().execute((trx) => storeInbound(trx, input, now));
+  return afterStore(ctx, row);
+}
+
+/** How long the parts of a multi-part message wait for the rest (DECISIONS.md §8). */
+export const REASSEMBLY_TIMEOUT_MS = 60_000;
+
+/**
+ * A message or part from a carrier connection (SMPP deliver_sm), stored before it returns: the
+ * connector answers the carrier only then. A part is stored on its own; the one that completes
+ * its message (in any order, each part once even if the carrier repeats it) turns the parts into
+ * one inbound message in the same transaction. Returns the message once it is complete, else null.
+ */
+export async function receiveCarrierInbound(ctx: Context, m: InboundCarrierMessage): Promise<InboundRow | null> {
+  if (!m.part) return (await receiveInbound(ctx, { from: m.from, to: m.to, message: m.text, encoding: m.encoding, segments: 1 })).row;
+  const { ref, total, seq } = m.part;
+  const to = recipientKey(m.to);
+  const groupKey = `${m.route}|${m.from}|${to}|${ref}|${total}`;
+  const now = ctx.clock();
   const row = await ctx.store.db.transaction().execute(async (trx) => {
-    const holder = await numberHolder(trx, to);
-    const stored: InboundRow = {
-      id: newId('in', now),
-      account_id: holder?.account_id ?? null,
-      sender: input.from,
-      recipient: to,
-      body: input.message.slice(0, MAX_INBOUND_CHARACTERS),
-      encoding: input.encoding ?? counted.encoding,
-      segments: input.segments ?? counted.segments,
-      incomplete: input.incomplete ? 1 : 0,
-      received_at: now,
-    };
-    await insertInbound(trx, stored);
-    if (holder) await queueAccountEvent(trx, holder, 'sms.received', { ...inboundView(stored) }, now, stored.id);
-    return stored;
+    await lockPartGroup(trx, groupKey);
+    await insertPart(trx, { group_key: groupKey, seq, total, sender: m.from, recipient: to, body: m.text, encoding: m.encoding, received_at: now });
+    const parts = await partsOfGroup(trx, groupKey);
+    if (parts.length < total) return null;
+    await deletePartGroup(trx, groupKey);
+    return storeInbound(trx, { from: m.from, to, message: parts.map((p) => p.body).join(''), encoding: parts[0]!.encoding, segments: total }, now);
   });
-  if (row.account_id !== null) ctx.wake('webhook');
-  else ctx.log.warn({ inboundId: row.id, to: row.recipient }, 'inbound message to a number no account holds: kept as unrouted');
-  return { row, routed: row.account_id !== null };
+  return row && afterStore(ctx, row).row;
+}
+
+/**
+ * Stores the messages whose parts have waited longer than the reassembly timeout with the parts
+ * that came, marked `incomplete`. Returns how many it stored.
+ */
+export async function flushStaleParts(ctx: Context, limit = 100): Promise<number> {
+  const now = ctx.clock();
+  let stored = 0;
+  for (const groupKey of await staleGroups(ctx.store.db, now - REASSEMBLY_TIMEOUT_MS, limit)) {
+    const row = await ctx.store.db.transaction().execute(async (trx) => {
+      await lockPartGroup(trx, groupKey);
+      const parts = await partsOfGroup(trx, groupKey);
+      // Completed (or flushed) by another process meanwhile.
+      if (parts.length === 0) return null;
+      await deletePartGroup(trx, groupKey);
+      const first = parts[0]!;
+      return storeInbound(trx, { from: first.sender, to: first.recipient, message: parts.map((p) => p.body).join(''), encoding: first.encoding, segments: parts.length, incomplete: true }, now);
+    });
+    if (row) {
+      afterStore(ctx, row);
+      stored++;
+    }
+  }
+  return stored;
 }
 
 export interface SimulatedInbound {

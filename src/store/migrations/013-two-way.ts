@@ -15,6 +15,9 @@ import { dialectOf } from '../dialect.ts';
  * - `inbound_messages`: what carriers delivered to a number. `account_id` is null for a number no
  *   account holds (unrouted, kept for the operator). `incomplete` is 1 when a multi-part message
  *   was stored with the parts that came before its reassembly timed out.
+ * - `inbound_parts`: the parts of a multi-part inbound message stored as they come (so the carrier
+ *   can be answered at once without risk of losing them), until the last part completes it or
+ *   60 s pass; then they become one inbound message in one transaction.
  * - The scopes added with two-way messaging go to every existing key that holds all five original
  *   ones (a key created without a scope list had them all, and still has them all).
  */
@@ -88,6 +91,20 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   await db.schema.createIndex('inbound_account_received').on('inbound_messages').columns(['account_id', 'received_at', 'id']).execute();
   await db.schema.createIndex('inbound_account_sender').on('inbound_messages').columns(['account_id', 'sender', 'received_at']).execute();
+
+  await db.schema
+    .createTable('inbound_parts')
+    .addColumn('group_key', 'text', (c) => c.notNull())
+    .addColumn('seq', 'integer', (c) => c.notNull())
+    .addColumn('total', 'integer', (c) => c.notNull())
+    .addColumn('sender', 'text', (c) => c.notNull())
+    .addColumn('recipient', 'text', (c) => c.notNull())
+    .addColumn('body', 'text', (c) => c.notNull())
+    .addColumn('encoding', 'text', (c) => c.notNull())
+    .addColumn('received_at', 'bigint', (c) => c.notNull())
+    .addPrimaryKeyConstraint('inbound_parts_pk', ['group_key', 'seq'])
+    .execute();
+  await db.schema.createIndex('inbound_parts_received').on('inbound_parts').columns(['received_at']).execute();
 
   const { rows } = await sql<{ id: string; scopes: string }>`select id, scopes from api_keys`.execute(db);
   for (const row of rows) {
