@@ -62,17 +62,6 @@ export const SmsReceivedEvent = Type.Object({
   data: InboundRecord,
 });
 
-/** `recipient.opted_out` and `recipient.opted_in`, POSTed to the account's events URL. */
-export const OptOutEvent = Type.Object({
-  event: Type.Union([Type.Literal('recipient.opted_out'), Type.Literal('recipient.opted_in')]),
-  timestamp: Type.String({ format: 'date-time', description: 'When the event was generated.' }),
-  data: Type.Object({
-    phone: Type.String({ description: 'The recipient, E.164.' }),
-    number: Type.Union([Type.String(), Type.Null()], { description: 'The account’s number the keyword came to; `null` when the change came through the API or the operator.' }),
-    source: Type.Union([Type.Literal('keyword'), Type.Literal('api'), Type.Literal('operator')]),
-  }),
-});
-
 const header = (description: string, schema: TSchema = Type.String()) => ({ ...schema, description });
 
 /** Sent by the /v1 guard (auth.ts) on every answered /v1 request. */
@@ -170,7 +159,7 @@ function accountEventOperation(event: string, what: string, schema: string) {
       summary: `${event}: ${what}`,
       description:
         'POSTed to the account’s events URL (`PUT /v1/account/events-url`), signed and retried exactly like delivery events; ' +
-        '`GET /v1/webhooks/events` lists it with `message_id` null and `inbound_id` naming the inbound message. See /docs/guides/receiving-and-opt-outs.',
+        '`GET /v1/webhooks/events` lists it with `message_id` null and `inbound_id` naming the inbound message. See /docs/guides/webhooks.',
       requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } } },
     },
   };
@@ -240,7 +229,6 @@ export async function registerOpenApi(app: AnyFastify, publicUrl: string): Promi
         schemas: {
           WebhookEvent: WebhookEvent as unknown as Record<string, unknown>,
           SmsReceivedEvent: SmsReceivedEvent as unknown as Record<string, unknown>,
-          OptOutEvent: OptOutEvent as unknown as Record<string, unknown>,
         },
       },
       security: [{ bearerAuth: [] }],
@@ -249,8 +237,6 @@ export async function registerOpenApi(app: AnyFastify, publicUrl: string): Promi
         'sms.delivered': webhookOperation('sms.delivered', 'delivered'),
         'sms.failed': webhookOperation('sms.failed', 'failed'),
         'sms.received': accountEventOperation('sms.received', 'a message came to one of the account’s numbers', 'SmsReceivedEvent'),
-        'recipient.opted_out': accountEventOperation('recipient.opted_out', 'a recipient opted out (STOP, the API or the operator)', 'OptOutEvent'),
-        'recipient.opted_in': accountEventOperation('recipient.opted_in', 'a recipient opted back in (START, the API or the operator)', 'OptOutEvent'),
       },
     } as never,
     hideUntagged: true,

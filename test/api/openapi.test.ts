@@ -95,7 +95,7 @@ describe('OpenAPI document', () => {
     assert.ok(send.parameters?.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key'));
     assert.deepEqual(Object.keys(send.responses['200']!.headers ?? {}).sort(), ['Idempotent-Replayed', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
     assert.ok(send.responses['429']!.headers?.['Retry-After']);
-    assert.deepEqual(Object.keys(doc.webhooks).sort(), ['recipient.opted_in', 'recipient.opted_out', 'sms.delivered', 'sms.failed', 'sms.received', 'sms.sent']);
+    assert.deepEqual(Object.keys(doc.webhooks).sort(), ['sms.delivered', 'sms.failed', 'sms.received', 'sms.sent']);
     for (const hook of Object.values(doc.webhooks)) {
       assert.deepEqual(hook.post.parameters?.map((p) => p.name), ['X-Pigeon-Event-Id', 'X-Pigeon-Signature']);
     }

@@ -21,6 +21,7 @@ import { listSenderIds, registerSenderId } from '../../services/sender-ids/sende
 import { createSession, endSession, type Session } from '../../services/auth/sessions.ts';
 import { html, raw, type Html } from '../html.ts';
 import { alert, csrfField, formatBytes, page, statusBadge, table, when } from './layout.ts';
+import { eventsSettingsPages } from './events-settings-pages.ts';
 import {
   checkPreLoginToken,
   clearSessionCookie,
@@ -430,6 +431,12 @@ ${table('Your API keys', ['Label', 'Prefix', 'Scopes', 'Created', 'Last used', '
       );
     };
 
+    eventsSettingsPages(app, ctx, {
+      account: (request) => ({ account: state(request).account, csrf: state(request).session.csrf_token }),
+      render,
+      tabs: (current) => settingsTabs(current as 'events'),
+    });
+
     app.get('/settings/webhook', async (request, reply) => webhookPage(request, reply, false));
     app.post('/settings/webhook/reveal', async (request, reply) => webhookPage(request, reply, true));
     app.post('/settings/webhook/rotate', async (request, reply) => {
@@ -662,10 +669,11 @@ ${table('Ledger', ['When', 'Kind', 'Amount', 'Reference', 'Note'], ledgerRows, '
   };
 }
 
-function settingsTabs(current: 'api-keys' | 'webhook' | 'password'): Html {
+function settingsTabs(current: 'api-keys' | 'webhook' | 'events' | 'password'): Html {
   const tabs = [
     { key: 'api-keys', href: '/dashboard/settings/api-keys', label: 'API Keys' },
     { key: 'webhook', href: '/dashboard/settings/webhook', label: 'Webhook secret' },
+    { key: 'events', href: '/dashboard/settings/events', label: 'Numbers and events' },
     { key: 'password', href: '/dashboard/settings/password', label: 'Password' },
   ];
   return html`<nav aria-label="Settings" class="tabs"><ul>${tabs.map(
