@@ -54,6 +54,18 @@ export const catalogue = {
     description: 'The account events URL is not an absolute `https://` URL of at most 2,048 characters, or carries credentials. Events are only delivered over HTTPS.',
     retryable: false,
   },
+  recipient_opted_out: {
+    status: 400,
+    message: 'The recipient opted out of messages from this account.',
+    description: 'The recipient replied STOP (or was added to the opt-out list through the API or by the operator): nothing is sent, stored or charged. In bulk, a per-entry error.',
+    retryable: false,
+  },
+  opt_out_by_recipient: {
+    status: 409,
+    message: 'The recipient opted out by keyword; only their START lifts it.',
+    description: '`DELETE /v1/opt-outs/{phone}` for a recipient who replied STOP: only the recipient can opt back in, by replying START.',
+    retryable: false,
+  },
   invalid_sender_id_name: {
     status: 400,
     message: 'A Sender ID name is 1 to 11 letters (A-Z, a-z) and digits (0-9).',

@@ -62,6 +62,17 @@ export const SmsReceivedEvent = Type.Object({
   data: InboundRecord,
 });
 
+/** `recipient.opted_out` and `recipient.opted_in`, POSTed to the account's events URL. */
+export const OptOutEvent = Type.Object({
+  event: Type.Union([Type.Literal('recipient.opted_out'), Type.Literal('recipient.opted_in')]),
+  timestamp: Type.String({ format: 'date-time', description: 'When the event was generated.' }),
+  data: Type.Object({
+    phone: Type.String({ description: 'The recipient, E.164.' }),
+    number: Type.Union([Type.String(), Type.Null()], { description: 'The account’s number the keyword came to; `null` when the change came through the API or the operator.' }),
+    source: Type.Union([Type.Literal('keyword'), Type.Literal('api'), Type.Literal('operator')]),
+  }),
+});
+
 const header = (description: string, schema: TSchema = Type.String()) => ({ ...schema, description });
 
 /** Sent by the /v1 guard (auth.ts) on every answered /v1 request. */
@@ -222,6 +233,7 @@ export async function registerOpenApi(app: AnyFastify, publicUrl: string): Promi
         { name: 'Account', description: 'The account and its credit balance.' },
         { name: 'Numbers', description: 'Phone numbers assigned to the account, for two-way messaging.' },
         { name: 'Inbound', description: 'Messages received on the account’s numbers, and the simulator’s way to send one.' },
+        { name: 'Opt-outs', description: 'Recipients who opted out (STOP) or were added to the list; sends to them are refused.' },
         { name: 'Webhooks', description: 'Events Pigeon POSTs to your `callback_url`.' },
       ],
       components: {
@@ -229,6 +241,7 @@ export async function registerOpenApi(app: AnyFastify, publicUrl: string): Promi
         schemas: {
           WebhookEvent: WebhookEvent as unknown as Record<string, unknown>,
           SmsReceivedEvent: SmsReceivedEvent as unknown as Record<string, unknown>,
+          OptOutEvent: OptOutEvent as unknown as Record<string, unknown>,
         },
       },
       security: [{ bearerAuth: [] }],
@@ -237,6 +250,8 @@ export async function registerOpenApi(app: AnyFastify, publicUrl: string): Promi
         'sms.delivered': webhookOperation('sms.delivered', 'delivered'),
         'sms.failed': webhookOperation('sms.failed', 'failed'),
         'sms.received': accountEventOperation('sms.received', 'a message came to one of the account’s numbers', 'SmsReceivedEvent'),
+        'recipient.opted_out': accountEventOperation('recipient.opted_out', 'a recipient opted out (STOP, the API or the operator)', 'OptOutEvent'),
+        'recipient.opted_in': accountEventOperation('recipient.opted_in', 'a recipient opted back in (START, the API or the operator)', 'OptOutEvent'),
       },
     } as never,
     hideUntagged: true,

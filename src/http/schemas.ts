@@ -185,6 +185,20 @@ export const InboundCreated = Type.Object({ status: Type.Literal('success'), dat
 export const EventsUrlBody = Type.Object({ url: Type.String({ maxLength: 2048, description: 'An absolute https:// URL.' }) });
 export const EventsUrlSet = Type.Object({ status: Type.Literal('success'), data: Type.Object({ url: Type.Union([Type.String(), Type.Null()]) }) });
 
+export const OptOutRecord = Type.Object({
+  phone: Type.String({ description: 'E.164.' }),
+  source: Type.Union([Type.Literal('keyword'), Type.Literal('api'), Type.Literal('operator')], { description: '`keyword`: the recipient replied STOP (only their START lifts it).' }),
+  created_at: Type.String({ format: 'date-time' }),
+});
+export const OptOutsQuery = Type.Object({
+  phone: Type.Optional(Type.String({ maxLength: 32 })),
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+});
+export const OptOutsList = Type.Object({ status: Type.Literal('success'), data: Type.Array(OptOutRecord), pagination: Type.Object({ page: Type.Integer(), limit: Type.Integer(), total: Type.Integer() }) });
+export const OptOutBody = Type.Object({ phone: Type.String({ maxLength: 32, description: 'E.164.' }) });
+export const OptOutAdded = Type.Object({ status: Type.Literal('success'), data: OptOutRecord });
+
 /** `Idempotency-Key` on the sends (DECISIONS.md §5). */
 export const IdempotencyHeaders = Type.Object({
   'idempotency-key': Type.Optional(

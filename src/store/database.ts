@@ -113,6 +113,8 @@ export interface MessagesTable {
   sent_at: number | null;
   delivered_at: number | null;
   updated_at: number;
+  /** 0 for an opt-out confirmation (free, never refunded, never refused at dispatch); default 1. */
+  charged?: number;
 }
 
 export interface JobsTable {
@@ -336,6 +338,26 @@ export interface InboundPartsTable {
   received_at: number;
 }
 
+export type OptOutSource = 'keyword' | 'api' | 'operator';
+
+/** A recipient who opted out of an account (migration 013). */
+export interface OptOutsTable {
+  account_id: string;
+  phone: string;
+  source: OptOutSource;
+  /** The account's number the keyword came to; null for the API and the operator. */
+  number: string | null;
+  created_at: number;
+}
+
+/** Opt-out confirmations sent per number, recipient and UTC day. */
+export interface OptOutRepliesTable {
+  number: string;
+  phone: string;
+  day: number;
+  count: number;
+}
+
 export interface Database {
   access_revision: AccessRevisionTable;
   operators: OperatorsTable;
@@ -361,4 +383,6 @@ export interface Database {
   numbers: NumbersTable;
   inbound_messages: InboundMessagesTable;
   inbound_parts: InboundPartsTable;
+  opt_outs: OptOutsTable;
+  opt_out_replies: OptOutRepliesTable;
 }

@@ -95,7 +95,7 @@ describe('OpenAPI document', () => {
     assert.ok(send.parameters?.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key'));
     assert.deepEqual(Object.keys(send.responses['200']!.headers ?? {}).sort(), ['Idempotent-Replayed', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
     assert.ok(send.responses['429']!.headers?.['Retry-After']);
-    assert.deepEqual(Object.keys(doc.webhooks).sort(), ['sms.delivered', 'sms.failed', 'sms.received', 'sms.sent']);
+    assert.deepEqual(Object.keys(doc.webhooks).sort(), ['recipient.opted_in', 'recipient.opted_out', 'sms.delivered', 'sms.failed', 'sms.received', 'sms.sent']);
     for (const hook of Object.values(doc.webhooks)) {
       assert.deepEqual(hook.post.parameters?.map((p) => p.name), ['X-Pigeon-Event-Id', 'X-Pigeon-Signature']);
     }
@@ -173,6 +173,13 @@ describe('OpenAPI document', () => {
     check('POST', '/v1/simulator/inbound', await h.request('POST', '/v1/simulator/inbound', { key, body: { from: '+447911123456', to: '+447700900777', message: 'Hi' } }));
     check('POST', '/v1/simulator/inbound', await h.request('POST', '/v1/simulator/inbound', { key, body: { from: '+447911123456', to: '+447700900778', message: 'Hi' } }));
     check('GET', '/v1/sms/inbound', await h.request('GET', '/v1/sms/inbound?limit=5', { key }));
+    check('POST', '/v1/opt-outs', await h.request('POST', '/v1/opt-outs', { key, body: { phone: '+447911000123' } }));
+    check('POST', '/v1/opt-outs', await h.request('POST', '/v1/opt-outs', { key, body: { phone: '+447911000123' } }));
+    check('POST', '/v1/opt-outs', await h.request('POST', '/v1/opt-outs', { key, body: { phone: 'nope' } }));
+    check('GET', '/v1/opt-outs', await h.request('GET', '/v1/opt-outs', { key }));
+    check('POST', '/v1/sms/send', await h.request('POST', '/v1/sms/send', { key, body: { ...send, to: '+447911000123' } }));
+    check('DELETE', '/v1/opt-outs/{phone}', await h.request('DELETE', '/v1/opt-outs/%2B447911000123', { key }));
+    check('DELETE', '/v1/opt-outs/{phone}', await h.request('DELETE', '/v1/opt-outs/%2B447911000123', { key }));
     check('GET', '/v1/sms/inbound', await h.request('GET', '/v1/sms/inbound?since=nope', { key }));
     check('DELETE', '/v1/account/events-url', await h.request('DELETE', '/v1/account/events-url', { key }));
     await h.request('PUT', '/v1/account/events-url', { key, body: { url: 'https://127.0.0.1:9/events' } });
@@ -217,6 +224,11 @@ describe('OpenAPI document', () => {
     const validateReceived = ajv.getSchema('openapi#/components/schemas/SmsReceivedEvent');
     assert.ok(validateReceived);
     for (const row of received) assert.ok(validateReceived(JSON.parse(row.payload)), ajv.errorsText(validateReceived.errors));
+    const optOuts = all.filter((r) => r.event.startsWith('recipient.'));
+    assert.deepEqual([...new Set(optOuts.map((r) => r.event))].sort(), ['recipient.opted_in', 'recipient.opted_out']);
+    const validateOptOut = ajv.getSchema('openapi#/components/schemas/OptOutEvent');
+    assert.ok(validateOptOut);
+    for (const row of optOuts) assert.ok(validateOptOut(JSON.parse(row.payload)), ajv.errorsText(validateOptOut.errors));
     const validate = ajv.getSchema('openapi#/components/schemas/WebhookEvent');
     assert.ok(validate);
     for (const row of rows) {

@@ -76,7 +76,7 @@ export const accountCommands: Record<string, Command> = {
   },
   'account events-url': {
     usage: 'account events-url ID URL|--clear',
-    description: 'Set (or clear) where the account’s own events go (sms.received: a message came to one of its numbers). HTTPS only; signed and retried like delivery events.',
+    description: 'Set (or clear) where the account’s own events go: sms.received, recipient.opted_out, recipient.opted_in. HTTPS only; signed and retried like delivery events.',
     options: { clear: 'boolean' },
     optionHelp: { clear: 'send these events nowhere' },
     async run(ctx, { positionals, values }, out) {

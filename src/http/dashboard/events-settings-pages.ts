@@ -1,6 +1,7 @@
 /**
  * Settings → Numbers and events (owner area): the phone numbers assigned to the account and its
- * events URL, where the account's own events (`sms.received`) are POSTed
+ * events URL, where the account's own events (`sms.received`, `recipient.opted_out`,
+ * `recipient.opted_in`) are POSTed
  * (DECISIONS.md §8). Registered inside the owner area's scope (owner-pages.ts), behind its session
  * guard and CSRF check; calls services only.
  */
@@ -40,7 +41,7 @@ export function eventsSettingsPages(app: FastifyInstance, ctx: Context, kit: Own
 <p>Phone numbers the operator assigned to this account. Send from one by giving it as <code>from</code>; messages sent to it arrive in the API (<code>GET /v1/sms/inbound</code>) and as <code>sms.received</code> events.</p>
 ${table('Numbers', ['Number', 'Label', 'Assigned'], rows, 'No numbers yet: ask the operator to assign one (pigeon number assign).')}</section>
 <section><h2>Events URL</h2>
-<p>Events that belong to no send request (<code>sms.received</code>: a message came to one of your numbers) are POSTed here, signed with the webhook secret and retried like delivery webhooks. HTTPS only.</p>
+<p>Events that belong to no send request (<code>sms.received</code>: a message came to one of your numbers; <code>recipient.opted_out</code> and <code>recipient.opted_in</code>: a recipient replied STOP or START, or the opt-out list changed) are POSTed here, signed with the webhook secret and retried like delivery webhooks. HTTPS only.</p>
 <p id="events-url-current">${current ? html`Current: <code>${current}</code>` : html`<span class="muted">Not set: these events are not sent.</span>`}</p>
 <form method="post" action="/dashboard${EVENTS_SETTINGS_PATH}">${csrfField(csrf)}
 <label for="events-url">URL</label>

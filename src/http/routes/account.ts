@@ -37,7 +37,7 @@ export function accountRoutes(ctx: Context): FastifyPluginAsyncTypebox {
         config: { scope: 'account:write', errors: ['invalid_events_url'] },
         schema: {
           summary: 'Set where the account’s own events go',
-          description: 'The account’s own events, which belong to no send request (`sms.received`: a message came to one of the account’s numbers), are POSTed to this URL, signed and retried like delivery events.',
+          description: 'The account’s own events, which belong to no send request (`sms.received`, `recipient.opted_out`, `recipient.opted_in`), are POSTed to this URL, signed and retried like delivery events.',
           tags: ['Account'],
           body: EventsUrlBody,
           response: { 200: EventsUrlSet },

@@ -16,6 +16,7 @@ import { keyAccessByDigest, keyAccessById, recordKeyUse } from '../../store/repo
 import { senderAccessByKey, senderAccessInTransaction, type SenderAccessRow } from '../../store/repositories/sender-ids.repository.ts';
 import { ownedNumber, ownedNumberInTransaction } from '../../store/repositories/numbers.repository.ts';
 import { numberKeyOfSender } from '../../domain/own-number.ts';
+import { optedOutAmong, optedOutPhones } from '../../store/repositories/opt-outs.repository.ts';
 import { accessSnapshot, decideAccess, lastAccessSnapshot, type AccessSnapshot } from './access-cache.ts';
 import { digestKey, type Scope } from '../keys/api-keys.ts';
 import type { Context } from '../context.ts';
@@ -199,4 +200,43 @@ export async function grantRefusalNow(db: Executor, accountId: string, grant: { 
     'sms:send',
   );
   return keyRefused ?? senderRefusal(grant.from, await senderAccessNow(db, accountId, grant.from));
+}
+
+/**
+ * An account's opt-out list is kept whole in the access cache while it has at most this many
+ * entries (one query per account and access revision, then none per send); a longer list is asked
+ * about the recipients of each send.
+ */
+const OPT_OUTS_CACHED = 200;
+
+type OptOutEntry = { complete: true; phones: ReadonlySet<string> } | { complete: false };
+
+async function optedOutFrom(ctx: Context, snapshot: AccessSnapshot, accountId: string, phones: readonly string[]): Promise<Set<string>> {
+  const entry = await snapshot.get<OptOutEntry>('opt-outs', accountId, async () => {
+    const list = await optedOutPhones(ctx.store.db, accountId, OPT_OUTS_CACHED + 1);
+    return list.length > OPT_OUTS_CACHED ? { complete: false } : { complete: true, phones: new Set(list) };
+  });
+  if (!entry.complete) return optedOutAmong(ctx.store.db, accountId, phones);
+  return new Set(phones.filter((p) => entry.phones.has(p)));
+}
+
+/**
+ * Which of `phones` (E.164) opted out of the account, read with the rest of the access check:
+ * from the access cache, trusted while the access revision stands still (an opt-out or opt-in
+ * moves it). A refusal found in a snapshot not read for this request is confirmed on the current
+ * revision, so a START taken elsewhere is never refused from an old entry.
+ */
+export async function optedOutRecipients(ctx: Context, accountId: string, phones: readonly string[], access?: AccessSnapshot): Promise<Set<string>> {
+  const snapshot = access ?? (await accessSnapshot(ctx.store));
+  let found = await optedOutFrom(ctx, snapshot, accountId, phones);
+  if (found.size > 0 && !snapshot.checked) {
+    const current = await accessSnapshot(ctx.store);
+    if (current.revision !== snapshot.revision) found = await optedOutFrom(ctx, current, accountId, phones);
+  }
+  return found;
+}
+
+/** Whether a single send's recipient has opted out since it was checked, read in the sending transaction. */
+export async function optOutRefusalNow(db: Executor, accountId: string, phone: string): Promise<AppError | null> {
+  return (await optedOutAmong(db, accountId, [phone])).size > 0 ? new AppError('recipient_opted_out', `${phone} opted out of messages from this account.`) : null;
 }

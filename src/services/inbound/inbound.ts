@@ -18,6 +18,7 @@ import type { InboundCarrierMessage } from '../../carriers/carrier.ts';
 import { iso, newId } from '../../util/ids.ts';
 import type { Context } from '../context.ts';
 import { queueAccountEvent } from '../webhooks/account-events.ts';
+import { applyKeyword, observeOptOutChange } from '../opt-outs/opt-outs.ts';
 
 /** The longest inbound text stored: a concatenated SMS has at most 255 parts of 153 septets. */
 export const MAX_INBOUND_CHARACTERS = 255 * 160;
@@ -72,7 +73,15 @@ function recipientKey(to: string): string {
 }
 
 /** Stores one inbound message in the caller's transaction, with its `sms.received` event when routed. */
-async function storeInbound(trx: Transaction<Database>, input: InboundInput, now: number): Promise<InboundRow> {
+interface Stored {
+  row: InboundRow;
+  /** A keyword changed the account's opt-out list. */
+  optOutsChanged: boolean;
+  /** A confirmation was queued for dispatch. */
+  replied: boolean;
+}
+
+async function storeInbound(trx: Transaction<Database>, input: InboundInput, now: number): Promise<Stored> {
   const to = recipientKey(input.to);
   const counted = input.encoding === undefined || input.segments === undefined ? segmentMessage(input.message) : null;
   const holder = await numberHolder(trx, to);
@@ -88,13 +97,19 @@ async function storeInbound(trx: Transaction<Database>, input: InboundInput, now
     received_at: now,
   };
   await insertInbound(trx, stored);
-  if (holder) await queueAccountEvent(trx, holder, 'sms.received', { ...inboundView(stored) }, now, stored.id);
-  return stored;
+  if (!holder) return { row: stored, optOutsChanged: false, replied: false };
+  await queueAccountEvent(trx, holder, 'sms.received', { ...inboundView(stored) }, now, stored.id);
+  // Keywords apply after the event is raised: sms.received comes before the opt-out it causes.
+  const keyword = await applyKeyword(trx, holder, stored, now);
+  return { row: stored, optOutsChanged: keyword.changed, replied: keyword.replyId !== null };
 }
 
-function afterStore(ctx: Context, row: InboundRow): { row: InboundRow; routed: boolean } {
+async function afterStore(ctx: Context, stored: Stored): Promise<{ row: InboundRow; routed: boolean }> {
+  const { row } = stored;
   if (row.account_id !== null) ctx.wake('webhook');
   else ctx.log.warn({ inboundId: row.id, to: row.recipient }, 'inbound message to a number no account holds: kept as unrouted');
+  if (stored.optOutsChanged) await observeOptOutChange(ctx);
+  if (stored.replied) ctx.wake('dispatch');
   return { row, routed: row.account_id !== null };
 }
 
@@ -104,8 +119,8 @@ function afterStore(ctx: Context, row: InboundRow): { row: InboundRow; routed: b
  */
 export async function receiveInbound(ctx: Context, input: InboundInput): Promise<{ row: InboundRow; routed: boolean }> {
   const now = ctx.clock();
-  const row = await ctx.store.db.transaction().execute((trx) => storeInbound(trx, input, now));
-  return afterStore(ctx, row);
+  const stored = await ctx.store.db.transaction().execute((trx) => storeInbound(trx, input, now));
+  return afterStore(ctx, stored);
 }
 
 /** How long the parts of a multi-part message wait for the rest (DECISIONS.md §8). */
@@ -123,7 +138,7 @@ export async function receiveCarrierInbound(ctx: Context, m: InboundCarrierMessa
   const to = recipientKey(m.to);
   const groupKey = `${m.route}|${m.from}|${to}|${ref}|${total}`;
   const now = ctx.clock();
-  const row = await ctx.store.db.transaction().execute(async (trx) => {
+  const stored = await ctx.store.db.transaction().execute(async (trx) => {
     await lockPartGroup(trx, groupKey);
     await insertPart(trx, { group_key: groupKey, seq, total, sender: m.from, recipient: to, body: m.text, encoding: m.encoding, received_at: now });
     const parts = await partsOfGroup(trx, groupKey);
@@ -131,7 +146,7 @@ export async function receiveCarrierInbound(ctx: Context, m: InboundCarrierMessa
     await deletePartGroup(trx, groupKey);
     return storeInbound(trx, { from: m.from, to, message: parts.map((p) => p.body).join(''), encoding: parts[0]!.encoding, segments: total }, now);
   });
-  return row && afterStore(ctx, row).row;
+  return stored && (await afterStore(ctx, stored)).row;
 }
 
 /**
@@ -140,9 +155,9 @@ export async function receiveCarrierInbound(ctx: Context, m: InboundCarrierMessa
  */
 export async function flushStaleParts(ctx: Context, limit = 100): Promise<number> {
   const now = ctx.clock();
-  let stored = 0;
+  let count = 0;
   for (const groupKey of await staleGroups(ctx.store.db, now - REASSEMBLY_TIMEOUT_MS, limit)) {
-    const row = await ctx.store.db.transaction().execute(async (trx) => {
+    const stored = await ctx.store.db.transaction().execute(async (trx) => {
       await lockPartGroup(trx, groupKey);
       const parts = await partsOfGroup(trx, groupKey);
       // Completed (or flushed) by another process meanwhile.
@@ -151,12 +166,12 @@ export async function flushStaleParts(ctx: Context, limit = 100): Promise<number
       const first = parts[0]!;
       return storeInbound(trx, { from: first.sender, to: first.recipient, message: parts.map((p) => p.body).join(''), encoding: first.encoding, segments: parts.length, incomplete: true }, now);
     });
-    if (row) {
-      afterStore(ctx, row);
-      stored++;
+    if (stored) {
+      await afterStore(ctx, stored);
+      count++;
     }
   }
-  return stored;
+  return count;
 }
 
 export interface SimulatedInbound {

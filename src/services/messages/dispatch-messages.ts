@@ -13,6 +13,7 @@ import { insertCarrierParts } from '../../store/repositories/carrier-receipts.re
 import { applyStatusChange, applyStatusChanges, enqueueFollowUps } from './message-status-changes.ts';
 import type { Context } from '../context.ts';
 import { carrierSubmits } from '../../metrics.ts';
+import { dispatchRefusals, type DispatchRefusal } from './dispatch-checks.ts';
 
 export interface DispatchSummary {
   sent: number;
@@ -33,7 +34,15 @@ export async function dispatchJobs(ctx: Context, carrier: Carrier, jobs: JobsTab
     return message && message.status === 'pending' ? [{ job, message }] : [];
   });
   summary.skipped = jobs.length - work.length;
-  const outcomes = work.length > 0 ? await carrier.submit(work.map((w) => outbound(w.message))) : [];
+  // Refused since acceptance (opted out, suspended, sender withdrawn): failed and refunded, never submitted.
+  const refusals = work.length > 0 ? await dispatchRefusals(ctx, work.map((w) => w.message)) : new Map<string, DispatchRefusal>();
+  const toSubmit = work.filter((w) => !refusals.has(w.message.id));
+  const submitted = toSubmit.length > 0 ? await carrier.submit(toSubmit.map((w) => outbound(w.message))) : [];
+  const submittedOutcome = new Map(toSubmit.map((w, i) => [w.message.id, submitted[i]!]));
+  const outcomes: SubmitOutcome[] = work.map((w) => {
+    const refusal = refusals.get(w.message.id);
+    return refusal ? { kind: 'rejected', errorCode: refusal.errorCode, errorMessage: refusal.errorMessage } : submittedOutcome.get(w.message.id)!;
+  });
   const now = ctx.clock();
   const followUps: NewJob[] = [];
   const inWork = new Set(work.map((w) => w.job.id));

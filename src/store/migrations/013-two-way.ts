@@ -18,6 +18,11 @@ import { dialectOf } from '../dialect.ts';
  * - `inbound_parts`: the parts of a multi-part inbound message stored as they come (so the carrier
  *   can be answered at once without risk of losing them), until the last part completes it or
  *   60 s pass; then they become one inbound message in one transaction.
+ * - `opt_outs`: recipients who opted out of an account (STOP, the API, the operator). Sends read
+ *   them with the rest of the access check (src/services/auth/access.ts), so a change moves the
+ *   access revision too. `opt_out_replies` counts the confirmations sent per number, recipient and
+ *   UTC day (at most 5). `messages.charged` is 0 for those confirmations: sent free, never refunded,
+ *   never refused at dispatch.
  * - The scopes added with two-way messaging go to every existing key that holds all five original
  *   ones (a key created without a scope list had them all, and still has them all).
  */
@@ -105,6 +110,35 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('inbound_parts_pk', ['group_key', 'seq'])
     .execute();
   await db.schema.createIndex('inbound_parts_received').on('inbound_parts').columns(['received_at']).execute();
+
+  await db.schema
+    .createTable('opt_outs')
+    .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+    .addColumn('phone', 'text', (c) => c.notNull())
+    .addColumn('source', 'text', (c) => c.notNull())
+    .addColumn('number', 'text')
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .addPrimaryKeyConstraint('opt_outs_pk', ['account_id', 'phone'])
+    .execute();
+  await db.schema.createIndex('opt_outs_account_created').on('opt_outs').columns(['account_id', 'created_at']).execute();
+  await db.schema
+    .createTable('opt_out_replies')
+    .addColumn('number', 'text', (c) => c.notNull())
+    .addColumn('phone', 'text', (c) => c.notNull())
+    .addColumn('day', 'integer', (c) => c.notNull())
+    .addColumn('count', 'integer', (c) => c.notNull())
+    .addPrimaryKeyConstraint('opt_out_replies_pk', ['number', 'phone', 'day'])
+    .execute();
+  await db.schema.alterTable('messages').addColumn('charged', 'integer', (c) => c.notNull().defaultTo(1)).execute();
+  if (dialectOf(db) === 'postgres') {
+    await sql
+      .raw('create trigger opt_outs_access_revision after insert or delete or update on opt_outs for each statement execute function pigeon_bump_access_revision()')
+      .execute(db);
+  } else {
+    for (const event of ['insert', 'delete', 'update']) {
+      await sql.raw(`create trigger opt_outs_access_${event} after ${event} on opt_outs begin ${bump}; end`).execute(db);
+    }
+  }
 
   const { rows } = await sql<{ id: string; scopes: string }>`select id, scopes from api_keys`.execute(db);
   for (const row of rows) {

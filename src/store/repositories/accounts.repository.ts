@@ -3,6 +3,7 @@
  * `creditCredits`), which writes the balance and its ledger row together.
  */
 import { sql, type SqlBool } from 'kysely';
+import { chunked } from '../chunk.ts';
 import type { Executor } from '../connect.ts';
 import type { AccountsTable, AccountStatus } from '../database.ts';
 
@@ -54,6 +55,15 @@ export async function listAccounts(db: Executor, filter: AccountFilter = {}): Pr
 export async function setAccountStatus(db: Executor, id: string, status: AccountStatus): Promise<boolean> {
   const result = await db.updateTable('accounts').set({ status }).where('id', '=', id).executeTakeFirst();
   return result.numUpdatedRows !== 0n;
+}
+
+/** The status of each of these accounts (the dispatch re-check). */
+export async function accountStatuses(db: Executor, ids: readonly string[]): Promise<Map<string, AccountStatus>> {
+  const out = new Map<string, AccountStatus>();
+  for (const part of chunked(ids, 1)) {
+    for (const r of await db.selectFrom('accounts').select(['id', 'status']).where('id', 'in', part).execute()) out.set(r.id, r.status);
+  }
+  return out;
 }
 
 /** Sets or clears (null) the account's events URL; false when there is no such account. */
