@@ -5,6 +5,7 @@ import { harness, type Harness } from '../helpers/harness.ts';
 import { DashboardClient } from '../helpers/dashboard-client.ts';
 import { getAccount } from '../../src/services/accounts/accounts.ts';
 import { assignNumber } from '../../src/services/numbers/numbers.ts';
+import { simulateInbound } from '../../src/services/inbound/inbound.ts';
 
 describe('dashboard: numbers and events URL', () => {
   let h: Harness;
@@ -48,6 +49,22 @@ describe('dashboard: numbers and events URL', () => {
     const cleared = await client.post('/dashboard/settings/events/clear', {}, shown.body);
     assert.equal(cleared.statusCode, 303);
     assert.equal((await getAccount(h.ctx, accountId)).events_url, null);
+  });
+
+  test('the reply to HELP: edited, used by the keyword, emptied back to the default', async () => {
+    const page = await client.get('/dashboard/settings/events');
+    assert.match(page.body, /Events Ltd: reply STOP to unsubscribe\./);
+    const tooLong = await client.post('/dashboard/settings/events/help', { help_text: 'x'.repeat(321) }, page.body);
+    assert.equal(tooLong.statusCode, 400);
+    const saved = await client.post('/dashboard/settings/events/help', { help_text: ' Events Ltd: call 0800 000 000. Reply STOP to unsubscribe. ' }, page.body);
+    assert.equal(saved.statusCode, 303);
+    assert.equal((await getAccount(h.ctx, accountId)).help_text, 'Events Ltd: call 0800 000 000. Reply STOP to unsubscribe.');
+    await assignNumber(h.ctx, accountId, '+447700900601');
+    await simulateInbound(h.ctx, { from: '+447911123456', to: '+447700900601', message: 'help' });
+    const reply = await h.ctx.store.db.selectFrom('messages').select(['body', 'sender']).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+    assert.deepEqual({ ...reply }, { body: 'Events Ltd: call 0800 000 000. Reply STOP to unsubscribe.', sender: '+447700900601' });
+    await client.post('/dashboard/settings/events/help', { help_text: '' }, page.body);
+    assert.equal((await getAccount(h.ctx, accountId)).help_text, null);
   });
 
   test('a form without the CSRF token changes nothing', async () => {

@@ -1,6 +1,6 @@
 /**
- * Settings → Numbers and events (owner area): the phone numbers assigned to the account and its
- * events URL, where the account's own events (`sms.received`, `recipient.opted_out`,
+ * Settings → Numbers and events (owner area): the phone numbers assigned to the account, the reply
+ * to HELP, and its events URL, where the account's own events (`sms.received`, `recipient.opted_out`,
  * `recipient.opted_in`) are POSTed
  * (DECISIONS.md §8). Registered inside the owner area's scope (owner-pages.ts), behind its session
  * guard and CSRF check; calls services only.
@@ -10,6 +10,7 @@ import { AppError } from '../../errors/catalogue.ts';
 import type { AccountsTable } from '../../store/database.ts';
 import { setEventsUrl } from '../../services/accounts/events-url.ts';
 import { listNumbers } from '../../services/numbers/numbers.ts';
+import { defaultReply, MAX_HELP_TEXT, setHelpText } from '../../services/opt-outs/opt-outs.ts';
 import type { Context } from '../../services/context.ts';
 import { html, type Html } from '../html.ts';
 import { alert, csrfField, table, when } from './layout.ts';
@@ -48,13 +49,19 @@ ${table('Numbers', ['Number', 'Label', 'Assigned'], rows, 'No numbers yet: ask t
 <input id="events-url" name="url" type="url" required maxlength="2048" placeholder="https://example.com/pigeon/events" value="${typed ?? current ?? ''}">
 <button type="submit">Save</button></form>
 ${current ? html`<form method="post" action="/dashboard${EVENTS_SETTINGS_PATH}/clear" data-confirm="Stop sending these events?">${csrfField(csrf)}<button type="submit" class="secondary">Clear</button></form>` : html``}
-</section>`,
+</section>
+<section><h2>Reply to HELP</h2>
+<p>A recipient who texts HELP or INFO to one of your numbers gets this reply (free, at most 5 confirmations a day per recipient and number). STOP and START are confirmed with fixed texts. Leave it empty for the default: <q>${defaultReply('help', account.name)}</q></p>
+<form method="post" action="/dashboard${EVENTS_SETTINGS_PATH}/help">${csrfField(csrf)}
+<label for="help-text">Help text</label>
+<textarea id="help-text" name="help_text" maxlength="${MAX_HELP_TEXT}" rows="3">${account.help_text ?? ''}</textarea>
+<button type="submit">Save</button></form></section>`,
     );
   };
 
   app.get(EVENTS_SETTINGS_PATH, async (request, reply) => {
     const saved = (request.query as Record<string, unknown> | undefined)?.saved;
-    return eventsPage(request, reply, saved === '1' ? { text: 'The events URL was saved.', kind: 'ok' } : saved === '0' ? { text: 'The events URL was cleared.', kind: 'ok' } : undefined);
+    return eventsPage(request, reply, saved === '1' ? { text: 'The events URL was saved.', kind: 'ok' } : saved === '0' ? { text: 'The events URL was cleared.', kind: 'ok' } : saved === 'help' ? { text: 'The help text was saved.', kind: 'ok' } : undefined);
   });
   app.post(EVENTS_SETTINGS_PATH, async (request, reply) => {
     const { account } = kit.account(request);
@@ -69,6 +76,19 @@ ${current ? html`<form method="post" action="/dashboard${EVENTS_SETTINGS_PATH}/c
       throw err;
     }
     return seeOther(reply, `/dashboard${EVENTS_SETTINGS_PATH}?saved=1`);
+  });
+  app.post(`${EVENTS_SETTINGS_PATH}/help`, async (request, reply) => {
+    const { account } = kit.account(request);
+    try {
+      await setHelpText(ctx, account.id, field(request.body, 'help_text'));
+    } catch (err) {
+      if (err instanceof AppError && err.status < 500) {
+        reply.code(err.status);
+        return eventsPage(request, reply, { text: err.message, kind: 'error' });
+      }
+      throw err;
+    }
+    return seeOther(reply, `/dashboard${EVENTS_SETTINGS_PATH}?saved=help`);
   });
   app.post(`${EVENTS_SETTINGS_PATH}/clear`, async (request, reply) => {
     await setEventsUrl(ctx, kit.account(request).account.id, null);

@@ -13,7 +13,7 @@ import type { Database, MessagesTable, OptOutSource } from '../../store/database
 import { enqueueJobs } from '../../store/repositories/jobs.repository.ts';
 import { insertRows } from '../../store/insert-rows.ts';
 import { deleteOptOut, insertOptOut, optOutRow, optOutsPage, takeReplySlot, type OptOutRow } from '../../store/repositories/opt-outs.repository.ts';
-import { findAccount } from '../../store/repositories/accounts.repository.ts';
+import { findAccount, setAccountHelpText } from '../../store/repositories/accounts.repository.ts';
 import { readAccessRevision } from '../../store/repositories/api-keys.repository.ts';
 import { iso, newId } from '../../util/ids.ts';
 import { observeAccessRevision } from '../auth/access-cache.ts';
@@ -191,4 +191,12 @@ export async function removeOptOut(ctx: Context, accountId: string, input: strin
   });
   await observeOptOutChange(ctx);
   ctx.wake('webhook');
+}
+
+/** Sets the account's reply to HELP (trimmed; empty: back to the default text). */
+export async function setHelpText(ctx: Context, accountId: string, text: string): Promise<string | null> {
+  const value = text.trim() || null;
+  if (value !== null && [...value].length > MAX_HELP_TEXT) throw new AppError('invalid_message', `The help text has at most ${MAX_HELP_TEXT} characters.`);
+  if (!(await setAccountHelpText(ctx.store.db, accountId, value))) throw new AppError('not_found', `No account ${accountId}.`);
+  return value;
 }
