@@ -26,6 +26,7 @@ const GUIDE_LINKS = [
   ['sender-ids', 'Sender IDs'],
   ['delivery-reports', 'Delivery reports'],
   ['webhooks', 'Webhooks'],
+  ['receiving-and-opt-outs', 'Receiving messages and handling opt-outs'],
   ['errors', 'Errors'],
   ['limits', 'Limits'],
   ['versioning', 'Versioning'],
@@ -137,7 +138,7 @@ function webhookOperation(event: 'sms.sent' | 'sms.delivered' | 'sms.failed', st
       summary: `${event}: the message is ${status}`,
       description:
         'POSTed to the `callback_url` of the send or bulk request. Answer exactly HTTP 200 within 5 seconds; anything else is retried ' +
-        '(after 30 s, then 5 min) with the same payload and `X-Pigeon-Event-Id`, so handle repeats idempotently. See /docs/guides/webhooks.',
+        '(after 30 s, then 5 min) with the same payload and `X-Pigeon-Event-Id`, so handle repeats idempotently. See /docs/guides/receiving-and-opt-outs.',
       tags: ['Webhooks'],
       parameters: [
         { name: 'X-Pigeon-Event-Id', in: 'header', required: true, description: 'Unique per event; the same on every retry.', schema: { type: 'string' } },
@@ -170,7 +171,7 @@ function accountEventOperation(event: string, what: string, schema: string) {
       summary: `${event}: ${what}`,
       description:
         'POSTed to the account’s events URL (`PUT /v1/account/events-url`), signed and retried exactly like delivery events; ' +
-        '`GET /v1/webhooks/events` lists it with `message_id` null and `inbound_id` naming the inbound message. See /docs/guides/webhooks.',
+        '`GET /v1/webhooks/events` lists it with `message_id` null and `inbound_id` naming the inbound message. See /docs/guides/receiving-and-opt-outs.',
       requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } } },
     },
   };

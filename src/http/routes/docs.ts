@@ -45,6 +45,7 @@ export const GUIDES = [
   'sender-ids',
   'delivery-reports',
   'webhooks',
+  'receiving-and-opt-outs',
   'errors',
   'limits',
   'versioning',
