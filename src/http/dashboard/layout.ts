@@ -29,6 +29,7 @@ const NAV: Record<Area, { href: string; label: string; key: string }[]> = {
   operator: [
     { href: '/operator/sender-ids', label: 'Review queue', key: 'review' },
     { href: '/operator/accounts', label: 'Accounts', key: 'accounts' },
+    { href: '/operator/numbers', label: 'Numbers', key: 'numbers' },
     { href: '/operator/outbox', label: 'Mail outbox', key: 'outbox' },
   ],
 };

@@ -3,6 +3,7 @@
  * documents (approve, reject with a reason, ask for more information), a page at a time, accounts
  * (search, top-up, suspend and resume, limits) and the mail outbox.
  */
+import { operatorNumbersPages } from './operator-numbers-pages.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors/catalogue.ts';
 import { addCredits, listAccounts, setAccountStatus } from '../../services/accounts/accounts.ts';
@@ -252,6 +253,8 @@ ${table('Limits and what is used', ['Limit', 'Now'], rows, '')}
       const v = await setAccountLimits(ctx, request.params.id, change);
       return seeOther(reply, `/operator/accounts/${v.id}/limits?done=${encodeURIComponent('The limits were saved; they apply from the next request.')}`);
     });
+
+    operatorNumbersPages(app, ctx, { csrf: (request) => state(request).session.csrf_token, render });
 
     // ---- Mail outbox ------------------------------------------------------------------------
 
