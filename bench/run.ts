@@ -24,6 +24,7 @@ const suites: { name: string; args: string[] }[] = [
   { name: 'reports', args: ['bench/reports.bench.ts', quick ? '5' : '10', quick ? '100000' : '1000000', 'sqlite'] },
   { name: 'webhooks', args: ['bench/webhooks.bench.ts'] },
   { name: 'smpp', args: ['bench/smpp.bench.ts'] },
+  { name: 'smpp-inbound', args: ['bench/smpp-inbound.bench.ts', quick ? '5000' : '20000'] },
   { name: 'kannel', args: ['bench/kannel.bench.ts', quick ? '5' : '20'] },
 ];
 
