@@ -123,6 +123,79 @@ export async function receiveInbound(ctx: Context, input: InboundInput): Promise
   return afterStore(ctx, stored);
 }
 
+/**
+ * Group commit for the carrier's single-part messages: those that arrive while a transaction is
+ * being written wait for the next one, and all waiting are stored in one transaction (each still
+ * answered only once that transaction committed). Under load, hundreds of small commits become a
+ * few larger ones; alone, a message still commits at once. If a group's transaction fails, each
+ * message is stored again alone, so one bad message never fails its neighbours.
+ */
+class InboundBatcher {
+  #queue: { input: InboundInput; resolve: (row: InboundRow) => void; reject: (error: unknown) => void }[] = [];
+  #running = false;
+  #scheduled = false;
+
+  constructor(private readonly ctx: Context) {}
+
+  store(input: InboundInput): Promise<InboundRow> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ input, resolve, reject });
+      if (!this.#scheduled && !this.#running) {
+        this.#scheduled = true;
+        setImmediate(() => {
+          this.#scheduled = false;
+          void this.#pump();
+        });
+      }
+    });
+  }
+
+  async #pump(): Promise<void> {
+    if (this.#running) return;
+    this.#running = true;
+    try {
+      while (this.#queue.length > 0) {
+        const items = this.#queue.splice(0, 500);
+        const now = this.ctx.clock();
+        let stored: Stored[] | null = null;
+        try {
+          stored = await this.ctx.store.db.transaction().execute(async (trx) => {
+            const out: Stored[] = [];
+            for (const item of items) out.push(await storeInbound(trx, item.input, now));
+            return out;
+          });
+        } catch {
+          stored = null;
+        }
+        if (stored) {
+          for (const [i, item] of items.entries()) item.resolve((await afterStore(this.ctx, stored[i]!)).row);
+          continue;
+        }
+        for (const item of items) {
+          try {
+            item.resolve((await receiveInbound(this.ctx, item.input)).row);
+          } catch (error) {
+            item.reject(error);
+          }
+        }
+      }
+    } finally {
+      this.#running = false;
+    }
+  }
+}
+
+const batchers = new WeakMap<object, InboundBatcher>();
+
+function inboundBatcher(ctx: Context): InboundBatcher {
+  let batcher = batchers.get(ctx.store);
+  if (!batcher) {
+    batcher = new InboundBatcher(ctx);
+    batchers.set(ctx.store, batcher);
+  }
+  return batcher;
+}
+
 /** How long the parts of a multi-part message wait for the rest (DECISIONS.md §8). */
 export const REASSEMBLY_TIMEOUT_MS = 60_000;
 
@@ -133,7 +206,7 @@ export const REASSEMBLY_TIMEOUT_MS = 60_000;
  * one inbound message in the same transaction. Returns the message once it is complete, else null.
  */
 export async function receiveCarrierInbound(ctx: Context, m: InboundCarrierMessage): Promise<InboundRow | null> {
-  if (!m.part) return (await receiveInbound(ctx, { from: m.from, to: m.to, message: m.text, encoding: m.encoding, segments: 1 })).row;
+  if (!m.part) return inboundBatcher(ctx).store({ from: m.from, to: m.to, message: m.text, encoding: m.encoding, segments: 1 });
   const { ref, total, seq } = m.part;
   const to = recipientKey(m.to);
   const groupKey = `${m.route}|${m.from}|${to}|${ref}|${total}`;
