@@ -22,6 +22,8 @@ const NAV: Record<Area, { href: string; label: string; key: string }[]> = {
   owner: [
     { href: '/dashboard', label: 'Overview', key: 'overview' },
     { href: '/dashboard/messages', label: 'Messages', key: 'messages' },
+    { href: '/dashboard/inbox', label: 'Inbox', key: 'inbox' },
+    { href: '/dashboard/opt-outs', label: 'Opt-outs', key: 'opt-outs' },
     { href: '/dashboard/sender-ids', label: 'Sender IDs', key: 'sender-ids' },
     { href: '/dashboard/credits', label: 'Credits', key: 'credits' },
     { href: '/dashboard/settings/api-keys', label: 'Settings', key: 'settings' },

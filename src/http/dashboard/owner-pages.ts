@@ -22,6 +22,7 @@ import { createSession, endSession, type Session } from '../../services/auth/ses
 import { html, raw, type Html } from '../html.ts';
 import { alert, csrfField, formatBytes, page, statusBadge, table, when } from './layout.ts';
 import { eventsSettingsPages } from './events-settings-pages.ts';
+import { twoWayPages } from './two-way-pages.ts';
 import {
   checkPreLoginToken,
   clearSessionCookie,
@@ -431,6 +432,7 @@ ${table('Your API keys', ['Label', 'Prefix', 'Scopes', 'Created', 'Last used', '
       );
     };
 
+    twoWayPages(app, ctx, { account: (request) => ({ account: state(request).account, csrf: state(request).session.csrf_token }), render });
     eventsSettingsPages(app, ctx, {
       account: (request) => ({ account: state(request).account, csrf: state(request).session.csrf_token }),
       render,

@@ -9,7 +9,8 @@ import { AppError } from '../../errors/catalogue.ts';
 import { parseOwnNumber } from '../../domain/own-number.ts';
 import { parseRecipient } from '../../domain/phone-number.ts';
 import { segmentMessage, type Encoding } from '../../domain/segmentation.ts';
-import { inboundPage, insertInbound, unroutedInbound, type InboundFilter, type InboundRow } from '../../store/repositories/inbound-messages.repository.ts';
+import { correspondents, inboundFrom, inboundPage, insertInbound, unroutedInbound, type InboundFilter, type InboundRow } from '../../store/repositories/inbound-messages.repository.ts';
+import { messagesTo } from '../../store/repositories/messages.repository.ts';
 import { numberHolder, ownedNumber } from '../../store/repositories/numbers.repository.ts';
 import { deletePartGroup, insertPart, lockPartGroup, partsOfGroup, staleGroups } from '../../store/repositories/inbound-parts.repository.ts';
 import type { Transaction } from 'kysely';
@@ -324,4 +325,42 @@ export function inboundFilter(accountId: string, q: { from?: string; to?: string
     ...(q.since !== undefined ? { since: time(q.since, 'since') } : {}),
     ...(q.until !== undefined ? { until: time(q.until, 'until') } : {}),
   };
+}
+
+/** At most this many correspondents and messages per conversation are shown. */
+export const INBOX_LIMIT = 100;
+/** A conversation shows what was sent to the correspondent within this window. */
+const CONVERSATION_WINDOW_MS = 30 * 24 * 3600_000;
+
+export interface Correspondent {
+  phone: string;
+  lastAt: number;
+  received: number;
+}
+
+/** The dashboard's inbox: who wrote to the account, most recent first; `search` matches a number or a text. */
+export async function inbox(ctx: Context, accountId: string, search?: string): Promise<Correspondent[]> {
+  const q = search?.trim().slice(0, 100) || undefined;
+  return (await correspondents(ctx.store.db, accountId, q, INBOX_LIMIT)).map((r) => ({ phone: r.sender, lastAt: r.last_at, received: r.count }));
+}
+
+export interface ConversationEntry {
+  direction: 'in' | 'out';
+  at: number;
+  text: string;
+  /** The account's number or Sender ID. */
+  ours: string;
+  /** For a message sent: its status. */
+  status?: string;
+}
+
+/** One correspondent's conversation, newest first: what they sent and what was sent to them (the last 30 days of it). */
+export async function conversation(ctx: Context, accountId: string, phone: string): Promise<ConversationEntry[]> {
+  const received = await inboundFrom(ctx.store.db, accountId, phone, INBOX_LIMIT);
+  const sent = await messagesTo(ctx.store.db, accountId, phone, ctx.clock() - CONVERSATION_WINDOW_MS, INBOX_LIMIT);
+  const entries: ConversationEntry[] = [
+    ...received.map((m) => ({ direction: 'in' as const, at: Number(m.received_at), text: m.body, ours: m.recipient })),
+    ...sent.map((m) => ({ direction: 'out' as const, at: Number(m.created_at), text: m.body, ours: m.sender, status: m.status })),
+  ];
+  return entries.sort((a, b) => b.at - a.at).slice(0, INBOX_LIMIT);
 }
