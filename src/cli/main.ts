@@ -18,6 +18,7 @@ import { doctorCommands } from './commands/doctor.ts';
 import { keyCommands } from './commands/key.ts';
 import { inboundCommands } from './commands/inbound.ts';
 import { numberCommands } from './commands/number.ts';
+import { optOutCommands } from './commands/opt-out.ts';
 import { operatorCommands } from './commands/operator.ts';
 import { senderIdCommands } from './commands/sender-id.ts';
 import { serviceCommands } from './commands/service.ts';
@@ -31,6 +32,7 @@ export const commands: Record<string, Command> = {
   ...senderIdCommands,
   ...numberCommands,
   ...inboundCommands,
+  ...optOutCommands,
   ...operatorCommands,
   ...doctorCommands,
   ...devWebhookCommands,

@@ -138,4 +138,21 @@ describe('pigeon number', () => {
     const missing = await pigeon('simulate', 'inbound', '--from', '+447911123456', '--to', '+447700900126');
     assert.equal(missing.code, 2);
   });
+
+  test('opt-out add, list and remove (source operator); a STOP cannot be removed', async () => {
+    const added = await pigeon('opt-out', 'add', accountId, '+447911000401');
+    assert.equal(added.code, 0, added.stderr);
+    assert.deepEqual({ ...added.json, created_at: 'x' }, { phone: '+447911000401', source: 'operator', created_at: 'x', created: true });
+    assert.equal((await pigeon('opt-out', 'add', accountId, '+447911000401')).json.created, false);
+    assert.equal((await send('+447700900125')).status, 200, 'to another recipient');
+    assert.equal((await pigeon('number', 'assign', accountId, '+447700900127')).code, 0);
+    assert.equal((await pigeon('simulate', 'inbound', '--from', '+447911000402', '--to', '+447700900127', '--message', 'STOP')).code, 0);
+    const list = await pigeon('opt-out', 'list', accountId);
+    assert.deepEqual(list.json.data.map((o: { phone: string; source: string }) => [o.phone, o.source]), [['+447911000402', 'keyword'], ['+447911000401', 'operator']]);
+    const refused = await pigeon('opt-out', 'remove', accountId, '+447911000402');
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /only their START lifts it/);
+    assert.equal((await pigeon('opt-out', 'remove', accountId, '+447911000401')).code, 0);
+    assert.deepEqual((await pigeon('opt-out', 'list', accountId)).json.total, 1);
+  });
 });
