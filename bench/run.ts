@@ -30,6 +30,7 @@ const suites: { name: string; args: string[] }[] = [
   { name: 'scheduling-pg', args: ['bench/scheduling.bench.ts', quick ? '20000' : '100000', 'postgres'] },
   { name: 'webhooks', args: ['bench/webhooks.bench.ts'] },
   { name: 'smpp', args: ['bench/smpp.bench.ts'] },
+  { name: 'smpp-inbound', args: ['bench/smpp-inbound.bench.ts', quick ? '5000' : '20000'] },
   // Pigeon (--no-workers, and serve with workers on SMPP) and Kannel, interleaved round by round.
   { name: 'race', args: ['bench/race.bench.ts', quick ? '4' : '10', '3'] },
   { name: 'scale-out', args: ['bench/scale-out.bench.ts', quick ? '4' : '10', '1,2,4'] },

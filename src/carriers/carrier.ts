@@ -36,6 +36,21 @@ export interface DeliveryReport {
   at: number;
 }
 
+/** A message (or one part of a longer one) a handset sent to one of our numbers. */
+export interface InboundCarrierMessage {
+  /** The carrier route it came over. */
+  route: string;
+  /** The sender, E.164 where it is a phone number. */
+  from: string;
+  /** Our number, as the carrier addressed it. */
+  to: string;
+  text: string;
+  /** `GSM-7`, `UCS-2`, `Latin-1` or `8-bit`. */
+  encoding: string;
+  /** For one part of a concatenated message: its reference, the number of parts, its place (1-based). */
+  part?: { ref: number; total: number; seq: number };
+}
+
 export type SubmitOutcome =
   /** Handed to the network: the message becomes `sent`. */
   | {
@@ -73,6 +88,12 @@ export interface Carrier {
   submit(messages: OutboundMessage[]): Promise<SubmitOutcome[]>;
   /** Registers the handler for receipts that arrive on their own (e.g. SMPP deliver_sm). */
   onDeliveryReport(handler: (report: DeliveryReport) => Promise<void>): void;
+  /**
+   * Registers the handler for inbound messages (SMPP deliver_sm that is not a receipt). The
+   * carrier acknowledges a message only once the handler's promise resolves (it is stored).
+   * Optional: the simulator's inbound messages enter through the API and the CLI instead.
+   */
+  onInbound?(handler: (message: InboundCarrierMessage) => Promise<void>): void;
   status(): CarrierStatus;
   close(): Promise<void>;
 }

@@ -18,6 +18,9 @@ import { accountCommands } from './commands/account.ts';
 import { devWebhookCommands } from './commands/dev-webhook.ts';
 import { doctorCommands } from './commands/doctor.ts';
 import { keyCommands } from './commands/key.ts';
+import { inboundCommands } from './commands/inbound.ts';
+import { numberCommands } from './commands/number.ts';
+import { optOutCommands } from './commands/opt-out.ts';
 import { operatorCommands } from './commands/operator.ts';
 import { senderIdCommands } from './commands/sender-id.ts';
 import { serviceCommands } from './commands/service.ts';
@@ -29,6 +32,9 @@ export const commands: Record<string, Command> = {
   ...accountCommands,
   ...keyCommands,
   ...senderIdCommands,
+  ...numberCommands,
+  ...inboundCommands,
+  ...optOutCommands,
   ...operatorCommands,
   ...doctorCommands,
   ...devWebhookCommands,

@@ -33,7 +33,7 @@ export const catalogue = {
   invalid_sender_id: {
     status: 400,
     message: '`from` is not a registered and approved Sender ID of this account.',
-    description: 'The Sender ID in `from` is not registered on the account, or is still `pending`, or was `rejected`.',
+    description: 'The Sender ID in `from` is not registered on the account, or is still `pending`, or was `rejected`; or `from` is a number (E.164 or short code) not assigned to the account.',
     retryable: false,
   },
   invalid_message: {
@@ -46,6 +46,24 @@ export const catalogue = {
     status: 400,
     message: '`callback_url` must be an absolute https:// URL.',
     description: '`callback_url` is not an absolute `https://` URL. Webhooks are only delivered over HTTPS.',
+    retryable: false,
+  },
+  invalid_events_url: {
+    status: 400,
+    message: '`url` must be an absolute https:// URL.',
+    description: 'The account events URL is not an absolute `https://` URL of at most 2,048 characters, or carries credentials. Events are only delivered over HTTPS.',
+    retryable: false,
+  },
+  recipient_opted_out: {
+    status: 400,
+    message: 'The recipient opted out of messages from this account.',
+    description: 'The recipient replied STOP (or was added to the opt-out list through the API or by the operator): nothing is sent, stored or charged. In bulk, a per-entry error.',
+    retryable: false,
+  },
+  opt_out_by_recipient: {
+    status: 409,
+    message: 'The recipient opted out by keyword; only their START lifts it.',
+    description: '`DELETE /v1/opt-outs/{phone}` for a recipient who replied STOP: only the recipient can opt back in, by replying START.',
     retryable: false,
   },
   invalid_sender_id_name: {
@@ -66,6 +84,18 @@ export const catalogue = {
     status: 409,
     message: 'The account already has a Sender ID with this name.',
     description: 'Sender ID names are unique per account, compared case-insensitively.',
+    retryable: false,
+  },
+  number_taken: {
+    status: 409,
+    message: 'This number is already assigned to an account.',
+    description: 'A number belongs to at most one account: release it (`pigeon number release NUMBER`) before assigning it elsewhere.',
+    retryable: false,
+  },
+  invalid_number: {
+    status: 400,
+    message: 'A number is E.164 (`+` and the country calling code) or a short code of 3 to 8 digits.',
+    description: 'The number to assign is neither a possible E.164 number nor a short code of 3 to 8 digits.',
     retryable: false,
   },
   too_many_messages: {
@@ -119,7 +149,7 @@ export const catalogue = {
     status: 403,
     message: 'The API key lacks the permission for this action.',
     description:
-      'The key is valid but its scopes do not include the one this endpoint needs (`sms:send`, `sender_ids:read`, `sender_ids:write`, `reports:read`, `account:read`). Also `/metrics` asked from another host (or through a proxy) while `METRICS_TOKEN` is unset.',
+      'The key is valid but its scopes do not include the one this endpoint needs (`sms:send`, `sender_ids:read`, `sender_ids:write`, `reports:read`, `account:read`, `account:write`, `numbers:read`, `inbound:read`, `opt_outs:read`, `opt_outs:write`). Also `/metrics` asked from another host (or through a proxy) while `METRICS_TOKEN` is unset.',
     retryable: false,
   },
   account_suspended: {

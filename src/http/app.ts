@@ -27,6 +27,9 @@ import { deliveryReportRoutes } from './routes/delivery-reports.ts';
 import { docsRoutes } from './routes/docs.ts';
 import { OPENAPI_PATH, openApiRoute, registerOpenApi } from './openapi.ts';
 import { healthRoutes } from './routes/health.ts';
+import { inboundRoutes } from './routes/inbound.ts';
+import { numberRoutes } from './routes/numbers.ts';
+import { optOutRoutes } from './routes/opt-outs.ts';
 import { senderIdRoutes } from './routes/sender-ids.ts';
 import { smsRoutes } from './routes/sms.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
@@ -234,6 +237,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       await v1.register(deliveryReportRoutes(ctx));
       await v1.register(webhookRoutes(ctx));
       await v1.register(accountRoutes(ctx));
+      await v1.register(numberRoutes(ctx));
+      await v1.register(inboundRoutes(ctx));
+      await v1.register(optOutRoutes(ctx));
     },
     { prefix: '/v1' },
   );

@@ -10,7 +10,7 @@ import fastifySwagger from '@fastify/swagger';
 import { Type, type TSchema } from 'typebox';
 import { catalogue, type ErrorCode } from '../errors/catalogue.ts';
 import type { Scope } from '../services/keys/api-keys.ts';
-import { ErrorBody } from './schemas.ts';
+import { ErrorBody, InboundRecord } from './schemas.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -26,6 +26,7 @@ const GUIDE_LINKS = [
   ['sender-ids', 'Sender IDs'],
   ['delivery-reports', 'Delivery reports'],
   ['webhooks', 'Webhooks'],
+  ['receiving-and-opt-outs', 'Receiving messages and handling opt-outs'],
   ['errors', 'Errors'],
   ['limits', 'Limits'],
   ['versioning', 'Versioning'],
@@ -53,6 +54,24 @@ export const WebhookEvent = Type.Object({
   timestamp: Type.String({ format: 'date-time', description: 'When the event was generated.' }),
   error_code: Type.Optional(Type.String({ description: 'Only on `sms.failed`: machine-readable reason (e.g. `subscriber_unreachable`).' })),
   error_message: Type.Optional(Type.String({ description: 'Only on `sms.failed`: human-readable reason.' })),
+});
+
+/** `sms.received`, POSTed to the account's events URL (DECISIONS.md §8). */
+export const SmsReceivedEvent = Type.Object({
+  event: Type.Literal('sms.received'),
+  timestamp: Type.String({ format: 'date-time', description: 'When the event was generated.' }),
+  data: InboundRecord,
+});
+
+/** `recipient.opted_out` and `recipient.opted_in`, POSTed to the account's events URL. */
+export const OptOutEvent = Type.Object({
+  event: Type.Union([Type.Literal('recipient.opted_out'), Type.Literal('recipient.opted_in')]),
+  timestamp: Type.String({ format: 'date-time', description: 'When the event was generated.' }),
+  data: Type.Object({
+    phone: Type.String({ description: 'The recipient, E.164.' }),
+    number: Type.Union([Type.String(), Type.Null()], { description: 'The account’s number the keyword came to; `null` when the change came through the API or the operator.' }),
+    source: Type.Union([Type.Literal('keyword'), Type.Literal('api'), Type.Literal('operator')]),
+  }),
 });
 
 const header = (description: string, schema: TSchema = Type.String()) => ({ ...schema, description });
@@ -119,7 +138,7 @@ function webhookOperation(event: 'sms.sent' | 'sms.delivered' | 'sms.failed', st
       summary: `${event}: the message is ${status}`,
       description:
         'POSTed to the `callback_url` of the send or bulk request. Answer exactly HTTP 200 within 5 seconds; anything else is retried ' +
-        '(after 30 s, then 5 min) with the same payload and `X-Pigeon-Event-Id`, so handle repeats idempotently. See /docs/guides/webhooks.',
+        '(after 30 s, then 5 min) with the same payload and `X-Pigeon-Event-Id`, so handle repeats idempotently. See /docs/guides/receiving-and-opt-outs.',
       tags: ['Webhooks'],
       parameters: [
         { name: 'X-Pigeon-Event-Id', in: 'header', required: true, description: 'Unique per event; the same on every retry.', schema: { type: 'string' } },
@@ -140,6 +159,20 @@ function webhookOperation(event: 'sms.sent' | 'sms.delivered' | 'sms.failed', st
         '200': { description: 'Received. Any other status (including 201 and 204) counts as a failure.' },
         '400': { description: 'Malformed payload: rejected, the receiver should not act on it.' },
       },
+    },
+  };
+}
+
+function accountEventOperation(event: string, what: string, schema: string) {
+  const operation = webhookOperation('sms.sent', 'sent').post;
+  return {
+    post: {
+      ...operation,
+      summary: `${event}: ${what}`,
+      description:
+        'POSTed to the account’s events URL (`PUT /v1/account/events-url`), signed and retried exactly like delivery events; ' +
+        '`GET /v1/webhooks/events` lists it with `message_id` null and `inbound_id` naming the inbound message. See /docs/guides/receiving-and-opt-outs.',
+      requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } } },
     },
   };
 }
@@ -199,17 +232,27 @@ export async function registerOpenApi(app: AnyFastify, publicUrl: string): Promi
         { name: 'Sender IDs', description: 'Register and list the names recipients see as the sender.' },
         { name: 'Delivery reports', description: 'Per-message status, paginated.' },
         { name: 'Account', description: 'The account and its credit balance.' },
+        { name: 'Numbers', description: 'Phone numbers assigned to the account, for two-way messaging.' },
+        { name: 'Inbound', description: 'Messages received on the account’s numbers, and the simulator’s way to send one.' },
+        { name: 'Opt-outs', description: 'Recipients who opted out (STOP) or were added to the list; sends to them are refused.' },
         { name: 'Webhooks', description: 'Events Pigeon POSTs to your `callback_url`.' },
       ],
       components: {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key, e.g. `pk_live_…`, sent exactly as issued.' } },
-        schemas: { WebhookEvent: WebhookEvent as unknown as Record<string, unknown> },
+        schemas: {
+          WebhookEvent: WebhookEvent as unknown as Record<string, unknown>,
+          SmsReceivedEvent: SmsReceivedEvent as unknown as Record<string, unknown>,
+          OptOutEvent: OptOutEvent as unknown as Record<string, unknown>,
+        },
       },
       security: [{ bearerAuth: [] }],
       webhooks: {
         'sms.sent': webhookOperation('sms.sent', 'sent'),
         'sms.delivered': webhookOperation('sms.delivered', 'delivered'),
         'sms.failed': webhookOperation('sms.failed', 'failed'),
+        'sms.received': accountEventOperation('sms.received', 'a message came to one of the account’s numbers', 'SmsReceivedEvent'),
+        'recipient.opted_out': accountEventOperation('recipient.opted_out', 'a recipient opted out (STOP, the API or the operator)', 'OptOutEvent'),
+        'recipient.opted_in': accountEventOperation('recipient.opted_in', 'a recipient opted back in (START, the API or the operator)', 'OptOutEvent'),
       },
     } as never,
     hideUntagged: true,

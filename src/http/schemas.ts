@@ -187,6 +187,55 @@ export const SenderIdFieldErrors = fieldErrors({
   'body:name': { code: 'invalid_sender_id_name', field: 'name', limit: LIMITS.senderIdName },
 });
 
+export const NumberRecord = Type.Object({
+  number: Type.String({ description: 'E.164, or a short code of 3 to 8 digits.' }),
+  label: Type.Union([Type.String(), Type.Null()]),
+  created_at: Type.String({ format: 'date-time' }),
+});
+export const NumberList = Type.Object({ status: Type.Literal('success'), data: Type.Array(NumberRecord) });
+
+export const InboundRecord = Type.Object({
+  id: Type.String({ description: '`in_…`' }),
+  from: Type.String({ description: 'The sender, in E.164 when the carrier gave a phone number.' }),
+  to: Type.String({ description: 'The account’s number it was sent to.' }),
+  message: Type.String(),
+  segments: Type.Integer(),
+  encoding: Type.String({ description: '`GSM-7`, `UCS-2`, `Latin-1` or `8-bit`.' }),
+  received_at: Type.String({ format: 'date-time' }),
+  incomplete: Type.Optional(Type.Literal(true, { description: 'Present when a multi-part message was stored with the parts that came within 60 seconds.' })),
+});
+export const InboundQuery = Type.Object({
+  from: Type.Optional(Type.String({ maxLength: 32 })),
+  to: Type.Optional(Type.String({ maxLength: 32 })),
+  since: Type.Optional(Type.String({ maxLength: 40, description: 'RFC 3339; received at or after.' })),
+  until: Type.Optional(Type.String({ maxLength: 40, description: 'RFC 3339; received at or before.' })),
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+});
+export const InboundList = Type.Object({ status: Type.Literal('success'), data: Type.Array(InboundRecord), pagination: Type.Object({ page: Type.Integer(), limit: Type.Integer(), total: Type.Integer() }) });
+export const SimulatedInboundBody = Type.Object({
+  from: Type.String({ maxLength: 32, description: 'The sender, E.164.' }),
+  to: Type.String({ maxLength: 32, description: 'One of the account’s numbers.' }),
+  message: Type.String({ maxLength: 6400 }),
+});
+export const InboundCreated = Type.Object({ status: Type.Literal('success'), data: InboundRecord });
+export const EventsUrlBody = Type.Object({ url: Type.String({ maxLength: 2048, description: 'An absolute https:// URL.' }) });
+export const EventsUrlSet = Type.Object({ status: Type.Literal('success'), data: Type.Object({ url: Type.Union([Type.String(), Type.Null()]) }) });
+
+export const OptOutRecord = Type.Object({
+  phone: Type.String({ description: 'E.164.' }),
+  source: Type.Union([Type.Literal('keyword'), Type.Literal('api'), Type.Literal('operator')], { description: '`keyword`: the recipient replied STOP (only their START lifts it).' }),
+  created_at: Type.String({ format: 'date-time' }),
+});
+export const OptOutsQuery = Type.Object({
+  phone: Type.Optional(Type.String({ maxLength: 32 })),
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+});
+export const OptOutsList = Type.Object({ status: Type.Literal('success'), data: Type.Array(OptOutRecord), pagination: Type.Object({ page: Type.Integer(), limit: Type.Integer(), total: Type.Integer() }) });
+export const OptOutBody = Type.Object({ phone: Type.String({ maxLength: 32, description: 'E.164.' }) });
+export const OptOutAdded = Type.Object({ status: Type.Literal('success'), data: OptOutRecord });
+
 /** `Idempotency-Key` on the sends (DECISIONS.md §5). */
 export const IdempotencyHeaders = Type.Object({
   'idempotency-key': Type.Optional(

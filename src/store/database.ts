@@ -38,6 +38,10 @@ export interface AccountsTable {
   daily_day: number;
   /** Comma-separated calling codes narrowing ALLOWED_COUNTRIES; null: no narrowing. */
   allowed_countries: string | null;
+  /** Where the account's own events go (inbound, opt-outs); null: nowhere (migration 013). */
+  events_url: string | null;
+  /** The reply to HELP; null: the default text. */
+  help_text: string | null;
 }
 
 export interface ApiKeysTable {
@@ -137,6 +141,8 @@ export interface MessagesTable {
   validity_period: number | null;
   /** `send_at` (or acceptance) plus the validity period; past it the message fails `expired`. */
   expires_at: number | null;
+  /** 0 for an opt-out confirmation (free, never refunded, never refused at dispatch); default 1. */
+  charged?: number;
 }
 
 export interface JobsTable {
@@ -163,7 +169,10 @@ export interface JobsTable {
 export interface WebhookEventsTable {
   id: string;
   account_id: string;
-  message_id: string;
+  /** The message of a delivery event; null for an account event (inbound, opt-outs). */
+  message_id: string | null;
+  /** The inbound message of an account event, if it has one. */
+  inbound_id?: string | null;
   batch_id: string | null;
   event: string;
   url: string;
@@ -327,6 +336,63 @@ export interface AccessRevisionTable {
   value: number;
 }
 
+/** A phone number (E.164 or a short code) assigned to an account (migration 013). */
+export interface NumbersTable {
+  number: string;
+  account_id: string;
+  label: string | null;
+  created_at: number;
+}
+
+/** A message a carrier delivered to a number (migration 013); `account_id` null: unrouted. */
+export interface InboundMessagesTable {
+  id: string;
+  account_id: string | null;
+  /** Who sent it, E.164 when the address allowed it. */
+  sender: string;
+  /** The number it was sent to. */
+  recipient: string;
+  body: string;
+  encoding: string;
+  segments: number;
+  /** 1 when stored with the parts that came before reassembly timed out. */
+  incomplete: number;
+  received_at: number;
+}
+
+/** One part of a multi-part inbound message, kept until its message is complete or times out. */
+export interface InboundPartsTable {
+  /** Route, sender, number, reference and part count: what makes parts one message. */
+  group_key: string;
+  seq: number;
+  total: number;
+  sender: string;
+  recipient: string;
+  body: string;
+  encoding: string;
+  received_at: number;
+}
+
+export type OptOutSource = 'keyword' | 'api' | 'operator';
+
+/** A recipient who opted out of an account (migration 013). */
+export interface OptOutsTable {
+  account_id: string;
+  phone: string;
+  source: OptOutSource;
+  /** The account's number the keyword came to; null for the API and the operator. */
+  number: string | null;
+  created_at: number;
+}
+
+/** Opt-out confirmations sent per number, recipient and UTC day. */
+export interface OptOutRepliesTable {
+  number: string;
+  phone: string;
+  day: number;
+  count: number;
+}
+
 export interface Database {
   access_revision: AccessRevisionTable;
   operators: OperatorsTable;
@@ -350,4 +416,9 @@ export interface Database {
   rate_counters: RateCountersTable;
   sender_id_documents: SenderIdDocumentsTable;
   mail_outbox: MailOutboxTable;
+  numbers: NumbersTable;
+  inbound_messages: InboundMessagesTable;
+  inbound_parts: InboundPartsTable;
+  opt_outs: OptOutsTable;
+  opt_out_replies: OptOutRepliesTable;
 }

@@ -15,6 +15,7 @@ import * as m008 from './migrations/008-carrier-route-ids.ts';
 import * as m009 from './migrations/009-account-limits.ts';
 import * as m011 from './migrations/011-owner-verification.ts';
 import * as m012 from './migrations/012-key-form-nonce.ts';
+import * as m013 from './migrations/013-two-way.ts';
 import * as m014 from './migrations/014-scheduling.ts';
 import * as m015 from './migrations/015-one-statement-acceptance.ts';
 import * as m016 from './migrations/016-campaigns.ts';
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '009-account-limits': m009,
   '011-owner-verification': m011,
   '012-key-form-nonce': m012,
+  '013-two-way': m013,
   '014-scheduling': m014,
   '015-one-statement-acceptance': m015,
   '016-campaigns': m016,
@@ -73,4 +75,10 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
 export async function migrationsCurrent(db: Db): Promise<boolean> {
   const list = await (await migrator(db)).getMigrations();
   return list.every((m) => m.executedAt !== undefined);
+}
+
+/** Applies the migrations up to and including `name` (for tests of a migration's effect on older data). */
+export async function migrateTo(db: Db, name: string): Promise<void> {
+  const { error } = await (await migrator(db)).migrateTo(name);
+  if (error) throw error instanceof Error ? error : new Error(String(error));
 }

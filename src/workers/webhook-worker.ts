@@ -172,7 +172,7 @@ export class WebhookWorker {
         // An earlier event of the message that nobody here is sending is being sent elsewhere (or
         // its job is not due yet): wait for its first attempt rather than overtake it.
         const waitsElsewhere = (earlierUnattempted.get(d.event.id) ?? []).some(
-          (id) => !startedHere.has(id) && this.#byMessage.get(d.event.message_id)?.eventId !== id,
+          (id) => !startedHere.has(id) && this.#byMessage.get(orderKey(d))?.eventId !== id,
         );
         const slot = this.#hosts.get(host) ?? { active: 0, waiting: [] };
         this.#hosts.set(host, slot);
@@ -220,7 +220,7 @@ export class WebhookWorker {
   #start(d: Delivery, host: string): void {
     const slot = this.#hosts.get(host)!;
     slot.active++;
-    const previous = this.#byMessage.get(d.event.message_id);
+    const previous = this.#byMessage.get(orderKey(d));
     const task = (async () => {
       // A later event of the same message starts only once the earlier attempt has finished.
       if (previous) await previous.done;
@@ -244,13 +244,13 @@ export class WebhookWorker {
       if (slot.waiting.length < this.#perHost / 2) this.#drained?.();
     })();
     const entry = { eventId: d.event.id, done: task.catch(() => {}) };
-    this.#byMessage.set(d.event.message_id, entry);
+    this.#byMessage.set(orderKey(d), entry);
     this.#tasks.add(task);
     task
       .catch((err) => this.#log.error({ err, eventId: d.event.id }, 'webhook attempt crashed'))
       .finally(() => {
         this.#tasks.delete(task);
-        if (this.#byMessage.get(d.event.message_id) === entry) this.#byMessage.delete(d.event.message_id);
+        if (this.#byMessage.get(orderKey(d)) === entry) this.#byMessage.delete(orderKey(d));
       });
   }
 
@@ -345,4 +345,12 @@ function hostOf(url: string): string {
   } catch {
     return '';
   }
+}
+
+/**
+ * The events kept in order with each other: a message's delivery events, or an inbound message's
+ * account events (its sms.received before the opt-out it caused); any other event stands alone.
+ */
+function orderKey(d: Delivery): string {
+  return d.event.message_id ?? d.event.inbound_id ?? d.event.id;
 }

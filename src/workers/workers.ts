@@ -2,7 +2,8 @@
  * The background workers of one process, each on the one worker loop (worker-loop.ts): the
  * scheduler (due scheduled messages to dispatch), dispatch (pending messages to the carrier),
  * receipts (carrier reports applied to messages), the webhook and mail senders, and the sweepers
- * (idempotency keys, validity periods, and SMPP's expiry).
+ * (idempotency keys, validity periods, SMPP's expiry, and incomplete inbound messages); inbound
+ * messages from the carrier are stored through the handler registered here.
  */
 import type { Carrier } from '../carriers/carrier.ts';
 import { dispatchJobs } from '../services/messages/dispatch-messages.ts';
@@ -14,6 +15,8 @@ import { ExpirySweeper } from './expiry-sweeper.ts';
 import { IdempotencySweeper } from './idempotency-sweeper.ts';
 import { Scheduler, type SchedulerOptions } from './scheduler.ts';
 import { ValiditySweeper } from './validity-sweeper.ts';
+import { InboundPartsSweeper } from './inbound-parts-sweeper.ts';
+import { receiveCarrierInbound } from '../services/inbound/inbound.ts';
 import { WebhookWorker, type WebhookWorkerOptions } from './webhook-worker.ts';
 
 export interface Workers {
@@ -90,8 +93,13 @@ export function createWorkers(ctx: Context, carrier: Carrier, opts: { webhook?: 
     validity: new ValiditySweeper(ctx),
     // SMPP only: the simulator's `1111` recipients stay `sent` for ever (DECISIONS.md §6).
     ...(ctx.config.carrier === 'smpp' ? { expiry: new ExpirySweeper(ctx, ctx.config.smpp.validityHours * 3_600_000) } : {}),
+    // Multi-part inbound messages come over SMPP only.
+    ...(carrier.onInbound ? { inboundParts: new InboundPartsSweeper(ctx) } : {}),
   };
   carrier.onDeliveryReport((report) => recordDeliveryReport(ctx, report));
+  carrier.onInbound?.(async (message) => {
+    await receiveCarrierInbound(ctx, message);
+  });
   // Review decisions made by the CLI or another process are mailed too.
   installReviewMail();
   return {

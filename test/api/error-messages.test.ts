@@ -75,7 +75,7 @@ describe('readable error messages', () => {
     const nonce = /name="nonce" value="([^"]+)"/.exec(page.body)![1]!;
     const res = await client.post('/dashboard/settings/api-keys', { label: 'x', scopes: ['sms:send', 'bogus'], nonce }, page.body);
     assert.equal(res.statusCode, 400);
-    assert.match(res.body, /Unknown scope &quot;bogus&quot;; scopes are sms:send, sender_ids:read, sender_ids:write, reports:read, account:read\./);
+    assert.match(res.body, /Unknown scope &quot;bogus&quot;; scopes are sms:send, sender_ids:read, sender_ids:write, reports:read, account:read, account:write, numbers:read, inbound:read, opt_outs:read, opt_outs:write\./);
     assert.equal(res.body.match(/Unknown scope/g)?.length, 1);
   });
 });

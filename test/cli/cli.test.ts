@@ -220,7 +220,7 @@ describe('pigeon command line', () => {
     assert.equal(key.json.prefix, key.json.key.slice(0, 12));
     assert.deepEqual(key.json.scopes, ['sms:send', 'reports:read']);
     const all = await pigeon('key', 'create', accountId, '--label', 'all', '--json');
-    assert.equal(all.json.scopes.length, 5, 'no --scopes means every scope');
+    assert.equal(all.json.scopes.length, 10, 'no --scopes means every scope');
     const revoked = await pigeon('key', 'revoke', key.json.id, '--json');
     assert.equal(revoked.json.id, key.json.id);
     assert.ok(revoked.json.revoked_at);

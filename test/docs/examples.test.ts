@@ -326,6 +326,8 @@ describe('the curl examples of the README and the guides, against a live server'
     test(file, { skip: count === 0 ? 'no curl example' : false }, async () => {
       const { accountId, key } = newCustomer(server);
       const ids = new Map<string, string>();
+      // The operator's part: the number the page receives on.
+      if (file.endsWith('receiving-and-opt-outs.md')) cli(server, ['number', 'assign', accountId, '+447700900123']);
       if (file.endsWith('delivery-reports.md')) {
         // The page queries a batch with one failed message: a campaign to the simulator's
         // "fails after sent" number and to one that is delivered.

@@ -215,7 +215,7 @@ describe('two API and two worker processes on PostgreSQL', { skip }, () => {
     // 4. No webhook event lost: each status change of a message with a callback_url has its event.
     const events = await store.db.selectFrom('webhook_events').select(['message_id', 'event']).execute();
     const byMessage = new Map<string, string[]>();
-    for (const e of events) byMessage.set(e.message_id, [...(byMessage.get(e.message_id) ?? []), e.event]);
+    for (const e of events) if (e.message_id) byMessage.set(e.message_id, [...(byMessage.get(e.message_id) ?? []), e.event]);
     for (const m of rows) {
       const info = accepted.get(m.id)!;
       const got = (byMessage.get(m.id) ?? []).sort();

@@ -239,4 +239,11 @@ export class TestSmsc {
     }
     return new Promise((resolve) => session.deliver_sm(fields, (resp) => resolve(resp.command_status)));
   }
+
+  /** Sends any deliver_sm (an inbound message, a part) over the current bind; resolves with the deliver_sm_resp status. */
+  deliver(fields: Record<string, unknown>): Promise<number> {
+    const session = this.#bound;
+    if (!session) throw new Error('no bound session to deliver on');
+    return new Promise((resolve) => session.deliver_sm(fields, (resp) => resolve(resp.command_status)));
+  }
 }

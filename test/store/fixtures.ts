@@ -22,6 +22,8 @@ export function accountRow(id: string, over: Partial<AccountsTable> = {}): Accou
     daily_count: 0,
     daily_day: 0,
     allowed_countries: null,
+    events_url: null,
+    help_text: null,
     ...over,
   };
 }

@@ -21,6 +21,16 @@ import type {
   WebhookEventPage,
   WebhookEventQuery,
   WebhookEventRecord,
+  EventsUrlResult,
+  InboundCreated,
+  InboundMessage,
+  InboundPage,
+  InboundQuery,
+  NumberList,
+  OptOutPage,
+  OptOutQuery,
+  OptOutResult,
+  SimulatedInbound,
 } from './types.ts';
 
 export interface CallOptions {
@@ -173,6 +183,76 @@ export class Pigeon {
     get: async (options: CallOptions = {}): Promise<AccountResult> => {
       const response = await this.#http.request({ method: 'GET', path: '/account', signal: options.signal });
       return object(response) as unknown as AccountResult;
+    },
+  };
+  /** Phone numbers assigned to the account (by the operator). */
+  readonly numbers = {
+    /** `GET /v1/numbers`, newest first. */
+    list: async (options: CallOptions = {}): Promise<NumberList> => {
+      const response = await this.#http.request({ method: 'GET', path: '/numbers', signal: options.signal });
+      return object(response) as unknown as NumberList;
+    },
+  };
+
+  /** Messages received on the account's numbers. */
+  readonly inbound = {
+    /** `GET /v1/sms/inbound`: one page, newest first. */
+    list: async (query: InboundQuery = {}, options: CallOptions = {}): Promise<InboundPage> => {
+      const response = await this.#http.request({ method: 'GET', path: '/sms/inbound', query: { ...query }, signal: options.signal });
+      return object(response) as unknown as InboundPage;
+    },
+    /** Every message matching `query`, page after page, fetched as the loop asks for them. */
+    iterate: (query: InboundQuery = {}, options: CallOptions = {}): AsyncIterableIterator<InboundMessage> => {
+      const list = this.inbound.list;
+      return (async function* pages() {
+        let page = query.page ?? 1;
+        for (;;) {
+          const result = await list({ ...query, page }, options);
+          yield* result.data;
+          const { limit, total } = result.pagination;
+          if (result.data.length === 0 || page * limit >= total) return;
+          page++;
+        }
+      })();
+    },
+    /**
+     * `POST /v1/simulator/inbound`: with the simulator as carrier, delivers a message to one of the
+     * account's numbers as a handset would (keywords included). Not retried after a network error.
+     */
+    simulate: async (message: SimulatedInbound, options: CallOptions = {}): Promise<InboundCreated> => {
+      const response = await this.#http.request({ method: 'POST', path: '/simulator/inbound', body: message, signal: options.signal });
+      return object(response) as unknown as InboundCreated;
+    },
+  };
+
+  /** The account's opt-out list. */
+  readonly optOuts = {
+    /** `GET /v1/opt-outs`: one page, newest first. */
+    list: async (query: OptOutQuery = {}, options: CallOptions = {}): Promise<OptOutPage> => {
+      const response = await this.#http.request({ method: 'GET', path: '/opt-outs', query: { ...query }, signal: options.signal });
+      return object(response) as unknown as OptOutPage;
+    },
+    /** `POST /v1/opt-outs`: adds a recipient; `created` is false when they were on the list already (200). */
+    add: async (phone: string, options: CallOptions = {}): Promise<OptOutResult & { created: boolean }> => {
+      const response = await this.#http.request({ method: 'POST', path: '/opt-outs', body: { phone }, signal: options.signal });
+      return { ...(object(response) as unknown as OptOutResult), created: response.status === 201 };
+    },
+    /** `DELETE /v1/opt-outs/{phone}`: a recipient who opted out by keyword is `opt_out_by_recipient` (409). */
+    remove: async (phone: string, options: CallOptions = {}): Promise<void> => {
+      await this.#http.request({ method: 'DELETE', path: `/opt-outs/${encodeURIComponent(phone)}`, signal: options.signal });
+    },
+  };
+
+  /** Where the account's own events go (`sms.received`, `recipient.opted_out`, `recipient.opted_in`). */
+  readonly events = {
+    /** `PUT /v1/account/events-url`. */
+    setUrl: async (url: string, options: CallOptions = {}): Promise<EventsUrlResult> => {
+      const response = await this.#http.request({ method: 'PUT', path: '/account/events-url', body: { url }, signal: options.signal });
+      return object(response) as unknown as EventsUrlResult;
+    },
+    /** `DELETE /v1/account/events-url`. */
+    clearUrl: async (options: CallOptions = {}): Promise<void> => {
+      await this.#http.request({ method: 'DELETE', path: '/account/events-url', signal: options.signal });
     },
   };
 }

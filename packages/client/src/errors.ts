@@ -35,6 +35,11 @@ export const KNOWN_ERROR_CODES = [
   'rate_limit_exceeded',
   'internal_error',
   'service_unavailable',
+  'invalid_events_url',
+  'recipient_opted_out',
+  'opt_out_by_recipient',
+  'invalid_number',
+  'number_taken',
 ] as const;
 
 export type KnownErrorCode = (typeof KNOWN_ERROR_CODES)[number];

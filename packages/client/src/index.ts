@@ -9,7 +9,7 @@
  */
 export { Pigeon, type CallOptions, type SendOptions } from './client.ts';
 export type { ClientOptions } from './transport.ts';
-export { verifyWebhook, type HeaderSource, type VerifyOptions } from './webhook.ts';
+export { verifyAccountEvent, verifyWebhook, type HeaderSource, type VerifyOptions } from './webhook.ts';
 export {
   KNOWN_ERROR_CODES,
   PigeonApiError,

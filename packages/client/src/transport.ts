@@ -28,7 +28,7 @@ export interface ClientOptions {
 }
 
 export interface RequestSpec {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
   query?: Record<string, string | number | undefined>;
   body?: unknown;
@@ -82,7 +82,8 @@ export class Transport {
   }
 
   async request(spec: RequestSpec): Promise<RawResponse> {
-    const repeatable = spec.method === 'GET' || spec.idempotencyKey !== undefined;
+    // PUT and DELETE set a state: repeating them changes nothing more.
+    const repeatable = spec.method !== 'POST' || spec.idempotencyKey !== undefined;
     const headers: Record<string, string> = { authorization: `Bearer ${this.#apiKey}`, accept: 'application/json' };
     if (spec.body !== undefined) headers['content-type'] = 'application/json';
     if (spec.idempotencyKey !== undefined) headers['idempotency-key'] = spec.idempotencyKey;

@@ -194,7 +194,10 @@ export interface WebhookEventRecord {
   /** Also sent as the `X-Pigeon-Event-Id` header. */
   id: string;
   event: string;
-  message_id: string;
+  /** `null` for an account event (`sms.received`, `recipient.opted_out`, `recipient.opted_in`). */
+  message_id: string | null;
+  /** The inbound message an account event is about; `null` otherwise. */
+  inbound_id: string | null;
   batch_id: string | null;
   url: string;
   status: WebhookDeliveryStatus;
@@ -227,3 +230,117 @@ export interface WebhookEventAccepted {
   status: 'success';
   data: WebhookEventRecord;
 }
+
+/** A phone number assigned to the account (`GET /v1/numbers`). */
+export interface PhoneNumber {
+  /** E.164, or a short code of 3 to 8 digits. */
+  number: string;
+  label: string | null;
+  created_at: string;
+}
+
+export interface NumberList {
+  status: 'success';
+  data: PhoneNumber[];
+}
+
+/** A message received on one of the account's numbers. */
+export interface InboundMessage {
+  /** `in_…` */
+  id: string;
+  /** The sender, in E.164 when the carrier gave a phone number. */
+  from: string;
+  /** The account's number. */
+  to: string;
+  message: string;
+  segments: number;
+  /** `GSM-7`, `UCS-2`, `Latin-1` or `8-bit`. */
+  encoding: string;
+  received_at: string;
+  /** Present when a multi-part message was stored with the parts that came within 60 seconds. */
+  incomplete?: true;
+}
+
+export interface InboundQuery {
+  from?: string;
+  to?: string;
+  /** RFC 3339; received at or after. */
+  since?: string;
+  /** RFC 3339; received at or before. */
+  until?: string;
+  page?: number;
+  limit?: number;
+}
+
+export interface InboundPage {
+  status: 'success';
+  data: InboundMessage[];
+  pagination: Pagination;
+}
+
+/** `POST /v1/simulator/inbound`. */
+export interface SimulatedInbound {
+  from: string;
+  to: string;
+  message: string;
+}
+
+export interface InboundCreated {
+  status: 'success';
+  data: InboundMessage;
+}
+
+export type OptOutSource = 'keyword' | 'api' | 'operator';
+
+/** A recipient on the account's opt-out list. */
+export interface OptOut {
+  phone: string;
+  /** `keyword`: the recipient texted STOP; only their START lifts it. */
+  source: OptOutSource;
+  created_at: string;
+}
+
+export interface OptOutQuery {
+  phone?: string;
+  page?: number;
+  limit?: number;
+}
+
+export interface OptOutPage {
+  status: 'success';
+  data: OptOut[];
+  pagination: Pagination;
+}
+
+export interface OptOutResult {
+  status: 'success';
+  data: OptOut;
+}
+
+/** `PUT /v1/account/events-url`. */
+export interface EventsUrlResult {
+  status: 'success';
+  data: { url: string | null };
+}
+
+/** `sms.received`, POSTed to the account's events URL. */
+export interface SmsReceivedEvent {
+  event: 'sms.received';
+  timestamp: string;
+  data: InboundMessage;
+}
+
+/** `recipient.opted_out` and `recipient.opted_in`, POSTed to the account's events URL. */
+export interface OptOutEvent {
+  event: 'recipient.opted_out' | 'recipient.opted_in';
+  timestamp: string;
+  data: {
+    phone: string;
+    /** The number the keyword came to; `null` for a change through the API or by the operator. */
+    number: string | null;
+    source: OptOutSource;
+  };
+}
+
+/** Any event POSTed to the account's events URL. */
+export type AccountEvent = SmsReceivedEvent | OptOutEvent;

@@ -5,7 +5,7 @@
  * per active secret while a secret is being rotated.
  */
 import { PigeonWebhookError } from './errors.ts';
-import type { WebhookEvent } from './types.ts';
+import type { AccountEvent, WebhookEvent } from './types.ts';
 
 /** Request headers as Node (`IncomingHttpHeaders`), fetch (`Headers`) or a plain object give them. */
 export type HeaderSource = Headers | Record<string, string | string[] | undefined>;
@@ -113,5 +113,47 @@ export async function verifyWebhook(
     throw new PigeonWebhookError('invalid_payload', 'The body is not JSON.');
   }
   if (!checkEvent(event)) throw new PigeonWebhookError('invalid_payload', 'The body is not a Pigeon webhook event.');
+  return event;
+}
+
+function checkAccountEvent(value: unknown): value is AccountEvent {
+  const e = value as Record<string, unknown> | null;
+  if (typeof e !== 'object' || e === null || typeof e.timestamp !== 'string') return false;
+  const data = e.data as Record<string, unknown> | null;
+  if (typeof data !== 'object' || data === null) return false;
+  if (e.event === 'sms.received') {
+    return typeof data.id === 'string' && typeof data.from === 'string' && typeof data.to === 'string' && typeof data.message === 'string';
+  }
+  if (e.event === 'recipient.opted_out' || e.event === 'recipient.opted_in') {
+    return typeof data.phone === 'string' && isNullableString(data.number) && typeof data.source === 'string';
+  }
+  return false;
+}
+
+/**
+ * {@link verifyWebhook} for the events POSTed to the account's events URL: checks the signature
+ * the same way and returns the typed {@link AccountEvent} (`sms.received`, `recipient.opted_out`,
+ * `recipient.opted_in`); switch on `event.event` to handle each.
+ */
+export async function verifyAccountEvent(
+  rawBody: string | Uint8Array,
+  headers: HeaderSource,
+  secret: string | readonly string[],
+  options: VerifyOptions = {},
+): Promise<AccountEvent> {
+  const body = typeof rawBody === 'string' ? rawBody : new TextDecoder().decode(rawBody);
+  // The signature and its age, exactly as for delivery events; only the body's shape differs.
+  try {
+    await verifyWebhook(body, headers, secret, options);
+  } catch (error) {
+    if (!(error instanceof PigeonWebhookError) || error.reason !== 'invalid_payload') throw error;
+  }
+  let event: unknown;
+  try {
+    event = JSON.parse(body);
+  } catch {
+    throw new PigeonWebhookError('invalid_payload', 'The body is not JSON.');
+  }
+  if (!checkAccountEvent(event)) throw new PigeonWebhookError('invalid_payload', 'The body is not a Pigeon account event.');
   return event;
 }

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type { Static } from 'typebox';
 import { catalogue } from '../../../src/errors/catalogue.ts';
 import type * as Server from '../../../src/http/schemas.ts';
-import type { WebhookEvent as ServerWebhookEvent } from '../../../src/http/openapi.ts';
+import type { OptOutEvent as ServerOptOutEvent, SmsReceivedEvent as ServerSmsReceivedEvent, WebhookEvent as ServerWebhookEvent } from '../../../src/http/openapi.ts';
 import { KNOWN_ERROR_CODES } from '../src/errors.ts';
 import type * as Client from '../src/types.ts';
 
@@ -29,6 +29,18 @@ same<Same<Static<typeof Server.ReportsList>, Client.DeliveryReportPage>>(true);
 same<Same<Static<typeof Server.AccountBody>['data'], Client.Account>>(true);
 same<Same<Static<typeof ServerWebhookEvent>, Client.WebhookEvent>>(true);
 same<Same<Static<typeof Server.CancelResult>, Client.CancelResult>>(true);
+same<Same<Static<typeof Server.NumberRecord>, Client.PhoneNumber>>(true);
+same<Same<Static<typeof Server.NumberList>, Client.NumberList>>(true);
+same<Same<Static<typeof Server.InboundRecord>, Client.InboundMessage>>(true);
+same<Same<Static<typeof Server.InboundQuery>, Client.InboundQuery>>(true);
+same<Same<Static<typeof Server.InboundList>, Client.InboundPage>>(true);
+same<Same<Static<typeof Server.SimulatedInboundBody>, Client.SimulatedInbound>>(true);
+same<Same<Static<typeof Server.OptOutRecord>, Client.OptOut>>(true);
+same<Same<Static<typeof Server.OptOutsQuery>, Client.OptOutQuery>>(true);
+same<Same<Static<typeof Server.OptOutsList>, Client.OptOutPage>>(true);
+same<Same<Static<typeof Server.EventsUrlSet>, Client.EventsUrlResult>>(true);
+same<Same<Static<typeof ServerSmsReceivedEvent>, Client.SmsReceivedEvent>>(true);
+same<Same<Static<typeof ServerOptOutEvent>, Client.OptOutEvent>>(true);
 
 test('every error code the client knows is in the server catalogue', () => {
   const missing = KNOWN_ERROR_CODES.filter((code) => !Object.hasOwn(catalogue, code));

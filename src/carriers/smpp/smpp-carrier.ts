@@ -1,13 +1,15 @@
 /**
  * The SMPP 3.4 connector (CARRIER=smpp): one link per configured SMSC route, each message sent
  * over the route of its recipient's longest matching prefix, one submit_sm per billed segment.
- * Receipts (deliver_sm) are handed to Pigeon's handler and answered once stored. See docs/smpp.md.
+ * Receipts and inbound messages (deliver_sm) are handed to Pigeon's handlers and answered once
+ * stored. See docs/smpp.md.
  */
 import type { Logger } from 'pino';
 import type { PDU } from 'smpp';
 import type { SmppConfig } from '../../config/smpp-config.ts';
 import type { Clock } from '../../util/ids.ts';
-import type { Carrier, CarrierStatus, DeliveryReport, OutboundMessage, SubmitOutcome } from '../carrier.ts';
+import type { Carrier, CarrierStatus, DeliveryReport, InboundCarrierMessage, OutboundMessage, SubmitOutcome } from '../carrier.ts';
+import { inboundFromPdu } from './inbound-pdu.ts';
 import { ESM_CLASS_RECEIPT, parseReceipt, receiptOutcome } from './receipt.ts';
 import { chooseRoute } from './routes.ts';
 import { SmppLink } from './smpp-link.ts';
@@ -34,6 +36,7 @@ export class SmppCarrier implements Carrier {
   readonly links: SmppLink[];
   #started = false;
   #handler: ((report: DeliveryReport) => Promise<void>) | null = null;
+  #inboundHandler: ((message: InboundCarrierMessage) => Promise<void>) | null = null;
   #reference = 0;
   /**
    * Messages to be tried again (a part hit a dropped link), by Pigeon's id: the retry keeps the
@@ -125,11 +128,25 @@ export class SmppCarrier implements Carrier {
     this.#handler = handler;
   }
 
-  /** Turns a deliver_sm into a DeliveryReport; resolves once it is stored (then it is answered). */
+  onInbound(handler: (message: InboundCarrierMessage) => Promise<void>): void {
+    this.#inboundHandler = handler;
+  }
+
+  /**
+   * Turns a deliver_sm into a DeliveryReport or an inbound message; resolves once it is stored
+   * (then it is answered). A failure is answered with a temporary error (smpp-link.ts), so the
+   * SMSC sends it again: nothing it thinks delivered is lost.
+   */
   async #deliverSm(routeName: string, pdu: PDU): Promise<void> {
     const esmClass = Number(pdu.esm_class ?? 0);
     if ((esmClass & ESM_CLASS_RECEIPT) === 0) {
-      this.log.info({ route: routeName, esmClass }, 'smpp deliver_sm that is not a receipt ignored (inbound messages are not supported)');
+      const inbound = inboundFromPdu(routeName, pdu);
+      if (!inbound) {
+        this.log.warn({ route: routeName }, 'smpp deliver_sm without text ignored');
+        return;
+      }
+      if (!this.#inboundHandler) throw new Error('no inbound message handler registered');
+      await this.#inboundHandler(inbound);
       return;
     }
     const receipt = parseReceipt({

@@ -395,7 +395,7 @@ export class SmppLink {
       () => session.send(pdu.response()),
       (err: unknown) => {
         // Not stored: ask the SMSC to send it again rather than lose it.
-        this.log.error({ err, route: this.route.name }, 'smpp receipt could not be stored');
+        this.log.error({ err, route: this.route.name }, 'smpp deliver_sm could not be stored; answered with a temporary error');
         session.send(pdu.response({ command_status: ESME_RX_T_APPN }));
       },
     );

@@ -1,3 +1,4 @@
+import { setEventsUrl } from '../../services/accounts/events-url.ts';
 import { createAccount, getAccount, listAccounts, setAccountStatus, addCredits, rotateWebhookSecret, type Account } from '../../services/accounts/accounts.ts';
 import { setAccountLimits, type AccountLimitsView, type LimitsChange } from '../../services/accounts/account-limits.ts';
 import { arg, required, UsageError, type Command } from '../command.ts';
@@ -71,6 +72,20 @@ export const accountCommands: Record<string, Command> = {
     async run(ctx, { positionals }, out) {
       const a = await setAccountStatus(ctx, arg(positionals, 0, 'ID'), 'active');
       out.print(summary(a), `Account ${a.id} is active.`);
+    },
+  },
+  'account events-url': {
+    usage: 'account events-url ID URL|--clear',
+    description: 'Set (or clear) where the account’s own events go: sms.received, recipient.opted_out, recipient.opted_in. HTTPS only; signed and retried like delivery events.',
+    options: { clear: 'boolean' },
+    optionHelp: { clear: 'send these events nowhere' },
+    async run(ctx, { positionals, values }, out) {
+      const id = arg(positionals, 0, 'ID');
+      const url = positionals[1];
+      if (values.clear === true && url !== undefined) throw new UsageError('Give either a URL or --clear, not both.');
+      if (values.clear !== true && url === undefined) throw new UsageError('URL or --clear is required.');
+      const set = await setEventsUrl(ctx, id, values.clear === true ? null : url!);
+      out.print({ id, events_url: set }, set === null ? `Account ${id} has no events URL.` : `Account ${id} sends its events to ${set}.`);
     },
   },
   'account limits': {

@@ -17,6 +17,7 @@ import { assetRoutes } from './assets.ts';
 import { page } from './layout.ts';
 import { operatorPages } from './operator-pages.ts';
 import { authPages } from './owner/auth-pages.ts';
+import { twoWayPageGroup } from './owner/two-way.ts';
 import { campaignPages } from './owner/campaigns.ts';
 import { creditPages } from './owner/credits-pages.ts';
 import { keysPages } from './owner/keys-pages.ts';
@@ -34,7 +35,7 @@ const SECURITY_HEADERS = {
 };
 
 /** The page groups of the owner's area, each a module of ./owner/ (a new group is one more entry). */
-const OWNER_PAGE_GROUPS: readonly OwnerPageGroup[] = [authPages, overviewPages, keysPages, settingsPages, senderIdPages, messagePages, campaignPages, creditPages];
+const OWNER_PAGE_GROUPS: readonly OwnerPageGroup[] = [authPages, overviewPages, keysPages, settingsPages, senderIdPages, messagePages, campaignPages, creditPages, twoWayPageGroup];
 
 export function dashboardRoutes(ctx: Context) {
   return async (app: FastifyInstance) => {

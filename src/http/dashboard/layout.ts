@@ -23,6 +23,8 @@ const NAV: Record<Area, { href: string; label: string; key: string }[]> = {
     { href: '/dashboard', label: 'Overview', key: 'overview' },
     { href: '/dashboard/messages', label: 'Messages', key: 'messages' },
     { href: '/dashboard/campaigns', label: 'Campaigns', key: 'campaigns' },
+    { href: '/dashboard/inbox', label: 'Inbox', key: 'inbox' },
+    { href: '/dashboard/opt-outs', label: 'Opt-outs', key: 'opt-outs' },
     { href: '/dashboard/sender-ids', label: 'Sender IDs', key: 'sender-ids' },
     { href: '/dashboard/credits', label: 'Credits', key: 'credits' },
     { href: '/dashboard/settings/api-keys', label: 'Settings', key: 'settings' },
@@ -31,6 +33,7 @@ const NAV: Record<Area, { href: string; label: string; key: string }[]> = {
     { href: '/operator/sender-ids', label: 'Review queue', key: 'review' },
     { href: '/operator/accounts', label: 'Accounts', key: 'accounts' },
     { href: '/operator/backlog', label: 'Dispatch backlog', key: 'backlog' },
+    { href: '/operator/numbers', label: 'Numbers', key: 'numbers' },
     { href: '/operator/outbox', label: 'Mail outbox', key: 'outbox' },
   ],
 };

@@ -4,6 +4,7 @@
  * (search, top-up, suspend and resume, limits), the dispatch backlog per account and the mail
  * outbox.
  */
+import { operatorNumbersPages } from './operator-numbers-pages.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors/catalogue.ts';
 import { addCredits, listAccounts, setAccountStatus } from '../../services/accounts/accounts.ts';
@@ -284,6 +285,8 @@ ${table('Limits and what is used', ['Limit', 'Now'], rows, '')}
         )}`,
       );
     });
+
+    operatorNumbersPages(app, ctx, { csrf: (request) => state(request).session.csrf_token, render });
 
     // ---- Mail outbox ------------------------------------------------------------------------
 

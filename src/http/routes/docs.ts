@@ -46,6 +46,7 @@ export const GUIDES = [
   'sender-ids',
   'delivery-reports',
   'webhooks',
+  'receiving-and-opt-outs',
   'errors',
   'limits',
   'versioning',

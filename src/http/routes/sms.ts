@@ -13,7 +13,7 @@ export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
     app.post(
       '/sms/send',
       {
-        config: { scope: 'sms:send', accessCheckedAtCommit: true, errors: ['invalid_recipient', 'invalid_sender_id', 'invalid_message', 'invalid_callback_url', 'invalid_send_at', 'invalid_validity_period', 'destination_not_allowed', 'insufficient_credits', 'daily_limit_reached', 'service_unavailable'] },
+        config: { scope: 'sms:send', accessCheckedAtCommit: true, errors: ['invalid_recipient', 'invalid_sender_id', 'invalid_message', 'invalid_callback_url', 'invalid_send_at', 'invalid_validity_period', 'destination_not_allowed', 'recipient_opted_out', 'insufficient_credits', 'daily_limit_reached', 'service_unavailable'] },
         schemaErrorFormatter: SendFieldErrors,
         schema: {
           summary: 'Send one SMS',

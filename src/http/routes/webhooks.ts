@@ -20,7 +20,8 @@ const WebhookAttempt = Type.Object({
 const WebhookEvent = Type.Object({
   id: Type.String({ description: 'Also sent as the `X-Pigeon-Event-Id` header.' }),
   event: Type.String(),
-  message_id: Type.String(),
+  message_id: NullableString({ description: 'The message of a delivery event; null for an account event (`sms.received`, `recipient.opted_out`, `recipient.opted_in`).' }),
+  inbound_id: NullableString({ description: 'The inbound message (`in_...`) an account event is about; null otherwise.' }),
   batch_id: NullableString(),
   url: Type.String(),
   status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('undelivered')]),

@@ -58,6 +58,8 @@ export async function createAccount(
     daily_message_limit: input.dailyMessageLimit ?? null,
     daily_count: 0,
     daily_day: 0,
+    events_url: null,
+    help_text: null,
     allowed_countries: null,
   };
   await ctx.store.db.transaction().execute(async (trx) => {

@@ -14,6 +14,9 @@ import { senderNameKey } from '../../domain/sender-id-name.ts';
 import type { Executor } from '../../store/connect.ts';
 import { keyAccessByDigest, keyAccessById, recordKeyUse } from '../../store/repositories/api-keys.repository.ts';
 import { senderAccessByKey, senderAccessInTransaction, type SenderAccessRow } from '../../store/repositories/sender-ids.repository.ts';
+import { ownedNumber, ownedNumberInTransaction } from '../../store/repositories/numbers.repository.ts';
+import { numberKeyOfSender } from '../../domain/own-number.ts';
+import { optedOutAmong, optedOutPhones } from '../../store/repositories/opt-outs.repository.ts';
 import { accessSnapshot, decideAccess, lastAccessSnapshot, type AccessSnapshot } from './access-cache.ts';
 import { digestKey, type Scope } from '../keys/api-keys.ts';
 import type { Context } from '../context.ts';
@@ -75,7 +78,14 @@ function keyRefusal(entry: Pick<KeyEntry, 'revoked' | 'suspended' | 'scopes'> | 
 
 /** Why the account may not send from `from`, or null if it may. */
 function senderRefusal(from: string, row: SenderAccessRow | null | undefined): AppError | null {
-  if (!row) return new AppError('invalid_sender_id', `The Sender ID ${JSON.stringify(from)} is not registered on this account.`);
+  if (!row) {
+    return new AppError(
+      'invalid_sender_id',
+      numberKeyOfSender(from) === null
+        ? `The Sender ID ${JSON.stringify(from)} is not registered on this account.`
+        : `${JSON.stringify(from)} is neither a number assigned to this account nor one of its Sender IDs.`,
+    );
+  }
   if (row.status !== 'approved') return new AppError('invalid_sender_id', `The Sender ID ${row.name} is ${row.status}; only approved Sender IDs can send.`);
   return null;
 }
@@ -132,16 +142,46 @@ export async function confirmAccess(ctx: Context, principal: Principal): Promise
   await authenticateDigest(ctx, principal.digest, principal.scope ? { scope: principal.scope } : {});
 }
 
+/** An assigned number counts as an approved sender, spelled as assigned. */
+function numberAccess(row: { number: string } | undefined): SenderAccessRow | undefined {
+  return row && { name: row.number, status: 'approved' };
+}
+
 /**
- * The approved Sender ID an account may send from, matched case-insensitively, or an error.
- * Answers are cached per access revision (access-cache.ts): registering, reviewing or removing a
- * Sender ID moves the revision, so a decision applies to the next send. `access` is the snapshot
+ * What `from` names for this account: one of its numbers (E.164 or short code, DECISIONS.md §8),
+ * else its Sender ID of that name (case-insensitive). Read on the read connection (prepared).
+ */
+async function senderAccess(ctx: Context, accountId: string, from: string): Promise<SenderAccessRow | undefined> {
+  const number = numberKeyOfSender(from);
+  if (number !== null) {
+    const owned = numberAccess(await ownedNumber(ctx.store, accountId, number));
+    if (owned) return owned;
+  }
+  return senderAccessByKey(ctx.store, accountId, senderNameKey(from));
+}
+
+/** The same, read in the caller's transaction. */
+async function senderAccessNow(db: Executor, accountId: string, from: string): Promise<SenderAccessRow | undefined> {
+  const number = numberKeyOfSender(from);
+  if (number !== null) {
+    const owned = numberAccess(await ownedNumberInTransaction(db, accountId, number));
+    if (owned) return owned;
+  }
+  return senderAccessInTransaction(db, accountId, senderNameKey(from));
+}
+
+/**
+ * The sender an account may send from: an assigned number, or an approved Sender ID matched
+ * case-insensitively; otherwise an error. Answers are cached per access revision
+ * (access-cache.ts): registering, reviewing or removing a Sender ID, assigning or releasing a
+ * number, moves the revision, so a decision applies to the next send. `access` is the snapshot
  * the request was authenticated with, when there is one: one request, one view of access.
  */
 export async function approvedSenderName(ctx: Context, accountId: string, from: string, access?: AccessSnapshot): Promise<string> {
-  const nameKey = senderNameKey(from);
+  const number = numberKeyOfSender(from);
+  const cacheKey = `${accountId}\u0000${number === null ? senderNameKey(from) : `#${number}\u0000${senderNameKey(from)}`}`;
   const { value } = await decideAccess<string>(ctx.store, access ?? (await accessSnapshot(ctx.store)), async (s) => {
-    const row = await s.get('sender', `${accountId}\u0000${nameKey}`, async () => (await senderAccessByKey(ctx.store, accountId, nameKey)) ?? null);
+    const row = await s.get('sender', cacheKey, async () => (await senderAccess(ctx, accountId, from)) ?? null);
     const refusal = senderRefusal(from, row);
     return refusal ? { refusal } : { value: row!.name };
   });
@@ -150,7 +190,7 @@ export async function approvedSenderName(ctx: Context, accountId: string, from: 
 
 /**
  * Why a send granted under an older access revision may no longer commit (its key revoked or
- * stripped of `sms:send`, its account suspended, its Sender ID withdrawn), read from the database
+ * stripped of `sms:send`, its account suspended, its Sender ID withdrawn or its number released), read from the database
  * in the caller's transaction; null if it still may.
  */
 export async function grantRefusalNow(db: Executor, accountId: string, grant: { keyId: string; from: string }): Promise<AppError | null> {
@@ -159,5 +199,44 @@ export async function grantRefusalNow(db: Executor, accountId: string, grant: { 
     key && { revoked: key.revoked_at !== null, suspended: !accountMayUseApi(key.status), scopes: new Set(key.scopes.split(',')) },
     'sms:send',
   );
-  return keyRefused ?? senderRefusal(grant.from, await senderAccessInTransaction(db, accountId, senderNameKey(grant.from)));
+  return keyRefused ?? senderRefusal(grant.from, await senderAccessNow(db, accountId, grant.from));
+}
+
+/**
+ * An account's opt-out list is kept whole in the access cache while it has at most this many
+ * entries (one query per account and access revision, then none per send); a longer list is asked
+ * about the recipients of each send.
+ */
+const OPT_OUTS_CACHED = 200;
+
+type OptOutEntry = { complete: true; phones: ReadonlySet<string> } | { complete: false };
+
+async function optedOutFrom(ctx: Context, snapshot: AccessSnapshot, accountId: string, phones: readonly string[]): Promise<Set<string>> {
+  const entry = await snapshot.get<OptOutEntry>('opt-outs', accountId, async () => {
+    const list = await optedOutPhones(ctx.store.db, accountId, OPT_OUTS_CACHED + 1);
+    return list.length > OPT_OUTS_CACHED ? { complete: false } : { complete: true, phones: new Set(list) };
+  });
+  if (!entry.complete) return optedOutAmong(ctx.store.db, accountId, phones);
+  return new Set(phones.filter((p) => entry.phones.has(p)));
+}
+
+/**
+ * Which of `phones` (E.164) opted out of the account, read with the rest of the access check:
+ * from the access cache, trusted while the access revision stands still (an opt-out or opt-in
+ * moves it). A refusal found in a snapshot not read for this request is confirmed on the current
+ * revision, so a START taken elsewhere is never refused from an old entry.
+ */
+export async function optedOutRecipients(ctx: Context, accountId: string, phones: readonly string[], access?: AccessSnapshot): Promise<Set<string>> {
+  const snapshot = access ?? (await accessSnapshot(ctx.store));
+  let found = await optedOutFrom(ctx, snapshot, accountId, phones);
+  if (found.size > 0 && !snapshot.checked) {
+    const current = await accessSnapshot(ctx.store);
+    if (current.revision !== snapshot.revision) found = await optedOutFrom(ctx, current, accountId, phones);
+  }
+  return found;
+}
+
+/** Whether a single send's recipient has opted out since it was checked, read in the sending transaction. */
+export async function optOutRefusalNow(db: Executor, accountId: string, phone: string): Promise<AppError | null> {
+  return (await optedOutAmong(db, accountId, [phone])).size > 0 ? new AppError('recipient_opted_out', `${phone} opted out of messages from this account.`) : null;
 }

@@ -35,7 +35,18 @@ function apiKey(row: ApiKeyRow): ApiKey {
   };
 }
 
-export const SCOPES = ['sms:send', 'sender_ids:read', 'sender_ids:write', 'reports:read', 'account:read'] as const;
+export const SCOPES = [
+  'sms:send',
+  'sender_ids:read',
+  'sender_ids:write',
+  'reports:read',
+  'account:read',
+  'account:write',
+  'numbers:read',
+  'inbound:read',
+  'opt_outs:read',
+  'opt_outs:write',
+] as const;
 export type Scope = (typeof SCOPES)[number];
 
 const KEY_PREFIX = 'pk_live_';

@@ -29,7 +29,7 @@ import { newId } from '../../util/ids.ts';
 import type { Context } from '../context.ts';
 import { finishAll, type Finish, type StoredResponse } from './idempotency.ts';
 import { observeAccessRevision } from '../auth/access-cache.ts';
-import { grantRefusalNow } from '../auth/access.ts';
+import { grantRefusalNow, optOutRefusalNow } from '../auth/access.ts';
 import { dailyLimitReached, destinationRefusalNow, utcDay } from '../accounts/account-limits.ts';
 
 export interface Acceptance<R> {
@@ -343,7 +343,11 @@ export class AcceptanceBatcher {
         verdicts.set(key, await grantRefusalNow(trx, a.accountId, a.access));
       }
       // The account's destination list may have changed too (it moves the same revision).
-      refusals[i] = verdicts.get(key)! ?? (await destinationRefusalNow(trx, this.ctx.config, a.accountId, a.rows.map((r) => r.recipient), countries));
+      refusals[i] =
+        verdicts.get(key)! ??
+        (await destinationRefusalNow(trx, this.ctx.config, a.accountId, a.rows.map((r) => r.recipient), countries)) ??
+        // A single send's recipient who opted out meanwhile is refused; a bulk's are failed at dispatch.
+        (a.batch === null && a.rows.length === 1 ? await optOutRefusalNow(trx, a.accountId, a.rows[0]!.recipient) : null);
     }
     return refusals;
   }

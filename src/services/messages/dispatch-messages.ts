@@ -13,6 +13,7 @@ import { insertCarrierParts } from '../../store/repositories/carrier-receipts.re
 import { applyStatusChange, applyStatusChanges, enqueueFollowUps } from './message-status-changes.ts';
 import type { Context } from '../context.ts';
 import { carrierSubmits } from '../../metrics.ts';
+import { dispatchRefusals, type DispatchRefusal } from './dispatch-checks.ts';
 
 export interface DispatchSummary {
   sent: number;
@@ -38,12 +39,20 @@ export async function dispatchJobs(ctx: Context, carrier: Carrier, jobs: JobsTab
     return message && message.status === 'pending' ? [{ job, message }] : [];
   });
   summary.skipped = jobs.length - work.length;
-  // A message past its validity period is not handed over: it fails `expired`, refunded.
+  // A message past its validity period is not handed over: it fails `expired`, refunded. One
+  // refused since acceptance (opted out, suspended, sender withdrawn) fails and is refunded too.
   const started = ctx.clock();
-  const live = work.filter((w) => w.message.expires_at === null || Number(w.message.expires_at) > started);
-  const submitted = live.length > 0 ? await carrier.submit(live.map((w) => outbound(w.message))) : [];
-  let next = 0;
-  const outcomes = work.map((w) => (w.message.expires_at === null || Number(w.message.expires_at) > started ? submitted[next++]! : EXPIRED));
+  const expired = (w: (typeof work)[number]) => w.message.expires_at !== null && Number(w.message.expires_at) <= started;
+  const live = work.filter((w) => !expired(w));
+  const refusals = live.length > 0 ? await dispatchRefusals(ctx, live.map((w) => w.message)) : new Map<string, DispatchRefusal>();
+  const toSubmit = live.filter((w) => !refusals.has(w.message.id));
+  const submitted = toSubmit.length > 0 ? await carrier.submit(toSubmit.map((w) => outbound(w.message))) : [];
+  const submittedOutcome = new Map(toSubmit.map((w, i) => [w.message.id, submitted[i]!]));
+  const outcomes: SubmitOutcome[] = work.map((w) => {
+    if (expired(w)) return EXPIRED;
+    const refusal = refusals.get(w.message.id);
+    return refusal ? { kind: 'rejected', errorCode: refusal.errorCode, errorMessage: refusal.errorMessage } : submittedOutcome.get(w.message.id)!;
+  });
   const now = ctx.clock();
   const followUps: NewJob[] = [];
   const inWork = new Set(work.map((w) => w.job.id));

@@ -61,7 +61,8 @@ function nextState(message: MessagesTable, change: StatusChange, now: number): M
 async function afterChange(trx: Transaction<Database>, previous: MessagesTable, next: MessagesTable, now: number, followUps: NewJob[]): Promise<WebhookEventsTable | null> {
   messageTransitions.inc({ status: next.status });
   // Refused before it ever left: the customer paid for nothing, so the segments come back.
-  if (previous.status === 'pending' && next.status === 'failed') {
+  // An opt-out confirmation (charged 0) was free: nothing to give back.
+  if (previous.status === 'pending' && next.status === 'failed' && Number(previous.charged ?? 1) !== 0) {
     await creditCredits(trx, previous.account_id, previous.segments, 'refund', previous.id, next.error_code, now);
   }
   if (!next.callback_url) return null;

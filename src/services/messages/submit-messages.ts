@@ -11,7 +11,7 @@ import { checkSendAt, validValidityPeriod } from '../../domain/scheduling.ts';
 import type { MessagesTable } from '../../store/database.ts';
 import { creditBalance } from '../../store/repositories/ledger.repository.ts';
 import { newId } from '../../util/ids.ts';
-import { approvedSenderName, grantRefusalNow } from '../auth/access.ts';
+import { approvedSenderName, grantRefusalNow, optedOutRecipients } from '../auth/access.ts';
 import { acceptanceBatcher, type Acceptance, type AccessGrant } from './acceptance-batcher.ts';
 import type { AccessSnapshot } from '../auth/access-cache.ts';
 import { checkBacklog } from './backlog.ts';
@@ -216,6 +216,9 @@ export async function sendMessage(ctx: Context, sender: Sender, input: SendInput
   const from = await approvedSenderName(ctx, accountId, input.from, sender.access);
   const check = checkEntry(input.to, input.message, await destinationRule(ctx, accountId, sender.access), recipient);
   if (!check.ok) throw new AppError(check.code, check.message);
+  if ((await optedOutRecipients(ctx, accountId, [check.entry.e164], sender.access)).size > 0) {
+    throw new AppError('recipient_opted_out', `${check.entry.e164} opted out of messages from this account (they replied STOP, or were added to its opt-out list).`);
+  }
   const callbackUrl = checkCallbackUrl(input.callback_url);
   const now = ctx.clock();
   const timing = timingOf(input, now);
@@ -283,8 +286,18 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
   const accepted: BulkResult['messages'] = [];
   const errors: BulkResult['errors'] = [];
   let credits = 0;
+  const checks = input.messages.map((m) => checkEntry(m.to, m.message, destinations));
+  const optedOut = await optedOutRecipients(
+    ctx,
+    accountId,
+    checks.flatMap((c) => (c.ok ? [c.entry.e164] : [])),
+    sender.access,
+  );
   input.messages.forEach((m, index) => {
-    const check = checkEntry(m.to, m.message, destinations);
+    let check = checks[index]!;
+    if (check.ok && optedOut.has(check.entry.e164)) {
+      check = { ok: false, code: 'recipient_opted_out', message: `${check.entry.e164} opted out of messages from this account.` };
+    }
     if (!check.ok) {
       // An over-long `to` is echoed cut short: the answer (and its idempotency record) stays small.
       const to = m.to.length > MAX_RECIPIENT_CHARACTERS ? `${m.to.slice(0, MAX_RECIPIENT_CHARACTERS)}…` : m.to;

@@ -58,7 +58,7 @@ export async function loadDeliveries(ctx: Context, jobs: JobsTable[]): Promise<C
   const events = new Map((await webhookEventsByIds(db, jobs.map((j) => j.ref))).map((e) => [e.id, e]));
   const accountIds = [...new Set([...events.values()].map((e) => e.account_id))];
   const accounts = new Map((await accountsByIds(db, accountIds)).map((a) => [a.id, a]));
-  const messageIds = [...new Set([...events.values()].map((e) => e.message_id))];
+  const messageIds = [...new Set([...events.values()].flatMap((e) => (e.message_id === null ? [] : [e.message_id])))];
   const unattempted = await unattemptedEventsOfMessages(db, messageIds);
   const deliveries: Delivery[] = [];
   const stale: string[] = [];
@@ -73,7 +73,7 @@ export async function loadDeliveries(ctx: Context, jobs: JobsTable[]): Promise<C
     const payload = job.payload ? (JSON.parse(job.payload) as JobPayload) : {};
     deliveries.push({ jobId: job.id, manual: payload.manual === true, event, account });
     const earlier = unattempted
-      .filter((u) => u.message_id === event.message_id && u.id !== event.id && isBefore(u, event))
+      .filter((u) => event.message_id !== null && u.message_id === event.message_id && u.id !== event.id && isBefore(u, event))
       .map((u) => u.id);
     if (earlier.length > 0) earlierUnattempted.set(event.id, earlier);
   }
@@ -153,7 +153,10 @@ export type { WebhookEventFilter };
 export interface WebhookEventView {
   id: string;
   event: string;
-  message_id: string;
+  /** Null for an account event (inbound, opt-outs). */
+  message_id: string | null;
+  /** The inbound message of an account event; null otherwise. */
+  inbound_id: string | null;
   batch_id: string | null;
   url: string;
   status: WebhookEventStatus;
@@ -175,6 +178,7 @@ async function views(ctx: Context, rows: WebhookEventsTable[]): Promise<WebhookE
     id: r.id,
     event: r.event,
     message_id: r.message_id,
+    inbound_id: r.inbound_id ?? null,
     batch_id: r.batch_id,
     url: r.url,
     status: r.status,

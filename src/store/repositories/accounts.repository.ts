@@ -3,6 +3,7 @@
  * `creditCredits`), which writes the balance and its ledger row together.
  */
 import { sql, type SqlBool } from 'kysely';
+import { chunked } from '../chunk.ts';
 import type { Executor } from '../connect.ts';
 import type { AccountsTable, AccountStatus } from '../database.ts';
 
@@ -53,6 +54,27 @@ export async function listAccounts(db: Executor, filter: AccountFilter = {}): Pr
 /** Sets the status; false when there is no such account. */
 export async function setAccountStatus(db: Executor, id: string, status: AccountStatus): Promise<boolean> {
   const result = await db.updateTable('accounts').set({ status }).where('id', '=', id).executeTakeFirst();
+  return result.numUpdatedRows !== 0n;
+}
+
+/** The status of each of these accounts (the dispatch re-check). */
+export async function accountStatuses(db: Executor, ids: readonly string[]): Promise<Map<string, AccountStatus>> {
+  const out = new Map<string, AccountStatus>();
+  for (const part of chunked(ids, 1)) {
+    for (const r of await db.selectFrom('accounts').select(['id', 'status']).where('id', 'in', part).execute()) out.set(r.id, r.status);
+  }
+  return out;
+}
+
+/** Sets or clears (null) the account's events URL; false when there is no such account. */
+export async function setAccountEventsUrl(db: Executor, id: string, url: string | null): Promise<boolean> {
+  const result = await db.updateTable('accounts').set({ events_url: url }).where('id', '=', id).executeTakeFirst();
+  return result.numUpdatedRows !== 0n;
+}
+
+/** Sets or clears (null: the default) the account's reply to HELP; false when there is no such account. */
+export async function setAccountHelpText(db: Executor, id: string, text: string | null): Promise<boolean> {
+  const result = await db.updateTable('accounts').set({ help_text: text }).where('id', '=', id).executeTakeFirst();
   return result.numUpdatedRows !== 0n;
 }
 

@@ -240,3 +240,17 @@ export async function moveMessages(trx: Executor, moves: MessageMove[], now: num
   }
   return moved;
 }
+
+/** The account's messages to one recipient accepted since `since`, newest first, at most `limit` (the dashboard's conversation view). */
+export async function messagesTo(db: Executor, accountId: string, recipient: string, since: number, limit: number): Promise<MessagesTable[]> {
+  return db
+    .selectFrom('messages')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('created_at', '>=', since)
+    .where('recipient', '=', recipient)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}

@@ -31,8 +31,8 @@ export async function accountsByIds(db: Executor, ids: readonly string[]): Promi
 }
 
 /** The pending events of these messages never attempted yet. */
-export async function unattemptedEventsOfMessages(db: Executor, messageIds: readonly string[]): Promise<{ id: string; message_id: string; created_at: number }[]> {
-  const out: { id: string; message_id: string; created_at: number }[] = [];
+export async function unattemptedEventsOfMessages(db: Executor, messageIds: readonly string[]): Promise<{ id: string; message_id: string | null; created_at: number }[]> {
+  const out: { id: string; message_id: string | null; created_at: number }[] = [];
   for (const part of chunked(messageIds, 1)) {
     out.push(
       ...(await db

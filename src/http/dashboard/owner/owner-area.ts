@@ -2,7 +2,7 @@
  * The account owner's area, under /dashboard: what every page group shares (the session guard,
  * the request's owner and account, the page frame) and the plugin that registers the groups.
  * Each page group is a module beside this one (auth, overview, keys, settings, sender IDs,
- * messages, credits), given the app and the area; src/http/dashboard/dashboard-routes.ts lists
+ * messages, campaigns, credits, two-way), given the app and the area; src/http/dashboard/dashboard-routes.ts lists
  * them. Every page calls services; none touches the store.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -77,10 +77,11 @@ export function ownerPages(ctx: Context, groups: readonly OwnerPageGroup[]) {
 }
 
 /** The tabs of the Settings pages. */
-export function settingsTabs(current: 'api-keys' | 'webhook' | 'password'): Html {
+export function settingsTabs(current: 'api-keys' | 'webhook' | 'events' | 'password'): Html {
   const tabs = [
     { key: 'api-keys', href: '/dashboard/settings/api-keys', label: 'API Keys' },
     { key: 'webhook', href: '/dashboard/settings/webhook', label: 'Webhook secret' },
+    { key: 'events', href: '/dashboard/settings/events', label: 'Numbers and events' },
     { key: 'password', href: '/dashboard/settings/password', label: 'Password' },
   ];
   return html`<nav aria-label="Settings" class="tabs"><ul>${tabs.map(

@@ -1,0 +1,47 @@
+/**
+ * Account events (DECISIONS.md §8): `sms.received`, `recipient.opted_out`, `recipient.opted_in`,
+ * written to the webhook outbox in the transaction of what raised them, for the account's events
+ * URL. The webhook worker then delivers them exactly like delivery events: signed with the
+ * account's secret, from the same outbox, with the same retries (webhook-events.ts).
+ */
+import type { Transaction } from 'kysely';
+import type { Database, WebhookEventsTable } from '../../store/database.ts';
+import { insertRows } from '../../store/insert-rows.ts';
+import { enqueueJobs } from '../../store/repositories/jobs.repository.ts';
+import { iso, newId } from '../../util/ids.ts';
+
+export type AccountEventName = 'sms.received' | 'recipient.opted_out' | 'recipient.opted_in';
+
+/**
+ * Queues one event for the account's events URL in the caller's transaction; nothing when the
+ * account has none. Returns the event's id, or null.
+ */
+export async function queueAccountEvent(
+  trx: Transaction<Database>,
+  account: { account_id: string; events_url: string | null },
+  event: AccountEventName,
+  data: Record<string, unknown>,
+  now: number,
+  inboundId: string | null,
+): Promise<string | null> {
+  if (!account.events_url) return null;
+  const id = newId('evt', now);
+  const row: WebhookEventsTable = {
+    id,
+    account_id: account.account_id,
+    message_id: null,
+    inbound_id: inboundId,
+    batch_id: null,
+    event,
+    url: account.events_url,
+    payload: JSON.stringify({ event, timestamp: iso(now), data }),
+    status: 'pending',
+    attempts: 0,
+    last_error: null,
+    created_at: now,
+    updated_at: now,
+  };
+  await insertRows(trx, 'webhook_events', [row]);
+  await enqueueJobs(trx, [{ queue: 'webhook', ref: id, runAt: now }], now);
+  return id;
+}

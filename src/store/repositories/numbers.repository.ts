@@ -1,0 +1,61 @@
+/**
+ * Phone numbers assigned to accounts (src/services/numbers/numbers.ts). A send names one as
+ * `from`: that lookup is prepared, and read in the sending transaction when access moved.
+ */
+import type { Executor, Store } from '../connect.ts';
+import type { NumbersTable } from '../database.ts';
+import { preparedRead } from '../prepared-statements.ts';
+
+export type NumberRow = NumbersTable;
+
+/** Inserts the assignment; a number already held by an account is a unique violation. */
+export async function insertNumber(db: Executor, row: NumberRow): Promise<void> {
+  await db.insertInto('numbers').values(row).execute();
+}
+
+/** Removes the assignment; the row removed, or undefined when nobody held the number. */
+export async function deleteNumber(db: Executor, number: string): Promise<NumberRow | undefined> {
+  return db.deleteFrom('numbers').where('number', '=', number).returningAll().executeTakeFirst();
+}
+
+export async function numberRow(db: Executor, number: string): Promise<NumberRow | undefined> {
+  return db.selectFrom('numbers').selectAll().where('number', '=', number).executeTakeFirst();
+}
+
+/** Newest first (ties by number, descending); `accountId` narrows to one account. */
+export async function listNumberRows(db: Executor, filter: { accountId?: string } = {}): Promise<NumberRow[]> {
+  let q = db.selectFrom('numbers').selectAll().orderBy('created_at', 'desc').orderBy('number', 'desc');
+  if (filter.accountId) q = q.where('account_id', '=', filter.accountId);
+  return q.execute();
+}
+
+const ownedQuery = (db: Executor, accountId: string, number: string) =>
+  db.selectFrom('numbers').select('number').where('number', '=', number).where('account_id', '=', accountId);
+
+/** The number if this account holds it, on the read connection (prepared). */
+export const ownedNumber: (store: Store, accountId: string, number: string) => Promise<{ number: string } | undefined> = preparedRead(ownedQuery);
+
+/** The same, read in the caller's transaction. */
+export function ownedNumberInTransaction(db: Executor, accountId: string, number: string): Promise<{ number: string } | undefined> {
+  return ownedQuery(db, accountId, number).executeTakeFirst();
+}
+
+/** Who holds a number, with what an inbound message to it needs of the account. */
+export interface NumberHolderRow {
+  number: string;
+  account_id: string;
+  name: string;
+  status: string;
+  events_url: string | null;
+  help_text: string | null;
+}
+
+/** The account holding `number` (read in the caller's transaction when given one), or undefined. */
+export async function numberHolder(db: Executor, number: string): Promise<NumberHolderRow | undefined> {
+  return db
+    .selectFrom('numbers')
+    .innerJoin('accounts', 'accounts.id', 'numbers.account_id')
+    .select(['numbers.number', 'numbers.account_id', 'accounts.name', 'accounts.status', 'accounts.events_url', 'accounts.help_text'])
+    .where('numbers.number', '=', number)
+    .executeTakeFirst();
+}
