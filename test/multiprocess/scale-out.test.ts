@@ -115,6 +115,14 @@ describe('two API and two worker processes on PostgreSQL', { skip }, () => {
       try {
         const before = new Set((await leased()).map((j) => `${j.id}:${j.attempts}`));
         const claimedByDoomed = async () => (await leased()).filter((j) => !before.has(`${j.id}:${j.attempts}`));
+        // Work that arrives after the snapshot: the doomed worker may already have claimed
+        // everything accepted so far.
+        const customer = customers[0]!;
+        const start = index;
+        index += BULK_SIZE;
+        const messages = Array.from({ length: BULK_SIZE }, (_, k) => ({ to: recipient(start + k), message: `After the pause #${k}` }));
+        const r = await post(0, '/sms/bulk', customer.key, { from: 'Acme', messages });
+        for (const m of r.messages) accepted.set(m.message_id, { account: customer.id, to: messages[m.index]!.to, segments: m.segments, callback: false });
         await waitFor(async () => (await claimedByDoomed()).length > 0, { timeout: 30_000, interval: 5, message: 'the worker to be killed to claim dispatch jobs' });
         await workers[0]!.kill('SIGKILL');
         held = await claimedByDoomed();

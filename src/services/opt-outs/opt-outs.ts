@@ -73,10 +73,13 @@ async function queueReply(trx: Transaction<Database>, accountId: string, number:
     sent_at: null,
     delivered_at: null,
     updated_at: now,
+    send_at: null,
+    validity_period: null,
+    expires_at: null,
     charged: 0,
   };
   await insertRows(trx, 'messages', [row]);
-  await enqueueJobs(trx, [{ queue: 'dispatch', ref: row.id, runAt: now }], now);
+  await enqueueJobs(trx, [{ queue: 'dispatch', accountId, ref: row.id, runAt: now }], now);
   return row.id;
 }
 
