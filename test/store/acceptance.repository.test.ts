@@ -119,9 +119,9 @@ describe('acceptance repository', () => {
         { id: 'led_2', account_id: 'acc_a', amount: -2, kind: 'debit', reference: 'bat_1', note: null, created_at: NOW },
         { id: 'led_3', account_id: 'acc_b', amount: -2, kind: 'debit', reference: 'msg_b1', note: null, created_at: NOW },
       ]);
-      assert.deepEqual(after.batches, [{ id: 'bat_1', account_id: 'acc_a', total: 2, queued: 2, credits_used: 2, created_at: NOW }]);
+      assert.deepEqual(after.batches, [{ id: 'bat_1', account_id: 'acc_a', total: 2, queued: 2, credits_used: 2, created_at: NOW, campaign_id: null }]);
       // Every column as given, the scheduled message with its send_at, validity and expiry.
-      assert.deepEqual(after.messages, group(revision).messages);
+      assert.deepEqual(after.messages, group(revision).messages.map((m) => ({ ...m, charged: 1 })));
       // The scheduled message (msg_a3) has no job; the others are due now, named by their account.
       assert.deepEqual(after.jobs, [
         { id: 'job_1', queue: 'dispatch', account_id: 'acc_a', ref: 'msg_a1', payload: null, run_at: NOW, attempts: 0, created_at: NOW },

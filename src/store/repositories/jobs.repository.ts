@@ -40,13 +40,31 @@ export async function enqueueJobs(db: Executor, jobs: NewJob[], now: number): Pr
  * is a lease, not a lock held by a connection: if the worker dies, the job becomes due again when
  * the lease runs out and another worker takes it. On PostgreSQL, `FOR UPDATE SKIP LOCKED` lets
  * concurrent workers claim disjoint batches without waiting on each other; SQLite has one writer
- * at a time, so the plain subquery is already atomic there.
+ * at a time, so the plain subquery is already atomic there (and runs once).
  *
  * The dispatch queue is served by account in turn (`claimDispatchInTurn`); the others oldest first.
  */
 export async function claimJobs(db: Kysely<Database>, queue: JobQueue, limit: number, now: number, leaseMs: number): Promise<JobsTable[]> {
   const dialect = dialectOf(db);
   if (queue === 'dispatch') return claimDispatchInTurn(db, dialect, limit, now, leaseMs);
+  if (dialect === 'postgres') {
+    // The due rows are locked and picked once, in a materialised CTE: written as `id IN (SELECT …
+    // LIMIT n FOR UPDATE SKIP LOCKED)`, PostgreSQL may run the subquery again for every row (a
+    // nested-loop semi join), each run skipping the rows just locked, and claim more than n.
+    const { rows } = await sql<JobsTable>`
+      with due as materialized (
+        select id from jobs
+        where queue = ${queue} and run_at <= ${now}
+        order by run_at, id
+        limit ${limit}
+        for update skip locked
+      )
+      update jobs set run_at = ${now + leaseMs}, attempts = jobs.attempts + 1
+      from due
+      where jobs.id = due.id
+      returning jobs.*`.execute(db);
+    return rows;
+  }
   const due = db
     .selectFrom('jobs')
     .select('id')
@@ -54,8 +72,7 @@ export async function claimJobs(db: Kysely<Database>, queue: JobQueue, limit: nu
     .where('run_at', '<=', now)
     .orderBy('run_at')
     .orderBy('id')
-    .limit(limit)
-    .$if(dialect === 'postgres', (qb) => qb.forUpdate().skipLocked());
+    .limit(limit);
   return db
     .updateTable('jobs')
     .set({ run_at: now + leaseMs, attempts: sql<number>`attempts + 1` })
