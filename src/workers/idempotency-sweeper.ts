@@ -5,49 +5,28 @@
  * installation has one (each has at least one process with workers: `pigeon serve`, or
  * `pigeon worker` beside `pigeon serve --no-workers`); several sweeping at once only share the work.
  */
-import { exponential } from '../domain/retry-policy.ts';
 import type { Context } from '../services/context.ts';
 import { deleteExpiredIdempotencyKeys } from '../store/repositories/idempotency.repository.ts';
-import { WorkerLoop } from './worker-loop.ts';
+import { IntervalSweeper } from './interval-sweeper.ts';
 
-const INTERVAL_MS = 5 * 60_000;
 const BATCH = 1000;
 
-export class IdempotencySweeper {
-  readonly #loop: WorkerLoop;
-
-  constructor(private readonly ctx: Context) {
-    this.#loop = new WorkerLoop({
+export class IdempotencySweeper extends IntervalSweeper {
+  constructor(ctx: Context) {
+    super(ctx, {
       name: 'idempotency',
-      log: ctx.log,
-      idleMs: INTERVAL_MS,
-      startIdle: true,
-      holdsProcess: false,
-      // A failed sweep is tried again at the next interval.
-      onFailure: exponential({ baseMs: INTERVAL_MS, factor: 1, maxMs: INTERVAL_MS }),
+      intervalMs: 5 * 60_000,
       failureMessage: 'idempotency key sweep failed',
-      step: async () => ({ done: await this.drain(), more: false }),
+      // Every key expired by now, a batch at a time, so no statement holds the write lock long.
+      sweep: async () => {
+        const now = ctx.clock();
+        let total = 0;
+        for (;;) {
+          const n = await deleteExpiredIdempotencyKeys(ctx.store.db, now, BATCH);
+          total += n;
+          if (n < BATCH) return total;
+        }
+      },
     });
-  }
-
-  start(): void {
-    this.#loop.start();
-  }
-
-  wake(): void {}
-
-  /** Deletes every key expired by now, a batch at a time; returns how many. */
-  async drain(): Promise<number> {
-    const now = this.ctx.clock();
-    let total = 0;
-    for (;;) {
-      const n = await deleteExpiredIdempotencyKeys(this.ctx.store.db, now, BATCH);
-      total += n;
-      if (n < BATCH) return total;
-    }
-  }
-
-  stop(): Promise<void> {
-    return this.#loop.stop();
   }
 }

@@ -15,11 +15,15 @@ import { insertRows } from '../../store/insert-rows.ts';
 import { deleteOptOut, insertOptOut, optOutRow, optOutsPage, takeReplySlot, type OptOutRow } from '../../store/repositories/opt-outs.repository.ts';
 import { findAccount, setAccountHelpText } from '../../store/repositories/accounts.repository.ts';
 import { readAccessRevision } from '../../store/repositories/api-keys.repository.ts';
-import { iso, newId } from '../../util/ids.ts';
+import { iso } from '../../util/ids.ts';
 import { observeAccessRevision } from '../auth/access-cache.ts';
 import type { Context } from '../context.ts';
 import { queueAccountEvent } from '../webhooks/account-events.ts';
 import { utcDay } from '../accounts/account-limits.ts';
+import { messageRow, type Timing } from '../messages/submit-messages.ts';
+
+/** A confirmation goes at once, with the carrier's own validity. */
+const AT_ONCE: Timing = { status: 'pending', sendAt: null, validityPeriod: null, expiresAt: null, echo: {} };
 
 const STOP = new Set(['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT', 'OPTOUT', 'REVOKE']);
 const START = new Set(['START', 'UNSTOP', 'YES']);
@@ -55,29 +59,8 @@ export function defaultReply(keyword: Keyword, accountName: string): string {
 async function queueReply(trx: Transaction<Database>, accountId: string, number: string, phone: string, text: string, now: number): Promise<string | null> {
   if (!(await takeReplySlot(trx, number, phone, utcDay(now), MAX_REPLIES_PER_DAY))) return null;
   const { encoding, segments } = segmentMessage(text);
-  const row: MessagesTable = {
-    id: newId('msg', now),
-    account_id: accountId,
-    batch_id: null,
-    recipient: phone,
-    sender: number,
-    body: text,
-    encoding,
-    segments,
-    status: 'pending',
-    callback_url: null,
-    carrier_message_id: null,
-    error_code: null,
-    error_message: null,
-    created_at: now,
-    sent_at: null,
-    delivered_at: null,
-    updated_at: now,
-    send_at: null,
-    validity_period: null,
-    expires_at: null,
-    charged: 0,
-  };
+  // Not charged: sent even at 0 credits, never refunded, never refused at dispatch.
+  const row: MessagesTable = { ...messageRow(accountId, null, number, { to: phone, e164: phone, body: text, encoding, segments }, null, AT_ONCE, now), charged: 0 };
   await insertRows(trx, 'messages', [row]);
   await enqueueJobs(trx, [{ queue: 'dispatch', accountId, ref: row.id, runAt: now }], now);
   return row.id;
