@@ -1,7 +1,8 @@
 /**
  * Scale-out on PostgreSQL: two API processes (`serve --no-workers`) and two worker processes
  * (`worker`) share one database. 20,000 messages go in through both API processes, single and
- * bulk, for several accounts; one worker is killed with SIGKILL in the middle. Afterwards every
+ * bulk, for several accounts; in the middle one worker stops, the other is killed with SIGKILL
+ * while it holds claimed messages, and a fresh worker takes over. Afterwards every
  * accepted message is where the simulator sends it, each was submitted once (or again only within
  * the killed worker's leased batch), every balance equals its ledger and its sends, and every
  * status change of a message with a callback_url has its webhook event.
@@ -94,10 +95,9 @@ describe('two API and two worker processes on PostgreSQL', { skip }, () => {
       return res.json() as Promise<any>;
     };
 
-    // The kill must hit a worker holding claimed work. The other worker is paused (SIGSTOP), so
-    // every dispatch claim made meanwhile is the doomed worker's; once it holds some, it is killed.
-    // Claimed jobs of the dead worker that are still in the table afterwards (the other is still
-    // paused, and a finished job is deleted) are the messages it held.
+    // The kill must hit a worker holding claimed work: with the other worker stopped, every
+    // dispatch claim is the doomed worker's; once it holds some, it is killed. Claimed jobs still
+    // leased at that moment, and not before the other stopped, are the messages it held.
     let killed = false;
     let held: { id: string; ref: string }[] = [];
     const leased = () =>
@@ -111,25 +111,30 @@ describe('two API and two worker processes on PostgreSQL', { skip }, () => {
     const killOne = async () => {
       if (killed) return;
       killed = true;
-      workers[1]!.child.kill('SIGSTOP');
-      try {
-        const before = new Set((await leased()).map((j) => `${j.id}:${j.attempts}`));
-        const claimedByDoomed = async () => (await leased()).filter((j) => !before.has(`${j.id}:${j.attempts}`));
-        // Work that arrives after the snapshot: the doomed worker may already have claimed
-        // everything accepted so far.
-        const customer = customers[0]!;
-        const start = index;
-        index += BULK_SIZE;
-        const messages = Array.from({ length: BULK_SIZE }, (_, k) => ({ to: recipient(start + k), message: `After the pause #${k}` }));
-        const r = await post(0, '/sms/bulk', customer.key, { from: 'Acme', messages });
-        for (const m of r.messages) accepted.set(m.message_id, { account: customer.id, to: messages[m.index]!.to, segments: m.segments, callback: false });
-        await waitFor(async () => (await claimedByDoomed()).length > 0, { timeout: 30_000, interval: 5, message: 'the worker to be killed to claim dispatch jobs' });
-        await workers[0]!.kill('SIGKILL');
-        held = await claimedByDoomed();
-      } finally {
-        workers[1]!.child.kill('SIGCONT');
-      }
+      // The other worker stops first (SIGTERM: it finishes what it holds and exits; a paused
+      // process would keep its open transaction's row locks and stall the API's debits), so
+      // every claim from now on is the doomed worker's.
+      assert.equal(await workers[1]!.stop(), 0, workers[1]!.output().slice(-2000));
+      const before = new Set((await leased()).map((j) => `${j.id}:${j.attempts}`));
+      const claimedByDoomed = async () => (await leased()).filter((j) => !before.has(`${j.id}:${j.attempts}`));
+      // Work that arrives after the snapshot: the doomed worker may already have claimed
+      // everything accepted so far.
+      const customer = customers[0]!;
+      const start = index;
+      index += BULK_SIZE;
+      const messages = Array.from({ length: BULK_SIZE }, (_, k) => ({ to: recipient(start + k), message: `After the stop #${k}` }));
+      const r = await post(0, '/sms/bulk', customer.key, { from: 'Acme', messages });
+      for (const m of r.messages) accepted.set(m.message_id, { account: customer.id, to: messages[m.index]!.to, segments: m.segments, callback: false });
+      await waitFor(async () => (await claimedByDoomed()).length > 0, { timeout: 30_000, interval: 5, message: 'the worker to be killed to claim dispatch jobs' });
+      await workers[0]!.kill('SIGKILL');
+      held = await claimedByDoomed();
       assert.ok(held.length > 0, 'the killed worker held claimed dispatch jobs when it died');
+      // A fresh worker takes over: what the dead one held comes back when its leases run out.
+      const log = join(dir, 'sim-2.log');
+      logs.push(log);
+      const replacement = await startPigeon(['worker'], { ...common, SIM_LOG_FILE: log });
+      workers.push(replacement);
+      processes.push(replacement);
     };
 
     // Bulk: 16 campaigns of 1,000, alternating API processes and accounts, two at a time.
@@ -192,7 +197,7 @@ describe('two API and two worker processes on PostgreSQL', { skip }, () => {
     const killedSaw = new Set(existsSync(logs[0]!) ? readFileSync(logs[0]!, 'utf8').split('\n').filter(Boolean) : []);
     for (const [id, n] of seen) if (n > 1) assert.ok(killedSaw.has(id), `${id} was submitted twice without the killed worker`);
     assert.ok(duplicates <= 500, `${duplicates} duplicates: at most one claimed batch (500) can be repeated`);
-    // The messages the killed worker held when it died were finished by the other worker, once:
+    // The messages the killed worker held when it died were finished by its replacement, once:
     // each reached the carrier (a second time only if the killed worker had submitted it before
     // dying), and its job is gone.
     assert.ok(held.length > 0);
