@@ -116,18 +116,29 @@ max-messages = 1
 `,
   );
   const stop = async () => {
-    for (const c of children.reverse()) c.kill('SIGTERM');
-    await sleep(1000);
-    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+    // Each box gets 3 s to exit on SIGTERM; one still running then is killed.
+    await Promise.all(
+      children.reverse().map(async (c) => {
+        if (c.exitCode !== null || c.signalCode !== null) return;
+        const exited = new Promise((resolve) => c.once('exit', resolve));
+        c.kill('SIGTERM');
+        await Promise.race([exited, sleep(3000)]);
+        if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+      }),
+    );
     sink.close();
     await smsc.stop();
     rmSync(dir, { recursive: true, force: true });
   };
   try {
     children.push(spawn('/usr/sbin/bearerbox', [config], { stdio: 'ignore' }));
-    await sleep(1000);
-    children.push(spawn('/usr/sbin/smsbox', [config], { stdio: 'ignore' }));
+    // smsbox connects to bearerbox once: start it when bearerbox's admin interface answers.
     const deadline = Date.now() + 20_000;
+    while (!(await fetch(`http://127.0.0.1:${adminPort}/status.txt?password=bench`).then(() => true, () => false))) {
+      if (Date.now() > deadline) throw new Error('Kannel bearerbox did not start');
+      await sleep(100);
+    }
+    children.push(spawn('/usr/sbin/smsbox', [config], { stdio: 'ignore' }));
     for (;;) {
       try {
         const status = await (await fetch(`http://127.0.0.1:${adminPort}/status.txt?password=bench`)).text();
