@@ -10,6 +10,7 @@ import { createWorkers } from '../../src/workers/workers.ts';
 import { Scheduler } from '../../src/workers/scheduler.ts';
 import { setAccountStatus } from '../../src/services/accounts/accounts.ts';
 import { rejectSenderId } from '../../src/services/sender-ids/sender-ids.ts';
+import { assignNumber, releaseNumber } from '../../src/services/numbers/numbers.ts';
 import { releaseScheduledMessages } from '../../src/services/messages/release-scheduled.ts';
 import { expireValidityPeriods } from '../../src/services/messages/expire-validity-periods.ts';
 
@@ -197,6 +198,24 @@ describe('scheduled sends', () => {
     assert.equal(r.status, 'failed');
     assert.equal(r.error_code, 'sender_not_allowed');
     assert.equal(await balance(key), 10);
+  });
+
+  test('from one of the account’s numbers: released while the account holds it; refused and refunded once it is released', async () => {
+    const { key, accountId } = await h.customer({ credits: 10 });
+    await assignNumber(h.ctx, accountId, '+447700900301');
+    const send = async () => (await h.request('POST', '/v1/sms/send', { key, body: { to: '+447911123456', from: '+447700900301', message: 'hi', send_at: at(MINUTE) } })).json().message_id as string;
+    const kept = await send();
+    h.clock.advance(MINUTE);
+    await h.workers.drain();
+    assert.notEqual((await report(key, kept)).status, 'failed');
+    const dropped = await send();
+    await releaseNumber(h.ctx, '+447700900301');
+    h.clock.advance(MINUTE);
+    await h.workers.drain();
+    const r = await report(key, dropped);
+    assert.equal(r.status, 'failed');
+    assert.equal(r.error_code, 'sender_not_allowed');
+    assert.equal(await balance(key), 9);
   });
 
   test('restart in the middle: what one scheduler released stays released, the next releases the rest, each exactly once', async () => {
