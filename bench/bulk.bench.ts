@@ -26,7 +26,15 @@ try {
   const databaseUrl = await freshDatabase(STORE, dir);
   const { key } = await prepareCustomer(databaseUrl);
   const port = await freePort();
-  const server = await startPigeon(['serve', '--no-workers'], { DATABASE_URL: databaseUrl, PORT: String(port), RATE_LIMIT_MAX: '1000000', BODY_LIMIT_BYTES: String(16 * 1024 * 1024) });
+  const server = await startPigeon(['serve', '--no-workers'], {
+    DATABASE_URL: databaseUrl,
+    PORT: String(port),
+    RATE_LIMIT_MAX: '1000000',
+    BODY_LIMIT_BYTES: String(16 * 1024 * 1024),
+    // Without workers nothing drains the dispatch queue: 110,000 accepted here would pass the
+    // account's share of the default backlog and be refused with 429.
+    DISPATCH_BACKLOG_LIMIT: '100000000',
+  });
   const rss = sampleRss(server.child.pid!);
   const post = async (messages: unknown[]) => {
     const res = await fetch(`http://127.0.0.1:${port}/v1/sms/bulk`, {

@@ -19,7 +19,7 @@ import { openStore, type Store } from '../src/store/connect.ts';
 import { migrateToLatest } from '../src/store/migrate.ts';
 import { newId } from '../src/util/ids.ts';
 import { figure } from './lib.ts';
-import { chunked } from '../src/store/chunk.ts';
+import { insertRows } from '../src/store/insert-rows.ts';
 import type { JobsTable, WebhookEventsTable } from '../src/store/database.ts';
 import { makeTestCa } from '../test/api/webhooks-receiver.ts';
 import { serviceContext } from '../test/helpers/test-store.ts';
@@ -72,8 +72,8 @@ async function seed(store: Store, ctx: Context, targets: { url: string; count: n
     }
   }
   await store.db.transaction().execute(async (trx) => {
-    for (const part of chunked(events, 12)) await trx.insertInto('webhook_events').values(part).execute();
-    for (const part of chunked(jobs, 7)) await trx.insertInto('jobs').values(part).execute();
+    await insertRows(trx, 'webhook_events', events);
+    await insertRows(trx, 'jobs', jobs);
   });
 }
 
