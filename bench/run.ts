@@ -3,7 +3,7 @@
  * every figure side by side with its target. Figures are information, never a test: this exits 0
  * whatever the numbers, unless a benchmark itself crashes.
  *
- *   npm run bench                 the full suite (about 5 minutes)
+ *   npm run bench                 the full suite (about 15 minutes)
  *   npm run bench -- --quick      shorter runs, for a smoke check
  *   npm run bench -- --only=send  one benchmark by name (or several: --only=send,race)
  *
