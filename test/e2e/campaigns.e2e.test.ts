@@ -11,6 +11,12 @@ import { openPage, signUp, startBrowserStack, type BrowserStack } from '../helpe
 
 const SHOTS = 'test-results/dashboard';
 const OWNER = { name: 'Bakery Mole', email: 'owner@bakery.test', password: 'a long owner password' };
+/** Three numbers to send to and one row that cannot be sent. */
+const CUSTOMERS = {
+  name: 'customers.csv',
+  mimeType: 'text/csv',
+  buffer: Buffer.from('to,first_name\n+33612345678,Ana\n+33612345679,Zoë\nnot a number,Bob\n+33612345670,Eve\n'),
+};
 
 /** `YYYY-MM-DDTHH:MM` of an instant in a time zone (what a datetime-local input holds). */
 function localInput(at: number, zone: string): string {
@@ -54,11 +60,7 @@ describe('campaigns in a browser', () => {
     await page.getByRole('link', { name: 'New campaign' }).click();
     assert.equal(await page.getByLabel('Time zone').inputValue(), 'Europe/Paris', 'the browser’s zone by default');
     await page.getByLabel('Message template').fill('Hi {{first_name}}, your bread is ready');
-    await page.getByLabel('Recipients (CSV or XLSX file)').setInputFiles({
-      name: 'customers.csv',
-      mimeType: 'text/csv',
-      buffer: Buffer.from('to,first_name\n+33612345678,Ana\n+33612345679,Zoë\nnot a number,Bob\n+33612345670,Eve\n'),
-    });
+    await page.getByLabel('Recipients (CSV or XLSX file)').setInputFiles(CUSTOMERS);
     await page.locator('#campaign-cost').waitFor();
     assert.match((await page.locator('#file-summary').textContent()) ?? '', /4 rows .*3 messages to send, 1 row that cannot be sent/);
     assert.ok(await page.getByRole('cell', { name: 'Hi Zoë, your bread is ready' }).isVisible());
@@ -77,11 +79,7 @@ describe('campaigns in a browser', () => {
     const when = localInput(Date.now() + 2 * 86_400_000, 'Europe/Paris').slice(0, 10) + 'T09:00';
     await page.getByLabel('At a date and time').check();
     await page.getByLabel('Date and time', { exact: true }).fill(when);
-    await page.getByLabel('Recipients (CSV or XLSX file)').setInputFiles({
-      name: 'customers.csv',
-      mimeType: 'text/csv',
-      buffer: Buffer.from('to,first_name\n+33612345678,Ana\n+33612345679,Zoë\nnot a number,Bob\n+33612345670,Eve\n'),
-    });
+    await page.getByLabel('Recipients (CSV or XLSX file)').setInputFiles(CUSTOMERS);
     await page.getByRole('button', { name: 'Send campaign' }).click();
     await page.waitForURL(/\/dashboard\/campaigns\/cmp_/);
     assert.match((await page.locator('main').textContent()) ?? '', /09:00 Europe\/Paris/);
