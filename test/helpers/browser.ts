@@ -48,6 +48,8 @@ export async function startBrowserStack(opts: {
   let browser: Browser | undefined;
   const close = async () => {
     await browser?.close();
+    // A server that died during the test is why its pages failed: say what it wrote.
+    if (server && server.child.exitCode !== null) process.stderr.write(`pigeon serve exited with ${server.child.exitCode}:\n${server.output()}\n`);
     await server?.stop();
     rmSync(dir, { recursive: true, force: true });
   };
