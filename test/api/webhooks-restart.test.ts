@@ -10,12 +10,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createAccount } from '../../src/services/accounts/accounts.ts';
-import { createApiKey } from '../../src/services/keys/api-keys.ts';
-import { approveSenderId, registerSenderId } from '../../src/services/sender-ids/sender-ids.ts';
 import { openStore } from '../../src/store/connect.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import { makeTestCa, startReceiver, type Receiver, type TestCa } from './webhooks-receiver.ts';
+import { createCustomer } from '../helpers/customers.ts';
 import { serviceContext } from '../helpers/test-store.ts';
 
 const DELAYS = [0, 2000, 300];
@@ -85,9 +83,7 @@ test('the retry schedule resumes in a new worker process after a restart mid-sch
   const store = openStore(databaseUrl);
   await migrateToLatest(store.db);
   const ctx = serviceContext(store, env);
-  const account = await createAccount(ctx, { name: 'Restart', email: 'restart@example.com', credits: 10 });
-  const { key } = await createApiKey(ctx, account.id, { label: 'test' });
-  await approveSenderId(ctx, (await registerSenderId(ctx, account.id, 'Acme')).id);
+  const { key } = await createCustomer(ctx, { name: 'Restart', email: 'restart@example.com', credits: 10 });
 
   const serve = pigeon(['serve'], env);
   await until('the server', async () => (await fetch(`http://127.0.0.1:${port}/health`).catch(() => null))?.ok);

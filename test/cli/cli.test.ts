@@ -9,26 +9,16 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import pg from 'pg';
 import { freePort, startPigeon } from '../helpers/processes.ts';
 import { LATEST_MIGRATION } from '../../src/store/migrate.ts';
-import { serviceContext, TEST_DATABASE_URL } from '../helpers/test-store.ts';
+import { pgAdmin, schemaUrl, serviceContext, TEST_DATABASE_URL } from '../helpers/test-store.ts';
 
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'pigeon-cli-'));
 // On PostgreSQL (npm run test:pg) the CLI works in a schema of its own, dropped at the end.
 const pgSchema = TEST_DATABASE_URL.startsWith('postgres') ? `cli_${process.pid}` : null;
-const databaseUrl = pgSchema
-  ? `${TEST_DATABASE_URL}${TEST_DATABASE_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${pgSchema}`)}`
-  : `sqlite:${join(dir, 'cli.db')}`;
+const databaseUrl = pgSchema ? schemaUrl(pgSchema) : `sqlite:${join(dir, 'cli.db')}`;
 const env = { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' };
-
-async function adminQuery(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await client.connect();
-  await client.query(text);
-  await client.end();
-}
 
 async function pigeon(...args: string[]): Promise<{ code: number; json: any; stdout: string; stderr: string }> {
   try {
@@ -43,12 +33,12 @@ async function pigeon(...args: string[]): Promise<{ code: number; json: any; std
 describe('pigeon command line', () => {
   after(async () => {
     rmSync(dir, { recursive: true, force: true });
-    if (pgSchema) await adminQuery(`drop schema if exists ${pgSchema} cascade`);
+    if (pgSchema) await pgAdmin(`drop schema if exists ${pgSchema} cascade`);
   });
   let accountId: string;
 
   before(async () => {
-    if (pgSchema) await adminQuery(`create schema if not exists ${pgSchema}`);
+    if (pgSchema) await pgAdmin(`create schema if not exists ${pgSchema}`);
     // Only serve, worker's server and migrate create a database; every other command needs one.
     const migrated = await pigeon('migrate', '--json');
     assert.equal(migrated.code, 0, migrated.stderr);

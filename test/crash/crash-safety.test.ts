@@ -17,9 +17,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import type { Store } from '../../src/store/connect.ts';
-import { createAccount } from '../../src/services/accounts/accounts.ts';
-import { createApiKey } from '../../src/services/keys/api-keys.ts';
-import { approveSenderId, registerSenderId } from '../../src/services/sender-ids/sender-ids.ts';
+import { createCustomer } from '../helpers/customers.ts';
 import { freePort, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
 import { processDatabase, serviceContext, testDialect, waitForEmptyQueues } from '../helpers/test-store.ts';
 
@@ -67,9 +65,7 @@ describe(`SIGKILL during a steady stream of sends (${testDialect})`, () => {
 
   test('nothing accepted is lost, nothing refused is charged, balances equal the ledger', { timeout: 120_000 }, async () => {
     const ctx = serviceContext(store, { DATABASE_URL: databaseUrl });
-    const account = await createAccount(ctx, { name: 'Crash', email: 'crash@example.com', credits: CREDITS });
-    const { key } = await createApiKey(ctx, account.id, { label: 'crash' });
-    await approveSenderId(ctx, (await registerSenderId(ctx, account.id, 'Acme')).id);
+    const { accountId, key } = await createCustomer(ctx, { name: 'Crash', email: 'crash@example.com', credits: CREDITS, label: 'crash' });
 
     const port = await freePort();
     const env = {
@@ -204,11 +200,11 @@ describe(`SIGKILL during a steady stream of sends (${testDialect})`, () => {
     for (const s of sent) if (s.messageIds.length > 0) assert.ok(perRequest.has(s.n), `request ${s.n} has no messages`);
 
     // 3. The balance equals the ledger, and the ledger's debits are exactly the stored messages.
-    const balance = Number((await store.db.selectFrom('accounts').select('credits').where('id', '=', account.id).executeTakeFirstOrThrow()).credits);
+    const balance = Number((await store.db.selectFrom('accounts').select('credits').where('id', '=', accountId).executeTakeFirstOrThrow()).credits);
     const ledger = await store.db
       .selectFrom('credit_ledger')
       .select([sql<string>`coalesce(sum(amount), 0)`.as('sum'), sql<string>`coalesce(sum(case when kind = 'debit' then amount else 0 end), 0)`.as('debits')])
-      .where('account_id', '=', account.id)
+      .where('account_id', '=', accountId)
       .executeTakeFirstOrThrow();
     const segments = messages.reduce((n, m) => n + m.segments, 0);
     assert.equal(Number(ledger.sum), balance, 'balance vs ledger');

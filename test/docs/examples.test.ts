@@ -17,15 +17,13 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { freePort } from '../helpers/processes.ts';
+import { join } from 'node:path';
+import { walkthrough, type Walkthrough } from '../helpers/docs-walkthrough.ts';
+import { ROOT } from '../helpers/processes.ts';
 
-const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const HAS_JQ = spawnSync('jq', ['--version']).status === 0;
 
 // ---- Reading the examples out of Markdown ---------------------------------------------------
@@ -179,77 +177,6 @@ class Shell {
   }
 }
 
-// ---- The server and the operator's part ------------------------------------------------------
-
-interface Server {
-  url: string;
-  port: number;
-  env: NodeJS.ProcessEnv;
-  child: ChildProcess;
-  dir: string;
-}
-
-async function startServer(): Promise<Server> {
-  const dir = mkdtempSync(join(tmpdir(), 'pigeon-docs-'));
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    NODE_OPTIONS: '',
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    PUBLIC_URL: url,
-    DATABASE_URL: `sqlite:${join(dir, 'pigeon.db')}`,
-    SIM_DELIVERY_DELAY_MS: '0',
-    LOG_LEVEL: 'warn',
-    SMTP_URL: '',
-  };
-  let output = '';
-  const child = spawn('./bin/pigeon', ['serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`pigeon serve exited with ${child.exitCode}:\n${output}`);
-    try {
-      if ((await fetch(`${url}/health`)).ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`pigeon serve did not answer on ${url}:\n${output}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { url, port, env, child, dir };
-}
-
-async function stopServer(server: Server | undefined): Promise<void> {
-  if (!server) return;
-  if (server.child.exitCode === null) {
-    const exited = new Promise((r) => server.child.once('exit', r));
-    server.child.kill('SIGTERM');
-    await exited;
-  }
-  rmSync(server.dir, { recursive: true, force: true });
-}
-
-function cli(server: Server, args: string[]): unknown {
-  const result = spawnSync('./bin/pigeon', [...args, '--json'], { cwd: ROOT, env: server.env, encoding: 'utf8', timeout: 60_000 });
-  assert.equal(result.status, 0, `pigeon ${args.join(' ')}: ${result.stderr}${result.stdout}`);
-  return JSON.parse(result.stdout);
-}
-
-/** A fresh account as a guide's reader has it: "Acme Ltd", 100 credits, an all-scopes key. */
-function newCustomer(server: Server): { accountId: string; key: string } {
-  const account = cli(server, ['account', 'create', '--name', 'Acme Ltd', '--email', `docs-${Math.random().toString(36).slice(2)}@example.com`, '--credits', '100']) as { id: string };
-  const key = cli(server, ['key', 'create', account.id, '--label', 'docs']) as { key: string };
-  return { accountId: account.id, key: key.key };
-}
-
-function approvePending(server: Server, accountId: string): void {
-  const pending = cli(server, ['sender-id', 'list', '--status', 'pending', '--account', accountId]) as { data: { id: string }[] };
-  for (const s of pending.data) cli(server, ['sender-id', 'approve', s.id]);
-}
-
 // ---- Running a page --------------------------------------------------------------------------
 
 const ID = /"((?:msg|bat|sid|acc|evt|key)_[0-9A-Za-z]+)"/g;
@@ -296,11 +223,12 @@ const GUIDES = readdirSync(join(ROOT, 'docs/guides'))
   .map((f) => `docs/guides/${f}`);
 
 describe('the curl examples of the README and the guides, against a live server', () => {
-  let server: Server;
+  let server: Walkthrough;
   before(async () => {
-    server = await startServer();
+    server = await walkthrough({ prefix: 'pigeon-docs-', env: (url) => ({ PUBLIC_URL: url, SIM_DELIVERY_DELAY_MS: '0' }) });
+    await server.serve();
   });
-  after(() => stopServer(server));
+  after(() => server?.close());
 
   test('the examples are found and their written answers parse', () => {
     const readme = curlSteps('README.md');
@@ -324,10 +252,10 @@ describe('the curl examples of the README and the guides, against a live server'
   for (const file of GUIDES) {
     const count = curlSteps(file).filter((s) => /\bcurl\b/.test(s.command)).length;
     test(file, { skip: count === 0 ? 'no curl example' : false }, async () => {
-      const { accountId, key } = newCustomer(server);
+      const { accountId, key } = server.newCustomer();
       const ids = new Map<string, string>();
       // The operator's part: the number the page receives on.
-      if (file.endsWith('receiving-and-opt-outs.md')) cli(server, ['number', 'assign', accountId, '+447700900123']);
+      if (file.endsWith('receiving-and-opt-outs.md')) server.cli('number', 'assign', accountId, '+447700900123');
       if (file.endsWith('delivery-reports.md')) {
         // The page queries a batch with one failed message: a campaign to the simulator's
         // "fails after sent" number and to one that is delivered.
@@ -337,8 +265,7 @@ describe('the curl examples of the README and the guides, against a live server'
             headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
             body: body ? JSON.stringify(body) : undefined,
           }).then((r) => r.json() as Promise<Record<string, unknown>>);
-        await api('/sms/sender-ids', { name: 'Acme' });
-        approvePending(server, accountId);
+        await server.approvedSender(accountId, key, 'Acme');
         const bulk = await api('/sms/bulk', { from: 'Acme', messages: [{ to: '+447911120000', message: 'Hi' }, { to: '+447911123456', message: 'Hi' }] });
         ids.set('bat', String(bulk.batch_id));
         const deadline = Date.now() + 30_000;
@@ -349,16 +276,11 @@ describe('the curl examples of the README and the guides, against a live server'
       }
       if (file.endsWith('scheduling.md')) {
         // The page schedules from an approved Sender ID, as the quick start leaves the reader.
-        await fetch(`${server.url}/v1/sms/sender-ids`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ name: 'Acme' }),
-        });
-        approvePending(server, accountId);
+        await server.approvedSender(accountId, key, 'Acme');
       }
       const shell = new Shell({ ...server.env, PIGEON_URL: server.url, PIGEON_KEY: key });
       try {
-        assert.equal(await runPage(file, shell, { ids, beforeSend: () => approvePending(server, accountId) }), count);
+        assert.equal(await runPage(file, shell, { ids, beforeSend: () => server.approvePending(accountId) }), count);
       } finally {
         shell.close();
       }
@@ -366,7 +288,7 @@ describe('the curl examples of the README and the guides, against a live server'
   }
 
   test('authentication guide: trailing whitespace after the key never reaches Pigeon; a leading space or a stray character is 401', async () => {
-    const { key } = newCustomer(server);
+    const { key } = server.newCustomer();
     const raw = (authorization: string) =>
       new Promise<number>((done, fail) => {
         const socket = connect(server.port, '127.0.0.1', () => {

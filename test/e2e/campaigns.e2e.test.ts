@@ -6,29 +6,17 @@
  * Screenshots go to test-results/dashboard/.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
-import { waitFor } from '../helpers/wait-for.ts';
+import { openPage, signUp, startBrowserStack, type BrowserStack } from '../helpers/browser.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = 'test-results/dashboard';
 const OWNER = { name: 'Bakery Mole', email: 'owner@bakery.test', password: 'a long owner password' };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
+/** Three numbers to send to and one row that cannot be sent. */
+const CUSTOMERS = {
+  name: 'customers.csv',
+  mimeType: 'text/csv',
+  buffer: Buffer.from('to,first_name\n+33612345678,Ana\n+33612345679,Zoë\nnot a number,Bob\n+33612345670,Eve\n'),
+};
 
 /** `YYYY-MM-DDTHH:MM` of an instant in a time zone (what a datetime-local input holds). */
 function localInput(at: number, zone: string): string {
@@ -41,77 +29,29 @@ function localInput(at: number, zone: string): string {
 }
 
 describe('campaigns in a browser', () => {
-  let server: ChildProcess;
+  let stack: BrowserStack;
   let base: string;
-  let dir: string;
-  let browser: Browser;
-  let env: NodeJS.ProcessEnv;
-
-  const cli = (...args: string[]) => {
-    const run = spawnSync('./bin/pigeon', [...args, '--json'], { env, encoding: 'utf8' });
-    assert.equal(run.status, 0, run.stderr);
-    return JSON.parse(run.stdout) as Record<string, unknown>;
-  };
+  let cli: BrowserStack['cli'];
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'pigeon-e2e-'));
-    mkdirSync(SHOTS, { recursive: true });
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    env = {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PUBLIC_URL: base,
-      DATABASE_URL: `sqlite:${join(dir, 'pigeon.db')}`,
-      SIM_DELIVERY_DELAY_MS: '50',
-      LOG_LEVEL: 'warn',
-      SMTP_URL: '',
-      BULK_MAX_MESSAGES: '2',
-    };
-    const migrated = spawnSync('./bin/pigeon', ['migrate'], { env, encoding: 'utf8' });
-    assert.equal(migrated.status, 0, migrated.stderr);
-    server = spawn('./bin/pigeon', ['serve'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-    await waitFor(
-      async () => {
-        if (server.exitCode !== null) throw new Error(`pigeon serve exited with ${server.exitCode}`);
-        return (await fetch(`${base}/health`).catch(() => null))?.ok;
-      },
-      { timeout: 30_000, interval: 50, message: 'pigeon serve to come up' },
-    );
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    stack = await startBrowserStack({ shots: SHOTS, env: { SIM_DELIVERY_DELAY_MS: '50', BULK_MAX_MESSAGES: '2' } });
+    ({ base, cli } = stack);
   });
 
-  after(async () => {
-    await browser?.close();
-    if (server && server.exitCode === null) {
-      server.kill('SIGTERM');
-      await new Promise((r) => server.once('exit', r));
-    }
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => stack?.close());
 
   test('upload, preview and cost, schedule in the owner’s zone, cancel; send now and watch it finish', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: 'Europe/Paris' });
-    const page = await context.newPage();
-    page.on('dialog', (d) => void d.accept());
+    const { context, page } = await openPage(stack.browser, { viewport: { width: 1280, height: 900 }, timezoneId: 'Europe/Paris' });
 
     await page.goto(`${base}/dashboard/signup`);
-    await page.getByLabel('Company or project name').fill(OWNER.name);
-    await page.getByLabel('E-mail').fill(OWNER.email);
-    await page.getByLabel('Password').fill(OWNER.password);
-    await page.getByRole('button', { name: 'Create account' }).click();
-    await page.waitForURL(`${base}/dashboard`);
+    await signUp(page, base, OWNER);
     await page.getByRole('link', { name: 'Sender IDs' }).click();
     await page.getByLabel('Name', { exact: true }).fill('Bakery');
     await page.getByRole('button', { name: 'Register' }).click();
     await page.waitForURL(`${base}/dashboard/sender-ids`);
-    const senders = cli('sender-id', 'list') as unknown as { data: { id: string; name: string }[] };
+    const senders = cli<{ data: { id: string; name: string }[] }>('sender-id', 'list');
     cli('sender-id', 'approve', senders.data.find((s) => s.name === 'Bakery')!.id);
-    const accounts = cli('account', 'list', '--email', OWNER.email) as unknown as { data: { id: string }[] };
+    const accounts = cli<{ data: { id: string }[] }>('account', 'list', '--email', OWNER.email);
     const accountId = accounts.data[0]!.id;
     cli('credits', 'add', accountId, '5');
 
@@ -120,11 +60,7 @@ describe('campaigns in a browser', () => {
     await page.getByRole('link', { name: 'New campaign' }).click();
     assert.equal(await page.getByLabel('Time zone').inputValue(), 'Europe/Paris', 'the browser’s zone by default');
     await page.getByLabel('Message template').fill('Hi {{first_name}}, your bread is ready');
-    await page.getByLabel('Recipients (CSV or XLSX file)').setInputFiles({
-      name: 'customers.csv',
-      mimeType: 'text/csv',
-      buffer: Buffer.from('to,first_name\n+33612345678,Ana\n+33612345679,Zoë\nnot a number,Bob\n+33612345670,Eve\n'),
-    });
+    await page.getByLabel('Recipients (CSV or XLSX file)').setInputFiles(CUSTOMERS);
     await page.locator('#campaign-cost').waitFor();
     assert.match((await page.locator('#file-summary').textContent()) ?? '', /4 rows .*3 messages to send, 1 row that cannot be sent/);
     assert.ok(await page.getByRole('cell', { name: 'Hi Zoë, your bread is ready' }).isVisible());
@@ -143,11 +79,7 @@ describe('campaigns in a browser', () => {
     const when = localInput(Date.now() + 2 * 86_400_000, 'Europe/Paris').slice(0, 10) + 'T09:00';
     await page.getByLabel('At a date and time').check();
     await page.getByLabel('Date and time', { exact: true }).fill(when);
-    await page.getByLabel('Recipients (CSV or XLSX file)').setInputFiles({
-      name: 'customers.csv',
-      mimeType: 'text/csv',
-      buffer: Buffer.from('to,first_name\n+33612345678,Ana\n+33612345679,Zoë\nnot a number,Bob\n+33612345670,Eve\n'),
-    });
+    await page.getByLabel('Recipients (CSV or XLSX file)').setInputFiles(CUSTOMERS);
     await page.getByRole('button', { name: 'Send campaign' }).click();
     await page.waitForURL(/\/dashboard\/campaigns\/cmp_/);
     assert.match((await page.locator('main').textContent()) ?? '', /09:00 Europe\/Paris/);

@@ -7,42 +7,15 @@
  * Screenshots of every page at desktop and phone width go to test-results/dashboard/.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
+import { logIn, openPage, signUp, startBrowserStack, type BrowserStack } from '../helpers/browser.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = 'test-results/dashboard';
 const VIEWPORTS = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } } as const;
 const OWNER = { name: 'Acme Trading', email: 'owner@acme.test', password: 'a long owner password' };
 const OPERATOR = { email: 'ops@pigeon.test', password: 'a long operator password' };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitUntilUp(url: string, child: ChildProcess): Promise<void> {
-  await waitFor(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`pigeon serve exited with ${child.exitCode}`);
-      // Not listening yet: try again.
-      return (await fetch(url).catch(() => null))?.ok;
-    },
-    { timeout: 30_000, interval: 50, message: 'pigeon serve to come up' },
-  );
-}
 
 /** Every form control has an accessible name: a <label for>, a wrapping label, aria-label or aria-labelledby. */
 async function unlabelledControls(page: Page): Promise<string[]> {
@@ -59,49 +32,16 @@ async function unlabelledControls(page: Page): Promise<string[]> {
 }
 
 describe('dashboard in a browser', () => {
-  let server: ChildProcess;
+  let stack: BrowserStack;
   let base: string;
-  let dir: string;
-  let browser: Browser;
-  let env: NodeJS.ProcessEnv;
   const shots: { area: 'owner' | 'operator'; name: string; url: string }[] = [];
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'pigeon-e2e-'));
-    mkdirSync(SHOTS, { recursive: true });
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    env = {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PUBLIC_URL: base,
-      DATABASE_URL: `sqlite:${join(dir, 'pigeon.db')}`,
-      SIM_DELIVERY_DELAY_MS: '50',
-      LOG_LEVEL: 'warn',
-      SMTP_URL: '',
-    };
-    // Only serve and migrate create the database; operator create needs it to exist.
-    const migrated = spawnSync('./bin/pigeon', ['migrate'], { env, encoding: 'utf8' });
-    assert.equal(migrated.status, 0, migrated.stderr);
-    const created = spawnSync('./bin/pigeon', ['operator', 'create', '--email', OPERATOR.email, '--password', OPERATOR.password], { env, encoding: 'utf8' });
-    assert.equal(created.status, 0, created.stderr);
-    server = spawn('./bin/pigeon', ['serve'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-    await waitUntilUp(`${base}/health`, server);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    stack = await startBrowserStack({ shots: SHOTS, env: { SIM_DELIVERY_DELAY_MS: '50' }, operator: OPERATOR });
+    base = stack.base;
   });
 
-  after(async () => {
-    await browser?.close();
-    if (server && server.exitCode === null) {
-      server.kill('SIGTERM');
-      await new Promise((r) => server.once('exit', r));
-    }
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => stack?.close());
 
   /** Screenshots a page at both widths and checks its labels and that nothing overflows a phone. */
   async function capture(context: BrowserContext, name: string, url: string): Promise<void> {
@@ -124,27 +64,19 @@ describe('dashboard in a browser', () => {
   }
 
   test('owner and operator, start to finish', async () => {
-    const ownerContext = await browser.newContext({ viewport: VIEWPORTS.desktop });
-    const page = await ownerContext.newPage();
-    page.on('dialog', (d) => void d.accept());
+    const { context: ownerContext, page } = await openPage(stack.browser, { viewport: VIEWPORTS.desktop });
 
     // Sign up.
     await page.goto(`${base}/dashboard/login`);
     await page.screenshot({ path: `${SHOTS}/login-desktop.png` });
     await page.getByRole('link', { name: 'Sign up' }).click();
-    await page.getByLabel('Company or project name').fill(OWNER.name);
-    await page.getByLabel('E-mail').fill(OWNER.email);
-    await page.getByLabel('Password').fill(OWNER.password);
-    await page.getByRole('button', { name: 'Create account' }).click();
-    await page.waitForURL(`${base}/dashboard`);
+    await signUp(page, base, OWNER);
     assert.equal(await page.locator('#balance').textContent(), '0');
 
     // Log out and in again.
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.waitForURL(`${base}/dashboard/login`);
-    await page.getByLabel('E-mail').fill(OWNER.email);
-    await page.getByLabel('Password').fill(OWNER.password);
-    await page.getByRole('button', { name: 'Log in' }).click();
+    await logIn(page, OWNER);
     await page.waitForURL(`${base}/dashboard`);
 
     // Settings → API Keys → Generate New Key: the key is shown once.
@@ -197,14 +129,10 @@ describe('dashboard in a browser', () => {
     assert.ok(await acmeRow.getByRole('link', { name: 'trade-register.pdf' }).isVisible());
 
     // The operator reviews: approve one, reject the other with a reason.
-    const opsContext = await browser.newContext({ viewport: VIEWPORTS.desktop });
-    const ops = await opsContext.newPage();
-    ops.on('dialog', (d) => void d.accept());
+    const { context: opsContext, page: ops } = await openPage(stack.browser, { viewport: VIEWPORTS.desktop });
     await ops.goto(`${base}/operator`);
     await ops.waitForURL(`${base}/operator/login`);
-    await ops.getByLabel('E-mail').fill(OPERATOR.email);
-    await ops.getByLabel('Password').fill(OPERATOR.password);
-    await ops.getByRole('button', { name: 'Log in' }).click();
+    await logIn(ops, OPERATOR);
     await ops.waitForURL(`${base}/operator/sender-ids`);
     await capture(opsContext, 'operator-queue-pending', '/operator/sender-ids');
     const acmeCard = ops.locator('section.review', { hasText: 'AcmeShop' });
@@ -294,7 +222,7 @@ describe('dashboard in a browser', () => {
       { area: 'operator', name: 'operator-outbox', url: '/operator/outbox' },
     );
     for (const s of shots) await capture(s.area === 'owner' ? ownerContext : opsContext, s.name, s.url);
-    const anonymous = await browser.newContext();
+    const anonymous = await stack.browser.newContext();
     await capture(anonymous, 'signup', '/dashboard/signup');
     await capture(anonymous, 'login', '/dashboard/login');
     await capture(anonymous, 'operator-login', '/operator/login');

@@ -7,83 +7,35 @@
  * test-results/two-way/.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
-import { freePort } from '../helpers/processes.ts';
+import { logIn, openPage, signUp, startBrowserStack, type BrowserStack } from '../helpers/browser.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = 'test-results/two-way';
 const OWNER = { name: 'Two Way Ltd', email: 'owner@twoway.test', password: 'a long owner password' };
 const OPERATOR = { email: 'ops@pigeon.test', password: 'a long operator password' };
 
 describe('two-way pages in a browser', () => {
-  let server: ChildProcess;
+  let stack: BrowserStack;
   let base: string;
-  let dir: string;
-  let browser: Browser;
-  let env: NodeJS.ProcessEnv;
-  const pigeon = (...args: string[]) => {
-    const r = spawnSync('./bin/pigeon', [...args, '--json'], { env, encoding: 'utf8' });
-    assert.equal(r.status, 0, r.stderr);
-    return JSON.parse(r.stdout) as Record<string, unknown>;
-  };
+  let pigeon: BrowserStack['cli'];
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'pigeon-e2e-two-way-'));
-    mkdirSync(SHOTS, { recursive: true });
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    env = { ...process.env, PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: base, DATABASE_URL: `sqlite:${join(dir, 'pigeon.db')}`, LOG_LEVEL: 'warn', SMTP_URL: '' };
-    pigeon('migrate');
-    pigeon('operator', 'create', '--email', OPERATOR.email, '--password', OPERATOR.password);
-    server = spawn('./bin/pigeon', ['serve'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-    for (let i = 0; ; i++) {
-      try {
-        if ((await fetch(`${base}/health`)).ok) break;
-      } catch {
-        // not listening yet
-      }
-      assert.ok(i < 300 && server.exitCode === null, 'pigeon serve came up');
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    stack = await startBrowserStack({ shots: SHOTS, operator: OPERATOR });
+    ({ base, cli: pigeon } = stack);
   });
 
-  after(async () => {
-    await browser?.close();
-    if (server && server.exitCode === null) {
-      server.kill('SIGTERM');
-      await new Promise((r) => server.once('exit', r));
-    }
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => stack?.close());
 
   test('events URL, help text, inbox, opt-outs; the operator’s numbers and unrouted messages', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    const page = await context.newPage();
-    page.on('dialog', (d) => void d.accept());
+    const { page } = await openPage(stack.browser, { viewport: { width: 1280, height: 800 } });
     await page.goto(`${base}/dashboard/signup`);
-    await page.getByLabel('Company or project name').fill(OWNER.name);
-    await page.getByLabel('E-mail').fill(OWNER.email);
-    await page.getByLabel('Password').fill(OWNER.password);
-    await page.getByRole('button', { name: 'Create account' }).click();
-    await page.waitForURL(`${base}/dashboard`);
-    const accountId = (pigeon('account', 'list', '--email', OWNER.email).data as { id: string }[])[0]!.id;
+    await signUp(page, base, OWNER);
+    const accountId = pigeon<{ data: { id: string }[] }>('account', 'list', '--email', OWNER.email).data[0]!.id;
 
     // The operator assigns a number in the console.
-    const ops = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-    ops.on('dialog', (d) => void d.accept());
+    const { page: ops } = await openPage(stack.browser, { viewport: { width: 1280, height: 800 } });
     await ops.goto(`${base}/operator/login`);
-    await ops.getByLabel('E-mail').fill(OPERATOR.email);
-    await ops.getByLabel('Password').fill(OPERATOR.password);
-    await ops.getByRole('button', { name: 'Log in' }).click();
+    await logIn(ops, OPERATOR);
     await ops.getByRole('link', { name: 'Numbers' }).click();
     await ops.getByLabel('Account ID').fill(accountId);
     await ops.getByLabel('Number (E.164 or a short code)').fill('+447700900660');

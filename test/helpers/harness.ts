@@ -9,10 +9,8 @@ import { loadConfig, type Config } from '../../src/config/config.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { SimulatorCarrier } from '../../src/carriers/simulator/simulator-carrier.ts';
 import type { Context } from '../../src/services/context.ts';
-import { createAccount } from '../../src/services/accounts/accounts.ts';
-import { createApiKey } from '../../src/services/keys/api-keys.ts';
-import { approveSenderId, registerSenderId } from '../../src/services/sender-ids/sender-ids.ts';
 import { createWorkers, type Workers } from '../../src/workers/workers.ts';
+import { createCustomer } from './customers.ts';
 import { openTestStore } from './test-store.ts';
 
 export class TestClock {
@@ -54,13 +52,7 @@ export async function harness(env: Record<string, string> = {}): Promise<Harness
     workers,
     async customer(opts = {}) {
       customers++;
-      const account = await createAccount(ctx, { name: opts.name ?? `Customer ${customers}`, email: `owner${customers}@example.com`, credits: opts.credits ?? 100 });
-      const key = await createApiKey(ctx, account.id, { label: 'test', scopes: opts.scopes });
-      if (opts.sender !== null) {
-        const sender = await registerSenderId(ctx, account.id, opts.sender ?? 'Acme');
-        await approveSenderId(ctx, sender.id);
-      }
-      return { accountId: account.id, key: key.key, keyId: key.id };
+      return createCustomer(ctx, { name: opts.name ?? `Customer ${customers}`, email: `owner${customers}@example.com`, credits: opts.credits ?? 100, scopes: opts.scopes, sender: opts.sender });
     },
     request(method, url, opts = {}) {
       const headers: Record<string, string> = { ...opts.headers };

@@ -1,6 +1,13 @@
 /** Real `pigeon` processes for end-to-end tests: spawn, wait until started, stop or kill. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { waitFor } from './wait-for.ts';
+
+/** The repository's root: where `./bin/pigeon` is run from, whatever the test runner's directory. */
+export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -20,6 +27,62 @@ export interface PigeonProcess {
   /** SIGTERM, then wait for the exit code. */
   stop(): Promise<number | null>;
   kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Spawns `./bin/pigeon <args>` with exactly `env`, keeping its output; it is not awaited. */
+export function spawnPigeon(args: string[], env: NodeJS.ProcessEnv): PigeonProcess {
+  const child = spawn('./bin/pigeon', args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  return handle(child, () => out);
+}
+
+function handle(child: ChildProcess, output: () => string): PigeonProcess {
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    output,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill('SIGTERM');
+      return exited;
+    },
+    async kill(signal = 'SIGKILL') {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill(signal);
+      await exited;
+    },
+  };
+}
+
+/**
+ * Starts `pigeon serve` with exactly `env` and resolves once `GET /health` on `url` answers 200.
+ * Unlike startPigeon it does not need the start banner, so it works at any LOG_LEVEL (a quiet
+ * server keeps a long browser or docs run from filling memory with request lines).
+ */
+export async function servePigeon(url: string, env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<PigeonProcess> {
+  const server = spawnPigeon(['serve'], env);
+  try {
+    await waitFor(
+      async () => {
+        if (server.child.exitCode !== null) throw new Error(`pigeon serve exited with ${server.child.exitCode}:\n${server.output()}`);
+        return (await fetch(`${url}/health`).catch(() => null))?.ok;
+      },
+      { timeout: timeoutMs, interval: 50, message: () => `pigeon serve to answer on ${url}:\n${server.output()}` },
+    );
+  } catch (err) {
+    await server.kill();
+    throw err;
+  }
+  return server;
+}
+
+/** Runs `pigeon <args> --json` to completion with `env`; fails the test unless it exits 0, and returns the parsed output. */
+export function pigeonJson<T = Record<string, any>>(env: NodeJS.ProcessEnv, ...args: string[]): T {
+  const result = spawnSync('./bin/pigeon', [...args, '--json'], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
+  assert.equal(result.status, 0, `pigeon ${args.join(' ')}: ${result.stderr}${result.stdout}`);
+  return JSON.parse(result.stdout) as T;
 }
 
 /** Starts `./bin/pigeon <args>` and resolves once it logged "pigeon started". */
@@ -47,18 +110,5 @@ export async function startPigeon(args: string[], env: Record<string, string>, t
       reject(new Error(`pigeon ${args.join(' ')} exited with ${code}:\n${out}`));
     });
   });
-  return {
-    child,
-    output: () => out,
-    async stop() {
-      if (child.exitCode !== null) return child.exitCode;
-      child.kill('SIGTERM');
-      return exited;
-    },
-    async kill(signal = 'SIGKILL') {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill(signal);
-      await exited;
-    },
-  };
+  return handle(child, () => out);
 }

@@ -12,7 +12,7 @@ import { loadConfig } from '../../src/config/config.ts';
 import type { Context } from '../../src/services/context.ts';
 import { openStore, type Store } from '../../src/store/connect.ts';
 import { systemClock } from '../../src/util/ids.ts';
-import { migrateToLatest } from '../../src/store/migrate.ts';
+import { migrateTo, migrateToLatest } from '../../src/store/migrate.ts';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? '';
 export const testDialect: TestDialect = TEST_DATABASE_URL.startsWith('postgres') ? 'postgres' : 'sqlite';
@@ -28,20 +28,22 @@ export function serviceContext(store: Store, env: NodeJS.ProcessEnv = {}): Conte
 export type TestDialect = 'sqlite' | 'postgres';
 
 /** The URL that selects `schema` of TEST_DATABASE_URL, through the connection's `options`. */
-function schemaUrl(schema: string): string {
+export function schemaUrl(schema: string): string {
   return `${TEST_DATABASE_URL}${TEST_DATABASE_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
 }
 
 /**
  * A fresh, migrated store of `dialect`, opened by `openStore` as production opens it (the same
  * pool and type parsers on PostgreSQL, the same connections and statement caches on SQLite).
+ * `upTo` stops after that migration (for a test of the next one); by default all run.
  */
-export async function openTestStore(dialect: TestDialect = testDialect): Promise<Store> {
+export async function openTestStore(dialect: TestDialect = testDialect, opts: { upTo?: string } = {}): Promise<Store> {
+  const migrate = (store: Store) => (opts.upTo === undefined ? migrateToLatest(store.db) : migrateTo(store.db, opts.upTo));
   if (dialect === 'sqlite') {
     // A file, as in production: it has the separate read connection that ':memory:' cannot have.
     const dir = mkdtempSync(join(tmpdir(), 'pigeon-test-'));
     const store = openStore(`sqlite:${join(dir, 'test.db')}`);
-    await migrateToLatest(store.db);
+    await migrate(store);
     return {
       ...store,
       async close() {
@@ -54,7 +56,7 @@ export async function openTestStore(dialect: TestDialect = testDialect): Promise
   const schema = `t_${randomBytes(6).toString('hex')}`;
   await pgAdmin(`create schema ${schema}`);
   const store = openStore(schemaUrl(schema));
-  await migrateToLatest(store.db);
+  await migrate(store);
   return {
     ...store,
     async close() {
@@ -77,7 +79,8 @@ export interface ProcessDatabase {
   close(): Promise<void>;
 }
 
-async function pgAdmin(text: string): Promise<void> {
+/** Runs `text` on TEST_DATABASE_URL itself, over a connection of its own (creating or dropping a schema). */
+export async function pgAdmin(text: string): Promise<void> {
   const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await client.connect();
   try {

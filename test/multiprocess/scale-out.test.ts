@@ -16,11 +16,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import type { Store } from '../../src/store/connect.ts';
-import { createAccount } from '../../src/services/accounts/accounts.ts';
-import { createApiKey } from '../../src/services/keys/api-keys.ts';
-import { approveSenderId, registerSenderId } from '../../src/services/sender-ids/sender-ids.ts';
 import { simulatedOutcome } from '../../src/carriers/simulator/simulator-carrier.ts';
 import type { Context } from '../../src/services/context.ts';
+import { createCustomer } from '../helpers/customers.ts';
 import { freePort, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { processDatabase, serviceContext, TEST_DATABASE_URL, waitForEmptyQueues } from '../helpers/test-store.ts';
@@ -61,10 +59,8 @@ describe('two API and two worker processes on PostgreSQL', { skip }, () => {
   test('20,000 messages, a worker killed mid-way: nothing lost, nothing charged wrongly', { timeout: 600_000 }, async () => {
     const customers: { id: string; key: string }[] = [];
     for (let a = 0; a < ACCOUNTS; a++) {
-      const account = await createAccount(ctx, { name: `Tenant ${a}`, email: `t${a}@mp.test`, credits: CREDITS });
-      const key = await createApiKey(ctx, account.id, { label: 'mp' });
-      await approveSenderId(ctx, (await registerSenderId(ctx, account.id, 'Acme')).id);
-      customers.push({ id: account.id, key: key.key });
+      const { accountId, key } = await createCustomer(ctx, { name: `Tenant ${a}`, email: `t${a}@mp.test`, credits: CREDITS, label: 'mp' });
+      customers.push({ id: accountId, key });
     }
 
     const common = {

@@ -15,10 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import type { Store } from '../../src/store/connect.ts';
-import { createAccount } from '../../src/services/accounts/accounts.ts';
-import { createApiKey } from '../../src/services/keys/api-keys.ts';
-import { approveSenderId, registerSenderId } from '../../src/services/sender-ids/sender-ids.ts';
 import type { Context } from '../../src/services/context.ts';
+import { createCustomer } from '../helpers/customers.ts';
 import { freePort, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
 import { processDatabase, serviceContext, TEST_DATABASE_URL } from '../helpers/test-store.ts';
 
@@ -48,9 +46,7 @@ describe('scheduled release with three worker processes on PostgreSQL', { skip }
   });
 
   test('4,000 due at once, a worker killed at that instant: each released and submitted once, none early', { timeout: 300_000 }, async () => {
-    const account = await createAccount(ctx, { name: 'Campaigns', email: 'c@mps.test', credits: CREDITS });
-    const key = (await createApiKey(ctx, account.id, { label: 'mps' })).key;
-    await approveSenderId(ctx, (await registerSenderId(ctx, account.id, 'Acme')).id);
+    const { accountId, key } = await createCustomer(ctx, { name: 'Campaigns', email: 'c@mps.test', credits: CREDITS, label: 'mps' });
 
     const common = { DATABASE_URL: database.url, SIM_DELIVERY_DELAY_MS: '200', JOB_LEASE_MS: '3000', RATE_LIMIT_MAX: '1000000' };
     const port = await freePort();
@@ -113,8 +109,8 @@ describe('scheduled release with three worker processes on PostgreSQL', { skip }
     const dispatchJobsEver = await store.db.selectFrom('jobs').select('id').where('queue', '=', 'dispatch').execute();
     assert.deepEqual(dispatchJobsEver, []);
 
-    const balance = await store.db.selectFrom('accounts').select('credits').where('id', '=', account.id).executeTakeFirstOrThrow();
-    const ledger = await store.db.selectFrom('credit_ledger').select(sql<string>`coalesce(sum(amount), 0)`.as('sum')).where('account_id', '=', account.id).executeTakeFirstOrThrow();
+    const balance = await store.db.selectFrom('accounts').select('credits').where('id', '=', accountId).executeTakeFirstOrThrow();
+    const ledger = await store.db.selectFrom('credit_ledger').select(sql<string>`coalesce(sum(amount), 0)`.as('sum')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
     assert.equal(Number(balance.credits), CREDITS - BULKS * BULK_SIZE);
     assert.equal(Number(ledger.sum), Number(balance.credits));
 

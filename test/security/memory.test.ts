@@ -13,9 +13,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Store } from '../../src/store/connect.ts';
-import { createAccount } from '../../src/services/accounts/accounts.ts';
-import { createApiKey } from '../../src/services/keys/api-keys.ts';
-import { approveSenderId, registerSenderId } from '../../src/services/sender-ids/sender-ids.ts';
+import { createCustomer } from '../helpers/customers.ts';
 import { freePort, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
 import { processDatabase, serviceContext, testDialect } from '../helpers/test-store.ts';
 
@@ -48,9 +46,7 @@ describe(`150 parallel sends with 4 MiB fields (${testDialect})`, () => {
 
   test('all 400 with the field’s code, RSS stays under 400 MiB, the next valid send succeeds', { timeout: 180_000 }, async () => {
     const ctx = serviceContext(store, { DATABASE_URL: database.url });
-    const account = await createAccount(ctx, { name: 'Memory', email: 'memory@example.com', credits: 100 });
-    const { key } = await createApiKey(ctx, account.id, { label: 'memory' });
-    await approveSenderId(ctx, (await registerSenderId(ctx, account.id, 'Acme')).id);
+    const { key } = await createCustomer(ctx, { name: 'Memory', email: 'memory@example.com', credits: 100, label: 'memory' });
 
     const port = await freePort();
     server = await startPigeon(['serve'], { DATABASE_URL: database.url, PORT: String(port), HOST: '127.0.0.1', RATE_LIMIT_MAX: '1000000' });

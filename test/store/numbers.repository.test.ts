@@ -1,11 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
 import {
   deleteNumber,
   insertNumber,
@@ -16,35 +11,10 @@ import {
 } from '../../src/store/repositories/numbers.repository.ts';
 import { insertApiKey, readAccessRevision } from '../../src/store/repositories/api-keys.repository.ts';
 import { isUniqueViolation } from '../../src/store/dialect.ts';
-import { openStore, type Store } from '../../src/store/connect.ts';
-import { migrateTo, migrateToLatest } from '../../src/store/migrate.ts';
+import { migrateToLatest } from '../../src/store/migrate.ts';
 import { forEachDialect } from '../helpers/dialects.ts';
-import { TEST_DATABASE_URL, type TestDialect } from '../helpers/test-store.ts';
+import { openTestStore } from '../helpers/test-store.ts';
 import { insertAccount } from './fixtures.ts';
-
-/** A store migrated only up to `name`, closed (and dropped) by the returned function. */
-async function storeAt(dialect: TestDialect, name: string): Promise<{ store: Store; close: () => Promise<void> }> {
-  if (dialect === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'pigeon-mig-'));
-    const store = openStore(`sqlite:${join(dir, 'm.db')}`);
-    await migrateTo(store.db, name);
-    return { store, close: async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); } };
-  }
-  const schema = `m_${randomBytes(6).toString('hex')}`;
-  const admin = async (text: string) => {
-    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await client.connect();
-    try {
-      await client.query(text);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`create schema ${schema}`);
-  const store = openStore(`${TEST_DATABASE_URL}${TEST_DATABASE_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`);
-  await migrateTo(store.db, name);
-  return { store, close: async () => { await store.close(); await admin(`drop schema ${schema} cascade`); } };
-}
 
 forEachDialect((dialect, open) => {
   test('numbers are listed newest first, by account; a number belongs to one account', async () => {
@@ -82,7 +52,7 @@ forEachDialect((dialect, open) => {
   });
 
   test('migration 013 keeps webhook events and gives the new scopes to keys holding all five original ones, and only to them', async () => {
-    const { store, close } = await storeAt(dialect, '012-key-form-nonce');
+    const store = await openTestStore(dialect, { upTo: '012-key-form-nonce' });
     try {
       // The accounts table as it was before 013 (the fixture writes the later columns).
       await sql`insert into accounts (id, name, email, status, credits, webhook_secret, created_at) values ('acc_a', 'A', 'a@example.com', 'active', 0, 'whsec_a', 1)`.execute(store.db);
@@ -104,7 +74,7 @@ forEachDialect((dialect, open) => {
         ['key_part', ['account:read', 'sms:send']],
       ]);
     } finally {
-      await close();
+      await store.close();
     }
   });
 });

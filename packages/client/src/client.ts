@@ -30,6 +30,7 @@ import type {
   OptOutPage,
   OptOutQuery,
   OptOutResult,
+  Pagination,
   SimulatedInbound,
 } from './types.ts';
 
@@ -66,6 +67,27 @@ export function senderIdsFrom(body: Record<string, unknown>): SenderId[] {
 
 export function senderIdFrom(body: Record<string, unknown>): SenderId {
   return (body.data ?? body.sender_id) as SenderId;
+}
+
+/**
+ * Every entry `list` gives for `query`, page after page from `query.page` (default 1), each page
+ * fetched when the loop asks for it; it ends at an empty page or the last one.
+ */
+function everyPage<Q extends { page?: number }, T>(
+  list: (query: Q, options: CallOptions) => Promise<{ data: T[]; pagination: Pagination }>,
+  query: Q,
+  options: CallOptions,
+): AsyncIterableIterator<T> {
+  return (async function* pages() {
+    let page = query.page ?? 1;
+    for (;;) {
+      const result = await list({ ...query, page }, options);
+      yield* result.data;
+      const { limit, total } = result.pagination;
+      if (result.data.length === 0 || page * limit >= total) return;
+      page++;
+    }
+  })();
 }
 
 function newIdempotencyKey(): string {
@@ -149,17 +171,7 @@ export class Pigeon {
      * shift later pages; filter by `batch_id` for a stable set.
      */
     iterate: (query: DeliveryReportQuery = {}, options: CallOptions = {}): AsyncIterableIterator<DeliveryReport> => {
-      const list = this.deliveryReports.list;
-      return (async function* pages() {
-        let page = query.page ?? 1;
-        for (;;) {
-          const result = await list({ ...query, page }, options);
-          yield* result.data;
-          const { limit, total } = result.pagination;
-          if (result.data.length === 0 || page * limit >= total) return;
-          page++;
-        }
-      })();
+      return everyPage(this.deliveryReports.list, query, options);
     },
   };
 
@@ -203,17 +215,7 @@ export class Pigeon {
     },
     /** Every message matching `query`, page after page, fetched as the loop asks for them. */
     iterate: (query: InboundQuery = {}, options: CallOptions = {}): AsyncIterableIterator<InboundMessage> => {
-      const list = this.inbound.list;
-      return (async function* pages() {
-        let page = query.page ?? 1;
-        for (;;) {
-          const result = await list({ ...query, page }, options);
-          yield* result.data;
-          const { limit, total } = result.pagination;
-          if (result.data.length === 0 || page * limit >= total) return;
-          page++;
-        }
-      })();
+      return everyPage(this.inbound.list, query, options);
     },
     /**
      * `POST /v1/simulator/inbound`: with the simulator as carrier, delivers a message to one of the
