@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { assignNumber } from '../../src/services/numbers/numbers.ts';
+import { DONE_PARTS_KEPT_MS } from '../../src/services/inbound/inbound.ts';
 import { TestSmsc } from './smsc.ts';
 import { smppPigeon, type SmppPigeon } from './pigeon-smpp.ts';
 
@@ -120,6 +121,32 @@ describe('SMPP: inbound messages', () => {
     assert.equal(m!.message, 'first third');
     assert.equal(m!.incomplete, true);
     assert.equal(m!.segments, 2);
+  });
+
+  test('a part of a stored message sent again (its answer was lost) is answered and stores nothing, even after 60 s', async () => {
+    const part = (seq: number, text: string) => ({ ...base, esm_class: 0x40, data_coding: 0, short_message: Buffer.concat([udh(11, 2, seq), Buffer.from(text, 'latin1')]) });
+    const before = (await inbox()).length;
+    assert.equal(await smsc.deliver(part(1, 'Hello ')), OK);
+    assert.equal(await smsc.deliver(part(2, 'again')), OK);
+    assert.equal((await inbox()).length, before + 1);
+    // What an SMSC does after a rebind when Pigeon died between storing the message and answering.
+    assert.equal(await smsc.deliver(part(2, 'again')), OK);
+    p.h.clock.advance(61_000);
+    await p.workers.drain();
+    assert.equal((await inbox()).length, before + 1, 'the repeated part was stored as a fragment');
+
+    // The handset's reference comes round again, with another text: a new message.
+    assert.equal(await smsc.deliver(part(2, 'world')), OK);
+    assert.equal(await smsc.deliver(part(1, 'Hello, ')), OK);
+    const all = await inbox();
+    assert.equal(all.length, before + 2);
+    assert.equal(all[0]!.message, 'Hello, world');
+    assert.equal(all[0]!.incomplete, undefined);
+
+    // Stored messages' parts are forgotten after a while.
+    p.h.clock.advance(DONE_PARTS_KEPT_MS + 1);
+    await p.workers.drain();
+    assert.equal(Number((await sql<{ n: number }>`select count(*) as n from inbound_parts`.execute(p.h.ctx.store.db)).rows[0]!.n), 0);
   });
 
   test('to a number nobody holds: kept as unrouted', async () => {
