@@ -155,6 +155,30 @@ describe('SMPP: inbound messages', () => {
     assert.deepEqual(rows.map((r) => [r.recipient, r.body]), [['+447700900999', 'lost?']]);
   });
 
+  test('STOP whose commit is followed by a failed read: answered 0 once, stored once, opted out', { timeout: 10_000 }, async () => {
+    const store = p.h.ctx.store;
+    const fail = (text: string) => {
+      if (/access_revision/.test(text)) throw new Error('read failed after the commit');
+    };
+    const { readRow } = store;
+    const { executeQuery } = store.read;
+    // Only the reads after the commit: the bump inside it is a trigger, and a send's check runs in its transaction.
+    if (readRow) store.readRow = (text, parameters) => (fail(text), readRow(text, parameters));
+    store.read.executeQuery = ((query: { sql: string }, ...rest: unknown[]) => (fail(query.sql), executeQuery.call(store.read, query as never, ...(rest as []))));
+    let status: number;
+    try {
+      status = await smsc.deliver({ ...base, source_addr: '447911123499', data_coding: 0, short_message: 'STOP' });
+    } finally {
+      if (readRow) store.readRow = readRow;
+      store.read.executeQuery = executeQuery;
+    }
+    assert.equal(status, OK);
+    const stop = (await inbox()).filter((m) => m.from === '+447911123499');
+    assert.deepEqual(stop.map((m) => m.message), ['STOP']);
+    const optOuts = (await p.h.request('GET', '/v1/opt-outs', { key })).json().data as { phone: string }[];
+    assert.ok(optOuts.some((o) => o.phone === '+447911123499'));
+  });
+
   test('a message that cannot be stored gets a temporary error; the SMSC’s resend is stored', async () => {
     const before = (await inbox()).length;
     await sql`alter table inbound_messages rename to inbound_messages_away`.execute(p.h.ctx.store.db);

@@ -109,7 +109,12 @@ async function afterStore(ctx: Context, stored: Stored): Promise<{ row: InboundR
   const { row } = stored;
   if (row.account_id !== null) ctx.wake('webhook');
   else ctx.log.warn({ inboundId: row.id, to: row.recipient }, 'inbound message to a number no account holds: kept as unrouted');
-  if (stored.optOutsChanged) await observeOptOutChange(ctx);
+  if (stored.optOutsChanged) {
+    // The message is committed, and the carrier must hear so: a failure here would have it sent
+    // again (a second copy) or, in a group commit, fail its neighbours. This only spares this
+    // process's access cache a read; the next request reads the revision anyway.
+    await observeOptOutChange(ctx).catch((err: unknown) => ctx.log.warn({ err, inboundId: row.id }, 'access revision not read after an opt-out keyword'));
+  }
   if (stored.replied) ctx.wake('dispatch');
   return { row, routed: row.account_id !== null };
 }
