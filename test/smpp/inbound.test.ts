@@ -6,7 +6,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { sql } from 'kysely';
+import { sql, type CompiledQuery } from 'kysely';
 import { assignNumber } from '../../src/services/numbers/numbers.ts';
 import { DONE_PARTS_KEPT_MS } from '../../src/services/inbound/inbound.ts';
 import { TestSmsc } from './smsc.ts';
@@ -164,7 +164,7 @@ describe('SMPP: inbound messages', () => {
     const { executeQuery } = store.read;
     // Only the reads after the commit: the bump inside it is a trigger, and a send's check runs in its transaction.
     if (readRow) store.readRow = (text, parameters) => (fail(text), readRow(text, parameters));
-    store.read.executeQuery = ((query: { sql: string }, ...rest: unknown[]) => (fail(query.sql), executeQuery.call(store.read, query as never, ...(rest as []))));
+    store.read.executeQuery = ((query: CompiledQuery) => (fail(query.sql), executeQuery.call(store.read, query))) as typeof executeQuery;
     let status: number;
     try {
       status = await smsc.deliver({ ...base, source_addr: '447911123499', data_coding: 0, short_message: 'STOP' });
