@@ -47,7 +47,9 @@ const isMultipart = (n: number) => n % 4 === 3;
 const senderOf = (n: number) => `447911${String(n).padStart(6, '0')}`;
 const numberOf = (n: number) => (n % 10 === 9 ? NUMBER_UNROUTED : n % 2 === 0 ? NUMBER_A : NUMBER_B);
 const partText = (n: number, seq: number) => `mo ${n} part ${seq}/${PARTS};`;
-const fullText = (n: number) => (isMultipart(n) ? Array.from({ length: PARTS }, (_, i) => partText(n, i + 1)).join('') : `mo ${n} single`);
+/** Some senders text STOP: their opt-out and its one confirmation are written with the message. */
+const isStop = (n: number) => n % 25 === 12 && !isMultipart(n);
+const fullText = (n: number) => (isMultipart(n) ? Array.from({ length: PARTS }, (_, i) => partText(n, i + 1)).join('') : isStop(n) ? 'STOP' : `mo ${n} single`);
 
 interface Pdu {
   n: number;
@@ -279,11 +281,29 @@ describe(`SIGKILL while inbound messages stream in over SMPP (${testDialect})`, 
     assert.deepEqual(rows.filter((r) => !sent.has(r.sender)), [], 'stored messages that were never sent');
     console.log(`# stored: ${rows.length} rows for ${MESSAGES} messages, ${duplicates} of them second copies of single-part messages cut off at a kill`);
 
+    // STOP: opted out of the number's account, with one confirmation (a second copy changes nothing, so it gets none).
+    const stops = Array.from({ length: MESSAGES }, (_, n) => n).filter(isStop);
+    assert.ok(stops.length >= 10 && stops.some((n) => numberOf(n) === NUMBER_A) && stops.some((n) => numberOf(n) === NUMBER_B));
+    const optOuts = await store.db.selectFrom('opt_outs').select(['account_id', 'phone', 'source']).execute();
+    const confirmations = await store.db.selectFrom('messages').select(['account_id', 'recipient', 'sender', 'charged']).execute();
+    assert.deepEqual(
+      optOuts.map((o) => [o.account_id, o.phone, o.source]).sort(),
+      stops.map((n) => [numberOf(n) === NUMBER_A ? a.id : b.id, `+${senderOf(n)}`, 'keyword']).sort(),
+    );
+    assert.deepEqual(
+      confirmations.map((m) => [m.account_id, m.recipient, m.sender, Number(m.charged)]).sort(),
+      stops.map((n) => [numberOf(n) === NUMBER_A ? a.id : b.id, `+${senderOf(n)}`, `+${numberOf(n)}`, 0]).sort(),
+    );
+
     // Each message stored for the account with an events URL raised its sms.received, in the same commit.
     const events = await store.db.selectFrom('webhook_events').select(['inbound_id', 'event', 'account_id']).execute();
-    assert.ok(events.every((e) => e.event === 'sms.received' && e.account_id === a.id));
+    assert.ok(events.every((e) => e.account_id === a.id));
     assert.deepEqual(
-      events.map((e) => e.inbound_id).sort(),
+      events.filter((e) => e.event === 'recipient.opted_out').map((e) => e.inbound_id).length,
+      stops.filter((n) => numberOf(n) === NUMBER_A).length,
+    );
+    assert.deepEqual(
+      events.filter((e) => e.event === 'sms.received').map((e) => e.inbound_id).sort(),
       rows.filter((r) => r.account_id === a.id).map((r) => r.id).sort(),
     );
   });
