@@ -364,6 +364,7 @@ export interface InboundMessagesTable {
 export interface InboundPartsTable {
   /** Route, sender, number, reference and part count: what makes parts one message. */
   group_key: string;
+  /** The part's place from 1; 0 is the row that marks a group whose message is stored (inbound-parts.repository.ts). */
   seq: number;
   total: number;
   sender: string;

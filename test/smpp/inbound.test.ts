@@ -6,8 +6,9 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { sql } from 'kysely';
+import { sql, type CompiledQuery } from 'kysely';
 import { assignNumber } from '../../src/services/numbers/numbers.ts';
+import { DONE_PARTS_KEPT_MS } from '../../src/services/inbound/inbound.ts';
 import { TestSmsc } from './smsc.ts';
 import { smppPigeon, type SmppPigeon } from './pigeon-smpp.ts';
 
@@ -122,10 +123,60 @@ describe('SMPP: inbound messages', () => {
     assert.equal(m!.segments, 2);
   });
 
+  test('a part of a stored message sent again (its answer was lost) is answered and stores nothing, even after 60 s', async () => {
+    const part = (seq: number, text: string) => ({ ...base, esm_class: 0x40, data_coding: 0, short_message: Buffer.concat([udh(11, 2, seq), Buffer.from(text, 'latin1')]) });
+    const before = (await inbox()).length;
+    assert.equal(await smsc.deliver(part(1, 'Hello ')), OK);
+    assert.equal(await smsc.deliver(part(2, 'again')), OK);
+    assert.equal((await inbox()).length, before + 1);
+    // What an SMSC does after a rebind when Pigeon died between storing the message and answering.
+    assert.equal(await smsc.deliver(part(2, 'again')), OK);
+    p.h.clock.advance(61_000);
+    await p.workers.drain();
+    assert.equal((await inbox()).length, before + 1, 'the repeated part was stored as a fragment');
+
+    // The handset's reference comes round again, with another text: a new message.
+    assert.equal(await smsc.deliver(part(2, 'world')), OK);
+    assert.equal(await smsc.deliver(part(1, 'Hello, ')), OK);
+    const all = await inbox();
+    assert.equal(all.length, before + 2);
+    assert.equal(all[0]!.message, 'Hello, world');
+    assert.equal(all[0]!.incomplete, undefined);
+
+    // Stored messages' parts are forgotten after a while.
+    p.h.clock.advance(DONE_PARTS_KEPT_MS + 1);
+    await p.workers.drain();
+    assert.equal(Number((await sql<{ n: number }>`select count(*) as n from inbound_parts`.execute(p.h.ctx.store.db)).rows[0]!.n), 0);
+  });
+
   test('to a number nobody holds: kept as unrouted', async () => {
     assert.equal(await smsc.deliver({ ...base, destination_addr: '447700900999', data_coding: 0, short_message: 'lost?' }), OK);
     const rows = await p.h.ctx.store.db.selectFrom('inbound_messages').selectAll().where('account_id', 'is', null).execute();
     assert.deepEqual(rows.map((r) => [r.recipient, r.body]), [['+447700900999', 'lost?']]);
+  });
+
+  test('STOP whose commit is followed by a failed read: answered 0 once, stored once, opted out', { timeout: 10_000 }, async () => {
+    const store = p.h.ctx.store;
+    const fail = (text: string) => {
+      if (/access_revision/.test(text)) throw new Error('read failed after the commit');
+    };
+    const { readRow } = store;
+    const { executeQuery } = store.read;
+    // Only the reads after the commit: the bump inside it is a trigger, and a send's check runs in its transaction.
+    if (readRow) store.readRow = (text, parameters) => (fail(text), readRow(text, parameters));
+    store.read.executeQuery = ((query: CompiledQuery) => (fail(query.sql), executeQuery.call(store.read, query))) as typeof executeQuery;
+    let status: number;
+    try {
+      status = await smsc.deliver({ ...base, source_addr: '447911123499', data_coding: 0, short_message: 'STOP' });
+    } finally {
+      if (readRow) store.readRow = readRow;
+      store.read.executeQuery = executeQuery;
+    }
+    assert.equal(status, OK);
+    const stop = (await inbox()).filter((m) => m.from === '+447911123499');
+    assert.deepEqual(stop.map((m) => m.message), ['STOP']);
+    const optOuts = (await p.h.request('GET', '/v1/opt-outs', { key })).json().data as { phone: string }[];
+    assert.ok(optOuts.some((o) => o.phone === '+447911123499'));
   });
 
   test('a message that cannot be stored gets a temporary error; the SMSC’s resend is stored', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { deletePartGroup, insertPart, lockPartGroup, partsOfGroup, staleGroups, type InboundPartRow } from '../../src/store/repositories/inbound-parts.repository.ts';
+import { DONE_SEQ, deleteDoneGroups, deletePartGroup, insertPart, lockPartGroup, markGroupDone, partsOfGroup, staleGroups, type InboundPartRow } from '../../src/store/repositories/inbound-parts.repository.ts';
 import { forEachDialect } from '../helpers/dialects.ts';
 
 function part(group: string, seq: number, at: number, body = `p${seq}`): InboundPartRow {
@@ -24,5 +24,20 @@ forEachDialect((_dialect, open) => {
     await deletePartGroup(store.db, 'g1');
     assert.deepEqual(await partsOfGroup(store.db, 'g1'), []);
     assert.deepEqual(await staleGroups(store.db, 60, 10), ['g2']);
+  });
+
+  test('a done group keeps its parts behind its mark, is never stale, and is deleted once its mark is old enough', async () => {
+    const store = await open();
+    await insertPart(store.db, part('done', 1, 10));
+    await insertPart(store.db, part('done', 2, 11));
+    await markGroupDone(store.db, part('done', 1, 10), 20);
+    await markGroupDone(store.db, part('done', 1, 10), 25);
+    await insertPart(store.db, part('waiting', 1, 12));
+    assert.deepEqual((await partsOfGroup(store.db, 'done')).map((p) => [p.seq, p.body, p.received_at === 20]), [[DONE_SEQ, '', true], [1, 'p1', false], [2, 'p2', false]]);
+    assert.deepEqual(await staleGroups(store.db, 100, 10), ['waiting']);
+    assert.equal(await deleteDoneGroups(store.db, 20), 0);
+    assert.equal(await deleteDoneGroups(store.db, 21), 3);
+    assert.deepEqual(await partsOfGroup(store.db, 'done'), []);
+    assert.equal((await partsOfGroup(store.db, 'waiting')).length, 1);
   });
 });

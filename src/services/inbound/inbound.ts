@@ -12,7 +12,7 @@ import { segmentMessage, type Encoding } from '../../domain/segmentation.ts';
 import { correspondents, inboundFrom, inboundPage, insertInbound, unroutedInbound, type InboundFilter, type InboundRow } from '../../store/repositories/inbound-messages.repository.ts';
 import { messagesTo } from '../../store/repositories/messages.repository.ts';
 import { numberHolder, ownedNumber } from '../../store/repositories/numbers.repository.ts';
-import { deletePartGroup, insertPart, lockPartGroup, partsOfGroup, staleGroups } from '../../store/repositories/inbound-parts.repository.ts';
+import { DONE_SEQ, deleteDoneGroups, deletePartGroup, insertPart, lockPartGroup, markGroupDone, partsOfGroup, staleGroups, type InboundPartRow } from '../../store/repositories/inbound-parts.repository.ts';
 import type { Transaction } from 'kysely';
 import type { Database } from '../../store/database.ts';
 import type { InboundCarrierMessage } from '../../carriers/carrier.ts';
@@ -109,7 +109,12 @@ async function afterStore(ctx: Context, stored: Stored): Promise<{ row: InboundR
   const { row } = stored;
   if (row.account_id !== null) ctx.wake('webhook');
   else ctx.log.warn({ inboundId: row.id, to: row.recipient }, 'inbound message to a number no account holds: kept as unrouted');
-  if (stored.optOutsChanged) await observeOptOutChange(ctx);
+  if (stored.optOutsChanged) {
+    // The message is committed, and the carrier must hear so: a failure here would have it sent
+    // again (a second copy) or, in a group commit, fail its neighbours. This only spares this
+    // process's access cache a read; the next request reads the revision anyway.
+    await observeOptOutChange(ctx).catch((err: unknown) => ctx.log.warn({ err, inboundId: row.id }, 'access revision not read after an opt-out keyword'));
+  }
   if (stored.replied) ctx.wake('dispatch');
   return { row, routed: row.account_id !== null };
 }
@@ -201,10 +206,21 @@ function inboundBatcher(ctx: Context): InboundBatcher {
 export const REASSEMBLY_TIMEOUT_MS = 60_000;
 
 /**
+ * How long a stored multi-part message's parts are kept to recognise one the carrier sends again.
+ * An SMSC resends what it got no answer for as soon as it is bound again, so this only has to
+ * outlast a restart; a handset reuses a concatenation reference after 256 long messages, which no
+ * person sends to one number in this time.
+ */
+export const DONE_PARTS_KEPT_MS = 10 * 60_000;
+
+/**
  * A message or part from a carrier connection (SMPP deliver_sm), stored before it returns: the
  * connector answers the carrier only then. A part is stored on its own; the one that completes
  * its message (in any order, each part once even if the carrier repeats it) turns the parts into
- * one inbound message in the same transaction. Returns the message once it is complete, else null.
+ * one inbound message in the same transaction. A part of a message already stored, sent again
+ * with the same text (its answer was lost to a crash or a dropped link), is answered and dropped:
+ * it would otherwise wait for parts that never come and be stored as a fragment 60 s later.
+ * Returns the message once it is complete, else null.
  */
 export async function receiveCarrierInbound(ctx: Context, m: InboundCarrierMessage): Promise<InboundRow | null> {
   if (!m.part) return inboundBatcher(ctx).store({ from: m.from, to: m.to, message: m.text, encoding: m.encoding, segments: 1 });
@@ -214,10 +230,20 @@ export async function receiveCarrierInbound(ctx: Context, m: InboundCarrierMessa
   const now = ctx.clock();
   const stored = await ctx.store.db.transaction().execute(async (trx) => {
     await lockPartGroup(trx, groupKey);
-    await insertPart(trx, { group_key: groupKey, seq, total, sender: m.from, recipient: to, body: m.text, encoding: m.encoding, received_at: now });
-    const parts = await partsOfGroup(trx, groupKey);
+    let parts = await partsOfGroup(trx, groupKey);
+    if (parts[0]?.seq === DONE_SEQ) {
+      if (parts.some((p) => p.seq === seq && p.body === m.text)) return null;
+      // Not a repeat: a new message that reuses the reference of one stored a while ago.
+      await deletePartGroup(trx, groupKey);
+      parts = [];
+    }
+    if (!parts.some((p) => p.seq === seq)) {
+      const part: InboundPartRow = { group_key: groupKey, seq, total, sender: m.from, recipient: to, body: m.text, encoding: m.encoding, received_at: now };
+      await insertPart(trx, part);
+      parts = [...parts, part].sort((x, y) => x.seq - y.seq);
+    }
     if (parts.length < total) return null;
-    await deletePartGroup(trx, groupKey);
+    await markGroupDone(trx, parts[0]!, now);
     return storeInbound(trx, { from: m.from, to, message: parts.map((p) => p.body).join(''), encoding: parts[0]!.encoding, segments: total }, now);
   });
   return stored && (await afterStore(ctx, stored)).row;
@@ -225,7 +251,8 @@ export async function receiveCarrierInbound(ctx: Context, m: InboundCarrierMessa
 
 /**
  * Stores the messages whose parts have waited longer than the reassembly timeout with the parts
- * that came, marked `incomplete`. Returns how many it stored.
+ * that came, marked `incomplete`, and forgets the parts of messages stored long enough ago.
+ * Returns how many messages it stored.
  */
 export async function flushStaleParts(ctx: Context, limit = 100): Promise<number> {
   const now = ctx.clock();
@@ -235,8 +262,8 @@ export async function flushStaleParts(ctx: Context, limit = 100): Promise<number
       await lockPartGroup(trx, groupKey);
       const parts = await partsOfGroup(trx, groupKey);
       // Completed (or flushed) by another process meanwhile.
-      if (parts.length === 0) return null;
-      await deletePartGroup(trx, groupKey);
+      if (parts.length === 0 || parts[0]!.seq === DONE_SEQ) return null;
+      await markGroupDone(trx, parts[0]!, now);
       const first = parts[0]!;
       return storeInbound(trx, { from: first.sender, to: first.recipient, message: parts.map((p) => p.body).join(''), encoding: first.encoding, segments: parts.length, incomplete: true }, now);
     });
@@ -245,6 +272,7 @@ export async function flushStaleParts(ctx: Context, limit = 100): Promise<number
       count++;
     }
   }
+  await deleteDoneGroups(ctx.store.db, now - DONE_PARTS_KEPT_MS);
   return count;
 }
 
