@@ -85,6 +85,9 @@ describe('dashboard: campaigns', () => {
     const { client, accountId } = await owner(20);
     const rows = Array.from({ length: 7 }, (_, i) => `+3361234567${i},N${i}`).join('\n');
     const { res, key, page } = await compose(client, { template: 'Hello {{name}}' }, `to,name\n${rows}\nbad,X\n`);
+    // Without script the composer stays a plain form: it posts the file here and follows the redirect.
+    assert.match(page.body, /<form method="post" action="\/dashboard\/campaigns" enctype="multipart\/form-data" id="composer"/);
+    assert.match(page.body, /<button type="submit" id="send-campaign">Send campaign<\/button> <span id="send-status" role="status" aria-live="polite"><\/span>/);
     assert.equal(res.statusCode, 303, res.body);
     const location = String(res.headers.location);
     assert.match(location, /^\/dashboard\/campaigns\/cmp_/);

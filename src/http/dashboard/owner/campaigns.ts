@@ -6,7 +6,9 @@
  * per-message results as CSV; Cancel for what is still scheduled).
  *
  * The composer posts the whole form twice, file included: to /campaigns/preview through htmx
- * whenever it changes, and to /campaigns to send. Nothing of the file is kept between the two; the
+ * whenever it changes, and to /campaigns to send (from app.js with the upload's progress, or as a
+ * plain form without script: the same answers, a redirect to the campaign or the page again with
+ * the reason). Nothing of the file is kept between the two; the
  * send reads it again, streamed. The form's random key makes a resent form (reload, double click)
  * find the campaign it already made.
  */
@@ -112,7 +114,7 @@ function previewFragment(draft: CampaignDraft): Html {
   const optedOutRows = draft.optedOut.map((r) => [r.line, r.to, 'opted out']);
   const moreOptedOut = draft.optedOutCount - draft.optedOut.length;
   return html`<section id="campaign-preview" aria-labelledby="preview-title"><h2 id="preview-title">Preview</h2>
-<p id="file-summary">The file has ${plural(draft.file.rows, 'row')} (${
+<p id="file-summary" data-file-rows="${draft.file.rows}">The file has ${plural(draft.file.rows, 'row')} (${
     draft.file.format === 'xlsx' ? 'XLSX, first sheet' : `${draft.file.encoding.toUpperCase()}, separated by ${draft.file.separator === '\t' ? 'tabs' : `“${draft.file.separator}”`}`
   }): <strong>${plural(draft.messages, 'message')}</strong> to send${
     draft.invalidCount > 0 ? html`, <strong>${plural(draft.invalidCount, 'row')}</strong> that cannot be sent (listed below, skipped)` : ''
@@ -179,7 +181,7 @@ export function campaignPages(app: FastifyInstance, { ctx, render }: OwnerArea):
       'campaigns',
       html`${alert(opts.error)}
 ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register one under Sender IDs first.') : ''}
-<form method="post" action="/dashboard/campaigns" enctype="multipart/form-data" id="composer"
+<form method="post" action="/dashboard/campaigns" enctype="multipart/form-data" id="composer" data-upload-send
  hx-post="/dashboard/campaigns/preview" hx-encoding="multipart/form-data" hx-trigger="change, input from:#template delay:600ms" hx-target="#preview" hx-sync="this:replace">${csrfField(session.csrf_token)}
 <input type="hidden" name="form_key" value="${newCampaignFormKey()}">
 <label for="sender">Sender ID</label><select id="sender" name="sender" required>${senders.map((s) => html`<option value="${s}"${s === v.sender ? raw(' selected') : ''}>${s}</option>`)}</select>
@@ -197,9 +199,9 @@ ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register
 <label for="file">Recipients (CSV or XLSX file)</label>
 <input id="file" name="file" type="file" required accept=".csv,.xlsx,text/csv,text/plain,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" aria-describedby="file-hint">
 <p class="hint" id="file-hint">A header line with a <code>to</code> column (numbers in international format, such as +33612345678) and any other columns. CSV: separated by commas, semicolons or tabs; UTF-8 or UTF-16. XLSX: the first sheet. Up to ${CAMPAIGN_MAX_ROWS.toLocaleString('en')} rows and ${CAMPAIGN_MAX_BYTES / 1024 / 1024} MiB.</p>
-<progress id="upload-progress" max="100" value="0" hidden aria-label="Upload progress"></progress>
+<progress id="upload-progress" max="100" value="0" hidden aria-label="Upload progress" aria-describedby="send-status"></progress>
 <div id="preview" aria-live="polite">${opts.draft ? previewFragment(opts.draft) : ''}</div>
-<div class="actions"><button type="submit" id="send-campaign">Send campaign</button></div></form>`,
+<div class="actions"><button type="submit" id="send-campaign">Send campaign</button> <span id="send-status" role="status" aria-live="polite"></span></div></form>`,
     );
   };
 
