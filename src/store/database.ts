@@ -105,7 +105,10 @@ export interface CampaignsTable {
   template: string;
   /** Data rows of the uploaded file. */
   file_rows: number;
-  /** Rows refused (and listed to the owner); the others became messages. */
+  /**
+   * Rows refused (and listed to the owner). The others became messages, except those whose
+   * recipient had opted out: `file_rows - invalid_rows - messages` of them, skipped.
+   */
   invalid_rows: number;
   messages: number;
   credits: number;

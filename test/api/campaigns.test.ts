@@ -11,6 +11,7 @@ import { csrfToken, DashboardClient } from '../helpers/dashboard-client.ts';
 import { addCredits, setAccountStatus } from '../../src/services/accounts/accounts.ts';
 import { approveSenderId, registerSenderId } from '../../src/services/sender-ids/sender-ids.ts';
 import { xlsxWorkbook } from '../helpers/xlsx.ts';
+import { addOptOut } from '../../src/services/opt-outs/opt-outs.ts';
 
 const PASSWORD = 'correct horse battery';
 
@@ -84,6 +85,9 @@ describe('dashboard: campaigns', () => {
     const { client, accountId } = await owner(20);
     const rows = Array.from({ length: 7 }, (_, i) => `+3361234567${i},N${i}`).join('\n');
     const { res, key, page } = await compose(client, { template: 'Hello {{name}}' }, `to,name\n${rows}\nbad,X\n`);
+    // Without script the composer stays a plain form: it posts the file here and follows the redirect.
+    assert.match(page.body, /<form method="post" action="\/dashboard\/campaigns" enctype="multipart\/form-data" id="composer"/);
+    assert.match(page.body, /<button type="submit" id="send-campaign">Send campaign<\/button> <span id="send-status" role="status" aria-live="polite"><\/span>/);
     assert.equal(res.statusCode, 303, res.body);
     const location = String(res.headers.location);
     assert.match(location, /^\/dashboard\/campaigns\/cmp_/);
@@ -112,6 +116,50 @@ describe('dashboard: campaigns', () => {
     const progress = await client.get(`${location}/progress`);
     assert.equal(progress.statusCode, 286, 'finished: htmx stops polling');
     assert.match(progress.body, /data-status-count="delivered">7</);
+  });
+
+  test('recipients who opted out: named in the preview apart from invalid rows, not in the cost; the send skips them (and one who opted out after the preview), storing and debiting only the others', async () => {
+    const { client, accountId } = await owner(20);
+    await addOptOut(h.ctx, accountId, '+33612345672', 'api');
+    const file = 'to,name\n+33612345671,Ana\n+33612345672,Bob\nbad,Cy\n+33 6 12 34 56 73,Dee\n+33612345674,Eve\n+33612345675,Flo\n';
+    const { res } = await compose(client, { template: 'Hello {{name}}' }, file, '/dashboard/campaigns/preview');
+    assert.equal(res.statusCode, 200, res.body);
+    assert.match(res.body, /<strong>4 messages<\/strong> to send, <strong>1 row<\/strong> that cannot be sent \(listed below, skipped\), <strong>1 row<\/strong> to recipients who opted out/);
+    assert.match(res.body, /<div id="opted-out-rows">.*<td data-label="Line">3<\/td><td data-label="To">\+33612345672<\/td><td data-label="Status">opted out<\/td>/s);
+    const invalidRows = /<div id="invalid-rows">(.*?)<\/div>/s.exec(res.body)?.[1] ?? '';
+    assert.doesNotMatch(invalidRows, /\+33612345672/, 'not among the invalid rows');
+    assert.doesNotMatch(res.body, /Hello Bob/, 'not previewed');
+    assert.match(res.body, /data-credits="4"/);
+
+    // Between the preview and the send, Dee (written with spaces in the file) opts out too.
+    await addOptOut(h.ctx, accountId, '+33612345673', 'api');
+    const sent = await compose(client, { template: 'Hello {{name}}' }, file);
+    assert.equal(sent.res.statusCode, 303, sent.res.body);
+    const stored = await messages(accountId);
+    assert.deepEqual(stored.map((m) => m.recipient).sort(), ['+33612345671', '+33612345674', '+33612345675']);
+    assert.equal(await balance(accountId), 17, 'three credits debited, none for the opted-out');
+    const debits = await h.ctx.store.db.selectFrom('credit_ledger').select('amount').where('account_id', '=', accountId).where('kind', '=', 'debit').execute();
+    assert.deepEqual(debits.map((d) => Number(d.amount)), [-3]);
+    const location = String(sent.res.headers.location);
+    const page = await client.get(location);
+    assert.match(page.body, /6 rows: 3 messages, 1 invalid row not sent, <span id="opted-out-skipped">2 rows to recipients who opted out skipped<\/span>/);
+    const list = await client.get('/dashboard/campaigns');
+    assert.match(list.body, /<th[^>]*>Skipped \(opted out\)<\/th>/);
+    assert.match(list.body, new RegExp(`${location.split('/').pop()}</code></a></td><td[^>]*>Acme</td><td[^>]*>3</td><td[^>]*>2</td>`));
+  });
+
+  test('opt-outs are looked up in batches as the file streams: every one found, however far into the file', async () => {
+    const { client, accountId } = await owner(0);
+    const phone = (i: number) => `+336${String(10_000_000 + i)}`;
+    const stopped = [0, 999, 1000, 2001, 2499];
+    for (const i of stopped) await addOptOut(h.ctx, accountId, phone(i), 'api');
+    const rows = Array.from({ length: 2500 }, (_, i) => phone(i)).join('\n');
+    const { res } = await compose(client, { template: 'Hi' }, `to\n${rows}\n`, '/dashboard/campaigns/preview');
+    assert.equal(res.statusCode, 200, res.body);
+    assert.match(res.body, /<strong>2,495 messages<\/strong> to send, <strong>5 rows<\/strong> to recipients who opted out/);
+    assert.match(res.body, /data-credits="2495"/);
+    const listed = [...res.body.matchAll(/<td data-label="Line">(\d+)<\/td><td data-label="To">([^<]+)<\/td><td data-label="Status">opted out/g)].map((m) => [Number(m[1]), m[2]]);
+    assert.deepEqual(listed, stopped.map((i) => [i + 2, phone(i)]));
   });
 
   test('a double click (the same form posted twice at once) makes one campaign and one debit', async () => {

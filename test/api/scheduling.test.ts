@@ -187,6 +187,35 @@ describe('scheduled sends', () => {
     assert.deepEqual(await dispatchJobs(bulk.messages.map((m: { message_id: string }) => m.message_id)), [], 'nothing dispatched');
   });
 
+  test('a recipient who opts out before the time: failed at release with recipient_opted_out, refunded with a ledger row, sms.failed raised', async () => {
+    const { key, accountId } = await h.customer({ credits: 10 });
+    const res = await h.request('POST', '/v1/sms/bulk', {
+      key,
+      body: { from: 'Acme', send_at: at(MINUTE), callback_url: 'https://hooks.example.com/sms', messages: [{ to: '+447911123456', message: 'a' }, { to: '+447911123457', message: 'b'.repeat(200) }] },
+    });
+    const bulk = res.json();
+    assert.equal(bulk.credits_remaining, 7);
+    const [kept, dropped] = bulk.messages.map((m: { message_id: string }) => m.message_id) as [string, string];
+    assert.equal((await h.request('POST', '/v1/opt-outs', { key, body: { phone: '+447911123457' } })).statusCode, 201);
+    h.clock.advance(MINUTE);
+    // Released only, not dispatched: the refusal happens in the release itself.
+    const summary = await releaseScheduledMessages(h.ctx, 100);
+    assert.equal(summary.released, 1);
+    assert.equal(summary.failed, 1);
+    const r = await report(key, dropped);
+    assert.deepEqual([r.status, r.error_code, r.sent_at], ['failed', 'recipient_opted_out', null]);
+    assert.match(r.error_message, /opted out/);
+    assert.equal((await report(key, kept)).status, 'pending');
+    assert.deepEqual(await dispatchJobs([dropped]), [], 'its dispatch job taken back');
+    assert.equal(await balance(key), 9, 'the opted-out message’s two credits back');
+    const refunds = await h.ctx.store.db.selectFrom('credit_ledger').select(['amount', 'note']).where('account_id', '=', accountId).where('kind', '=', 'refund').execute();
+    assert.deepEqual(refunds.map((x) => [x.amount, x.note]), [[2, 'recipient_opted_out']]);
+    const events = await h.ctx.store.db.selectFrom('webhook_events').select(['event', 'message_id']).where('batch_id', '=', bulk.batch_id).execute();
+    assert.deepEqual(events.map((e) => [e.event, e.message_id]), [['sms.failed', dropped]]);
+    await h.workers.drain();
+    assert.notEqual((await report(key, kept)).status, 'failed', 'the other recipient’s message goes out');
+  });
+
   test('a Sender ID withdrawn before the time: failed with sender_not_allowed and refunded', async () => {
     const { key, accountId } = await h.customer({ credits: 10 });
     const id = (await h.request('POST', '/v1/sms/send', { key, body: body({ send_at: at(MINUTE) }) })).json().message_id;

@@ -89,7 +89,10 @@ describe('campaigns in a browser', () => {
     await page.getByText('3 scheduled messages canceled; 3 credits refunded.').waitFor();
     assert.equal(await page.locator('[data-status-count="canceled"]').textContent(), '3');
 
-    // Send now, and watch the counts move to delivered (the page polls).
+    // Send now, and watch the counts move to delivered (the page polls). The send shows that the
+    // server is checking the rows, with the button disabled: a double click makes one campaign.
+    const seen: string[] = [];
+    await page.exposeFunction('recordSendState', (state: string) => void seen.push(state));
     await page.goto(`${base}/dashboard/campaigns/new`);
     await page.getByLabel('Message template').fill('Fresh croissants, {{first_name}}!');
     await page.getByLabel('Recipients (CSV or XLSX file)').setInputFiles({
@@ -98,13 +101,22 @@ describe('campaigns in a browser', () => {
       buffer: Buffer.from('to;first_name\n+33612345678;Ana\n+33612345679;Zoë\n+33612345670;Eve\n'),
     });
     await page.locator('#campaign-cost').waitFor();
-    await page.getByRole('button', { name: 'Send campaign' }).click();
+    await page.evaluate(() => {
+      const status = document.getElementById('send-status')!;
+      const button = document.getElementById('send-campaign') as HTMLButtonElement;
+      const record = (window as unknown as { recordSendState: (s: string) => void }).recordSendState;
+      new MutationObserver(() => record(`${status.textContent}|${button.disabled ? 'disabled' : 'enabled'}`)).observe(status, { childList: true, characterData: true, subtree: true });
+    });
+    await page.getByRole('button', { name: 'Send campaign' }).dblclick();
     await page.waitForURL(/\/dashboard\/campaigns\/cmp_/);
+    assert.ok(seen.includes('Checking 3 rows…|disabled'), `the send said it was checking the rows, button disabled: ${JSON.stringify(seen)}`);
     await page.locator('[data-status-count="delivered"]', { hasText: '3' }).waitFor({ timeout: 30_000 });
     await page.screenshot({ path: `${SHOTS}/campaign-finished-desktop.png`, fullPage: true });
     const csv = await page.evaluate(async (href) => (await fetch(href)).text(), `${page.url()}/results.csv`);
     assert.equal(csv.trimEnd().split('\r\n').length, 4);
     assert.match(csv, /'\+33612345678,delivered/);
+    await page.goto(`${base}/dashboard/campaigns`);
+    assert.equal(await page.locator('tbody tr').count(), 2, 'the scheduled campaign and this one: the double click made one');
     await context.close();
   });
 });

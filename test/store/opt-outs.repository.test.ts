@@ -6,6 +6,20 @@ import { forEachDialect } from '../helpers/dialects.ts';
 import { insertAccount } from './fixtures.ts';
 
 forEachDialect((_dialect, open) => {
+  test('optedOutAmong finds the same phones for a batch whether the account has fewer opt-outs than the batch names, or more', async () => {
+    const store = await open();
+    await insertAccount(store, 'acc_few');
+    await insertAccount(store, 'acc_many');
+    const phone = (i: number) => `+4479110${String(i).padStart(5, '0')}`;
+    for (const i of [3, 70, 500]) await insertOptOut(store.db, { account_id: 'acc_few', phone: phone(i), source: 'api', number: null, created_at: i });
+    for (let i = 0; i < 300; i += 2) await insertOptOut(store.db, { account_id: 'acc_many', phone: phone(i), source: 'api', number: null, created_at: i });
+    const batch = Array.from({ length: 100 }, (_, i) => phone(i));
+    assert.deepEqual([...(await optedOutAmong(store.db, 'acc_few', batch))].sort(), [phone(3), phone(70)]);
+    const many = [...(await optedOutAmong(store.db, 'acc_many', batch))].sort();
+    assert.deepEqual(many, batch.filter((_, i) => i % 2 === 0), 'the 150 opt-outs outnumber the batch: each phone looked up');
+    assert.deepEqual([...(await optedOutAmong(store.db, 'acc_few', [phone(3), phone(4)]))], [phone(3)], 'a short list is looked up directly');
+  });
+
   test('an opt-out is kept once per account and phone, listed newest first, found among phones; changes move the access revision', async () => {
     const store = await open();
     await insertAccount(store, 'acc_a');

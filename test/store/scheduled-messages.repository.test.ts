@@ -3,12 +3,12 @@ import { test } from 'node:test';
 import type { Store } from '../../src/store/connect.ts';
 import type { MessagesTable } from '../../src/store/database.ts';
 import { insertMessages } from '../../src/store/repositories/messages.repository.ts';
-import { insertSenderId } from '../../src/store/repositories/sender-ids.repository.ts';
+import { approvedSenderKeysAmong, insertSenderId } from '../../src/store/repositories/sender-ids.repository.ts';
+import { accountStatuses } from '../../src/store/repositories/accounts.repository.ts';
+import { insertNumber, numbersHeldAmong } from '../../src/store/repositories/numbers.repository.ts';
 import {
   accountHasBatch,
   accountHasMessage,
-  accountStatuses,
-  approvedSenderKeys,
   cancelScheduledMessages,
   countScheduled,
   nextSendAt,
@@ -64,8 +64,8 @@ forEachDialect((dialect, open) => {
     assert.equal(await nextSendAt(store.db), NOW - 30);
     const first = await store.db.transaction().execute((trx) => releaseDueMessages(trx, NOW, 2));
     assert.deepEqual(first, [
-      { id: 'msg_0002', account_id: 'acc_a', sender: 'Acme', recipient: '+4915100000002', send_at: NOW - 30 },
-      { id: 'msg_0001', account_id: 'acc_a', sender: 'Acme', recipient: '+4915100000001', send_at: NOW - 10 },
+      { id: 'msg_0002', account_id: 'acc_a', sender: 'Acme', recipient: '+4915100000002', send_at: NOW - 30, charged: 1 },
+      { id: 'msg_0001', account_id: 'acc_a', sender: 'Acme', recipient: '+4915100000001', send_at: NOW - 10, charged: 1 },
     ]);
     const moved = await store.db.selectFrom('messages').select(['id', 'status', 'updated_at']).where('id', 'in', ['msg_0001', 'msg_0002']).orderBy('id').execute();
     assert.deepEqual(moved.map((m) => [m.id, m.status, Number(m.updated_at)]), [
@@ -145,7 +145,7 @@ forEachDialect((dialect, open) => {
     assert.equal(await accountHasBatch(store.db, 'acc_a', 'bat_1'), false, 'no batches row was written here');
   });
 
-  test('release-time lookups: account statuses and approved Sender ID keys', async () => {
+  test('send-time lookups: account statuses, approved Sender ID keys, numbers held', async () => {
     const store = await open();
     await addAccount(store, 'acc_a');
     await addAccount(store, 'acc_b', { status: 'suspended' });
@@ -166,6 +166,11 @@ forEachDialect((dialect, open) => {
       ['acc_a', 'active'],
       ['acc_b', 'suspended'],
     ]);
-    assert.deepEqual([...(await approvedSenderKeys(store.db, ['acc_a', 'acc_b']))].sort(), ['acc_a\u0000ACME', 'acc_b\u0000BEE']);
+    assert.deepEqual([...(await approvedSenderKeysAmong(store.db, 'acc_a', ['ACME', 'OLD', 'BEE', 'ACME']))], ['ACME'], 'only its own approved ones');
+    assert.deepEqual([...(await approvedSenderKeysAmong(store.db, 'acc_b', ['ACME', 'BEE']))], ['BEE']);
+    await insertNumber(store.db, { number: '+447700900001', account_id: 'acc_a', label: null, created_at: NOW });
+    await insertNumber(store.db, { number: '12345', account_id: 'acc_b', label: null, created_at: NOW });
+    assert.deepEqual([...(await numbersHeldAmong(store.db, 'acc_a', ['+447700900001', '12345', '+447700900002']))], ['+447700900001']);
+    assert.deepEqual([...(await numbersHeldAmong(store.db, 'acc_b', ['+447700900001', '12345']))], ['12345']);
   });
 });

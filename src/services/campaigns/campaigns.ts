@@ -5,9 +5,16 @@
  * `readCampaign` streams the file once, checks every row as the API would check a message (the
  * recipient, the destination rules, the text once filled) and keeps what the preview shows: the
  * first rows, every invalid row with its line and reason (the first `LISTED_INVALID_ROWS` listed,
- * all of them counted), the cost in credits and the balance. `sendCampaign` reads it again with
+ * all of them counted), the rows whose recipient opted out of the account (listed and counted the
+ * same way, skipped: DECISIONS.md §8), the cost in credits and the balance. Opt-outs are looked up
+ * per `OPT_OUT_LOOKUP_ROWS` valid rows as the file streams: a few queries per file, never the
+ * account's whole list in memory. `sendCampaign` reads it again with
  * the rows kept and accepts them in one acceptance (see acceptance-batcher.ts): one debit for the
- * whole campaign, split into batches of at most `BULK_MAX_MESSAGES`, all stored or none. The
+ * whole campaign, split into batches of at most `BULK_MAX_MESSAGES`, all stored or none. Reading
+ * the file again at send re-checks the opt-outs, so a recipient who opted out after the preview is
+ * skipped too. One who opts out in the instant between that read and the commit is not a reason
+ * to refuse the whole campaign: the message is stored, then fails `recipient_opted_out` at its
+ * release or dispatch and is refunded (send-time-checks.ts). The
  * composer form's key is stored with the campaign in that transaction, unique per account: the
  * same form posted twice finds the campaign it made.
  */
@@ -20,6 +27,7 @@ import type { MessageStatus } from '../../domain/message-status.ts';
 import type { MessagesTable } from '../../store/database.ts';
 import { isUniqueViolation } from '../../store/dialect.ts';
 import { creditBalance } from '../../store/repositories/ledger.repository.ts';
+import { optedOutAmong } from '../../store/repositories/opt-outs.repository.ts';
 import {
   campaignBatchIds,
   campaignById,
@@ -51,8 +59,10 @@ export const CAMPAIGN_MAX_BYTES = 20 * 1024 * 1024;
 export const MAX_TEMPLATE_CHARACTERS = 4000;
 /** Rows shown in the preview. */
 export const PREVIEW_ROWS = 5;
-/** Invalid rows listed by line (all are counted). */
+/** Invalid rows listed by line (all are counted); the same for rows to opted-out recipients. */
 export const LISTED_INVALID_ROWS = 500;
+/** Valid rows whose recipients are looked up in the opt-out list in one query. */
+export const OPT_OUT_LOOKUP_ROWS = 1000;
 
 export type Campaign = CampaignRow;
 
@@ -65,6 +75,13 @@ export interface InvalidRow {
   line: number;
   to: string;
   reason: string;
+}
+
+/** A row skipped because its recipient opted out of the account. */
+export interface OptedOutRow {
+  line: number;
+  /** The recipient, in E.164. */
+  to: string;
 }
 
 export interface PreviewRow {
@@ -82,7 +99,10 @@ export interface CampaignDraft {
   preview: PreviewRow[];
   invalid: InvalidRow[];
   invalidCount: number;
-  /** Valid rows: the messages the campaign would send. */
+  /** Valid rows whose recipient opted out (the first `LISTED_INVALID_ROWS`), skipped. */
+  optedOut: OptedOutRow[];
+  optedOutCount: number;
+  /** Valid rows to recipients who did not opt out: the messages the campaign would send. */
   messages: number;
   credits: number;
   balance: number;
@@ -123,6 +143,8 @@ export async function readCampaign(
   const preview: PreviewRow[] = [];
   const invalid: InvalidRow[] = [];
   const entries: ValidEntry[] = [];
+  const optedOut: OptedOutRow[] = [];
+  let optedOutCount = 0;
   let invalidCount = 0;
   let messages = 0;
   let credits = 0;
@@ -132,19 +154,36 @@ export async function readCampaign(
     invalidCount++;
     if (invalid.length < LISTED_INVALID_ROWS) invalid.push({ line, to: to.length > 40 ? `${to.slice(0, 40)}…` : to, reason });
   };
+  // Valid rows wait here, in file order, until their recipients are looked up together.
+  let waiting: { line: number; to: string; text: string; entry: ValidEntry }[] = [];
+  const settle = async () => {
+    if (waiting.length === 0) return;
+    const rows = waiting;
+    waiting = [];
+    const stopped = await optedOutAmong(ctx.store.db, accountId, rows.map((r) => r.entry.e164));
+    for (const { line, to, text, entry } of rows) {
+      if (stopped.has(entry.e164)) {
+        optedOutCount++;
+        if (optedOut.length < LISTED_INVALID_ROWS) optedOut.push({ line, to: entry.e164 });
+        continue;
+      }
+      messages++;
+      credits += entry.segments;
+      if (preview.length < PREVIEW_ROWS) preview.push({ line, to, text, encoding: entry.encoding, segments: entry.segments });
+      if (keepEntries) entries.push(entry);
+    }
+  };
   const file = await (format === 'xlsx' ? readCampaignXlsx : readCampaignCsv)(
     source,
     { maxRows: CAMPAIGN_MAX_ROWS, maxBytes: CAMPAIGN_MAX_BYTES },
-    ({ line, cells }) => {
+    async ({ line, cells }) => {
       const to = (cells[toColumn] ?? '').trim();
       if (to === '') return refuseRow(line, to, 'The `to` cell is empty.');
       const { text } = fillTemplate(input.template, rowValues(headers, cells));
       const check = checkEntry(to, text, destinations);
       if (!check.ok) return refuseRow(line, to, check.message.replaceAll('`message`', 'The filled message'));
-      messages++;
-      credits += check.entry.segments;
-      if (preview.length < PREVIEW_ROWS) preview.push({ line, to, text, encoding: check.entry.encoding, segments: check.entry.segments });
-      if (keepEntries) entries.push(check.entry);
+      waiting.push({ line, to, text, entry: check.entry });
+      if (waiting.length >= OPT_OUT_LOOKUP_ROWS) await settle();
     },
     (h) => {
       headers = h;
@@ -158,7 +197,8 @@ export async function readCampaign(
       }
     },
   );
-  return { sender, template: input.template, file, preview, invalid, invalidCount, messages, credits, balance: await creditBalance(ctx.store.db, accountId), entries };
+  await settle();
+  return { sender, template: input.template, file, preview, invalid, invalidCount, optedOut, optedOutCount, messages, credits, balance: await creditBalance(ctx.store.db, accountId), entries };
 }
 
 export interface SendCampaignInput {
@@ -196,7 +236,7 @@ export async function sendCampaign(ctx: Context, draft: CampaignDraft, input: Se
   if (existing) return { campaign: existing, repeated: true };
   if (!accountMayUseApi(input.account.status)) throw new AppError('account_suspended');
   if (draft.messages === 0 || draft.entries.length !== draft.messages) {
-    throw new AppError('invalid_request', 'No row of the file can be sent: see the invalid rows.');
+    throw new AppError('invalid_request', draft.optedOutCount > 0 ? 'No row of the file can be sent: see the invalid rows and the recipients who opted out.' : 'No row of the file can be sent: see the invalid rows.');
   }
   const now = ctx.clock();
   let sendAt: string | undefined;
@@ -263,6 +303,12 @@ export async function sendCampaign(ctx: Context, draft: CampaignDraft, input: Se
 export async function saveOwnerTimeZone(ctx: Context, ownerId: string, zone: string): Promise<void> {
   if (!isTimeZone(zone)) throw new AppError('invalid_request', `${zone} is not a known time zone.`);
   await setOwnerTimeZone(ctx.store.db, ownerId, zone);
+}
+
+/** Rows of the campaign's file skipped because their recipient had opted out (neither stored nor debited). */
+export function optedOutSkipped(campaign: Campaign): number {
+  // Every data row is either invalid, a message, or skipped for an opt-out.
+  return Math.max(0, Number(campaign.file_rows) - Number(campaign.invalid_rows) - Number(campaign.messages));
 }
 
 export async function listCampaigns(ctx: Context, accountId: string, limit = 100): Promise<Campaign[]> {

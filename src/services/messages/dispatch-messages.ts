@@ -13,7 +13,7 @@ import { insertCarrierParts } from '../../store/repositories/carrier-receipts.re
 import { applyStatusChange, applyStatusChanges, enqueueFollowUps } from './message-status-changes.ts';
 import type { Context } from '../context.ts';
 import { carrierSubmits } from '../../metrics.ts';
-import { dispatchRefusals, type DispatchRefusal } from './dispatch-checks.ts';
+import { sendTimeRefusals, type SendTimeRefusal } from './send-time-checks.ts';
 
 export interface DispatchSummary {
   sent: number;
@@ -44,14 +44,14 @@ export async function dispatchJobs(ctx: Context, carrier: Carrier, jobs: JobsTab
   const started = ctx.clock();
   const expired = (w: (typeof work)[number]) => w.message.expires_at !== null && Number(w.message.expires_at) <= started;
   const live = work.filter((w) => !expired(w));
-  const refusals = live.length > 0 ? await dispatchRefusals(ctx, live.map((w) => w.message)) : new Map<string, DispatchRefusal>();
+  const refusals = live.length > 0 ? await sendTimeRefusals(ctx.store.db, live.map((w) => w.message)) : new Map<string, SendTimeRefusal>();
   const toSubmit = live.filter((w) => !refusals.has(w.message.id));
   const submitted = toSubmit.length > 0 ? await carrier.submit(toSubmit.map((w) => outbound(w.message))) : [];
   const submittedOutcome = new Map(toSubmit.map((w, i) => [w.message.id, submitted[i]!]));
   const outcomes: SubmitOutcome[] = work.map((w) => {
     if (expired(w)) return EXPIRED;
     const refusal = refusals.get(w.message.id);
-    return refusal ? { kind: 'rejected', errorCode: refusal.errorCode, errorMessage: refusal.errorMessage } : submittedOutcome.get(w.message.id)!;
+    return refusal ? { kind: 'rejected', errorCode: refusal.code, errorMessage: refusal.message } : submittedOutcome.get(w.message.id)!;
   });
   const now = ctx.clock();
   const followUps: NewJob[] = [];

@@ -2,16 +2,16 @@
  * The scheduler's use-case: releases scheduled messages that are due into the dispatch pipeline.
  * One transaction per batch moves the due messages to `pending` and enqueues their dispatch
  * (guarded by their status, see scheduled-messages.repository.ts), and fails those the
- * release-time checks refuse (their jobs taken back, a refund and an `sms.failed` event, as at
- * dispatch). A crash before
- * the commit leaves everything scheduled; after it, everything released: never both, never twice.
+ * send-time checks refuse (send-time-checks.ts: suspended, sender withdrawn, recipient opted
+ * out), with their jobs taken back, a refund and an `sms.failed` event, as at dispatch. A crash
+ * before the commit leaves everything scheduled; after it, everything released: never both, never twice.
  */
 import type { NewJob } from '../../store/repositories/jobs.repository.ts';
 import { nextSendAt, releaseDueMessages, withdrawDispatch } from '../../store/repositories/scheduled-messages.repository.ts';
 import { messagesByIds } from '../../store/repositories/messages.repository.ts';
 import { messageTransitions, scheduledReleaseLateness } from '../../metrics.ts';
 import { applyStatusChanges, enqueueFollowUps } from './message-status-changes.ts';
-import { releaseRefusals } from './release-checks.ts';
+import { sendTimeRefusals } from './send-time-checks.ts';
 import type { Context } from '../context.ts';
 
 export interface ReleaseSummary {
@@ -53,7 +53,7 @@ async function releaseOnce(ctx: Context, limit: number): Promise<ReleaseSummary>
     const due = await releaseDueMessages(trx, now, limit);
     if (due.length === 0) return { claimed: 0, released: 0, failed: 0, webhooks: false, sendAts: [] };
     const sendAts = due.map((m) => Number(m.send_at));
-    const refusals = await releaseRefusals(trx, due);
+    const refusals = await sendTimeRefusals(trx, due);
     if (refusals.size === 0) return { claimed: due.length, released: due.length, failed: 0, webhooks: false, sendAts };
     // The refused ones (rare): their jobs are taken back, and they fail as at dispatch, with a
     // refund and the `sms.failed` event. Refunds lock account rows: in account order, as

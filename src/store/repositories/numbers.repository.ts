@@ -5,6 +5,7 @@
 import type { Executor, Store } from '../connect.ts';
 import type { NumbersTable } from '../database.ts';
 import { preparedRead } from '../prepared-statements.ts';
+import { chunked } from '../chunk.ts';
 
 export type NumberRow = NumbersTable;
 
@@ -38,6 +39,15 @@ export const ownedNumber: (store: Store, accountId: string, number: string) => P
 /** The same, read in the caller's transaction. */
 export function ownedNumberInTransaction(db: Executor, accountId: string, number: string): Promise<{ number: string } | undefined> {
   return ownedQuery(db, accountId, number).executeTakeFirst();
+}
+
+/** Which of `numbers` (canonical spelling) the account holds: one query per 30,000, whatever the count. */
+export async function numbersHeldAmong(db: Executor, accountId: string, numbers: readonly string[]): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const part of chunked([...new Set(numbers)], 1)) {
+    for (const r of await db.selectFrom('numbers').select('number').where('account_id', '=', accountId).where('number', 'in', part).execute()) out.add(r.number);
+  }
+  return out;
 }
 
 /** Who holds a number, with what an inbound message to it needs of the account. */

@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import type { Executor } from '../connect.ts';
 import type { OptOutsTable } from '../database.ts';
 import { chunked } from '../chunk.ts';
+import { dialectOf } from '../dialect.ts';
 
 export type OptOutRow = OptOutsTable;
 
@@ -43,7 +44,27 @@ export async function optedOutPhones(db: Executor, accountId: string, limit: num
 /** Which of `phones` are opted out of the account. */
 export async function optedOutAmong(db: Executor, accountId: string, phones: readonly string[]): Promise<Set<string>> {
   const out = new Set<string>();
-  for (const part of chunked([...new Set(phones)], 1)) {
+  const unique = [...new Set(phones)];
+  if (unique.length === 0) return out;
+  if (unique.length >= 64) {
+    // A batch (a release, a dispatch, a campaign's rows) usually names more phones than the
+    // account has opt-outs: then reading the account's whole list, bounded by the batch's size,
+    // is one short index range instead of thousands of probes.
+    const list = await db.selectFrom('opt_outs').select('phone').where('account_id', '=', accountId).limit(unique.length).execute();
+    if (list.length < unique.length) {
+      const wanted = new Set(unique);
+      for (const r of list) if (wanted.has(r.phone)) out.add(r.phone);
+      return out;
+    }
+  }
+  if (dialectOf(db) === 'postgres') {
+    // One array parameter instead of one per phone: a release or dispatch batch passes
+    // thousands, and binding each one costs PostgreSQL more than the lookup itself.
+    const rows = await db.selectFrom('opt_outs').select('phone').where('account_id', '=', accountId).where(sql<boolean>`phone = any(${unique}::text[])`).execute();
+    for (const r of rows) out.add(r.phone);
+    return out;
+  }
+  for (const part of chunked(unique, 1)) {
     for (const r of await db.selectFrom('opt_outs').select('phone').where('account_id', '=', accountId).where('phone', 'in', part).execute()) out.add(r.phone);
   }
   return out;

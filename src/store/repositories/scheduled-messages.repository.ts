@@ -1,6 +1,6 @@
 /**
- * Scheduled messages (DECISIONS.md §8): the scheduler's release of due messages, the cancels, and
- * what the release-time checks read. Claiming is the jobs table's pattern (jobs.repository.ts)
+ * Scheduled messages (DECISIONS.md §8): the scheduler's release of due messages and the cancels.
+ * Claiming is the jobs table's pattern (jobs.repository.ts)
  * applied to the messages themselves: the status guard in the UPDATE is the claim, the dispatch
  * job is enqueued in the same transaction, so a message is released exactly once whatever
  * crashes or races; on PostgreSQL `FOR UPDATE SKIP LOCKED` lets several schedulers release
@@ -9,12 +9,12 @@
 import { sql } from 'kysely';
 import type { Executor } from '../connect.ts';
 import { insertRows } from '../insert-rows.ts';
-import type { AccountStatus, MessagesTable } from '../database.ts';
+import type { MessagesTable } from '../database.ts';
 import { dialectOf } from '../dialect.ts';
 import { chunked } from '../chunk.ts';
 
-/** What the release-time checks need of a released message. */
-export type ReleasedMessage = Pick<MessagesTable, 'id' | 'account_id' | 'sender' | 'recipient' | 'send_at'>;
+/** What the send-time checks (src/services/messages/send-time-checks.ts) need of a released message. */
+export type ReleasedMessage = Pick<MessagesTable, 'id' | 'account_id' | 'sender' | 'recipient' | 'send_at' | 'charged'>;
 
 /** A released message's dispatch job id: one release per message, so one such job. */
 const releaseJobId = (messageId: string) => `jobrel_${messageId}`;
@@ -30,7 +30,7 @@ export async function releaseDueMessages(trx: Executor, now: number, limit: numb
   const rows = dialectOf(trx) === 'postgres' ? await releasePostgres(trx, now, limit) : await releaseSqlite(trx, now, limit);
   // RETURNING gives no order: the caller gets them in due order, as they were picked.
   return rows
-    .map((r) => ({ id: r.id, account_id: r.account_id, sender: r.sender, recipient: r.recipient, send_at: r.send_at === null ? null : Number(r.send_at) }))
+    .map((r) => ({ id: r.id, account_id: r.account_id, sender: r.sender, recipient: r.recipient, send_at: r.send_at === null ? null : Number(r.send_at), charged: Number(r.charged ?? 1) }))
     .sort((a, b) => Number(a.send_at) - Number(b.send_at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
@@ -53,12 +53,12 @@ async function releasePostgres(trx: Executor, now: number, limit: number): Promi
       update messages set status = 'pending', updated_at = ${now}
       from due
       where messages.id = due.id and messages.status = 'scheduled'
-      returning messages.id, messages.account_id, messages.sender, messages.recipient, messages.send_at
+      returning messages.id, messages.account_id, messages.sender, messages.recipient, messages.send_at, messages.charged
     ), queued as (
       insert into jobs (id, queue, account_id, ref, payload, run_at, attempts, created_at)
       select 'jobrel_' || id, 'dispatch', account_id, id, null, ${now}, 0, ${now} from moved
     )
-    select id, account_id, sender, recipient, send_at from moved`.execute(trx);
+    select id, account_id, sender, recipient, send_at, charged from moved`.execute(trx);
   return rows;
 }
 
@@ -77,7 +77,7 @@ async function releaseSqlite(trx: Executor, now: number, limit: number): Promise
     .set({ status: 'pending', updated_at: now })
     .where('id', 'in', due)
     .where('status', '=', 'scheduled')
-    .returning(['id', 'account_id', 'sender', 'recipient', 'send_at'])
+    .returning(['id', 'account_id', 'sender', 'recipient', 'send_at', 'charged'])
     .execute();
   await insertRows(
     trx,
@@ -142,32 +142,4 @@ export async function accountHasBatch(db: Executor, accountId: string, batchId: 
 export async function accountHasMessage(db: Executor, accountId: string, messageId: string): Promise<boolean> {
   const row = await db.selectFrom('messages').select('id').where('id', '=', messageId).where('account_id', '=', accountId).executeTakeFirst();
   return row !== undefined;
-}
-
-/** The status of each of these accounts (release-time checks). */
-export async function accountStatuses(db: Executor, accountIds: string[]): Promise<Map<string, AccountStatus>> {
-  const out = new Map<string, AccountStatus>();
-  for (const part of chunked(accountIds, 1)) {
-    const rows = await db.selectFrom('accounts').select(['id', 'status']).where('id', 'in', part).execute();
-    for (const r of rows) out.set(r.id, r.status);
-  }
-  return out;
-}
-
-/**
- * The upper-cased names of the approved Sender IDs of these accounts, as `account_id` NUL
- * `name_key` (release-time checks).
- */
-export async function approvedSenderKeys(db: Executor, accountIds: string[]): Promise<Set<string>> {
-  const out = new Set<string>();
-  for (const part of chunked(accountIds, 1)) {
-    const rows = await db
-      .selectFrom('sender_ids')
-      .select(['account_id', 'name_key'])
-      .where('account_id', 'in', part)
-      .where('status', '=', 'approved')
-      .execute();
-    for (const r of rows) out.add(`${r.account_id}\u0000${r.name_key}`);
-  }
-  return out;
 }

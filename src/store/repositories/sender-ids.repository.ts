@@ -6,6 +6,7 @@
 import type { Executor, Store } from '../connect.ts';
 import type { SenderIdDocumentsTable, SenderIdsTable, SenderIdStatus } from '../database.ts';
 import { preparedRead } from '../prepared-statements.ts';
+import { chunked } from '../chunk.ts';
 
 export type SenderIdRow = SenderIdsTable;
 export type SenderIdDocumentRow = SenderIdDocumentsTable;
@@ -53,6 +54,16 @@ export const senderAccessByKey: (store: Store, accountId: string, nameKey: strin
 /** The same, read in the caller's transaction. */
 export function senderAccessInTransaction(db: Executor, accountId: string, nameKey: string): Promise<SenderAccessRow | undefined> {
   return senderQuery(db, accountId, nameKey).executeTakeFirst();
+}
+
+/** Which of `nameKeys` (upper-cased names) are the account's approved Sender IDs. */
+export async function approvedSenderKeysAmong(db: Executor, accountId: string, nameKeys: readonly string[]): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const part of chunked([...new Set(nameKeys)], 1)) {
+    const rows = await db.selectFrom('sender_ids').select('name_key').where('account_id', '=', accountId).where('status', '=', 'approved').where('name_key', 'in', part).execute();
+    for (const r of rows) out.add(r.name_key);
+  }
+  return out;
 }
 
 /** One row per statement: each may be megabytes. */

@@ -76,3 +76,88 @@ document.addEventListener('htmx:xhr:progress', (event) => {
   bar.hidden = detail.loaded >= detail.total;
   bar.value = Math.round((100 * detail.loaded) / detail.total);
 });
+// The campaign composer's send (<form data-upload-send>). The file goes up again with the form;
+// posted from here, the upload shows its progress, the wait for the server's check of every row
+// says so, and the button stays disabled until the answer (the form's key makes a second post
+// harmless all the same). Without script the form posts as plain HTML and the browser follows
+// the redirect to the campaign: the same server path.
+document.addEventListener('submit', (event) => {
+  const form = event.target;
+  if (!(form instanceof HTMLFormElement) || !form.hasAttribute('data-upload-send') || event.defaultPrevented) return;
+  event.preventDefault();
+  if (form.dataset.sending) return;
+  sendWithProgress(form);
+});
+function sendWithProgress(form) {
+  const button = form.querySelector('button[type="submit"]');
+  const bar = document.getElementById('upload-progress');
+  const status = document.getElementById('send-status');
+  const summary = document.getElementById('file-summary');
+  const rows = summary ? Number(summary.getAttribute('data-file-rows')) : NaN;
+  const say = (text) => {
+    if (status) status.textContent = text;
+  };
+  const finish = () => {
+    delete form.dataset.sending;
+    form.removeAttribute('aria-busy');
+    if (button) button.disabled = false;
+    if (bar) bar.hidden = true;
+  };
+  const action = new URL(form.action, window.location.href);
+  form.dataset.sending = 'true';
+  form.setAttribute('aria-busy', 'true');
+  if (button) button.disabled = true;
+  say('Uploading the file…');
+  const xhr = new XMLHttpRequest();
+  xhr.upload.addEventListener('progress', (e) => {
+    if (!bar || !e.lengthComputable) return;
+    const percent = Math.round((100 * e.loaded) / e.total);
+    bar.hidden = false;
+    bar.value = percent;
+    say(`Uploading the file: ${percent}%`);
+  });
+  xhr.upload.addEventListener('load', () => {
+    // The server now reads and checks every row before it answers: no figure to show, so the bar
+    // turns indeterminate.
+    if (bar) {
+      bar.removeAttribute('value');
+      bar.hidden = false;
+    }
+    say(rows > 0 ? `Checking ${rows.toLocaleString('en')} ${rows === 1 ? 'row' : 'rows'}…` : 'Checking the rows…');
+  });
+  xhr.addEventListener('load', () => {
+    const landed = new URL(xhr.responseURL || action.href, window.location.href);
+    if (xhr.status < 400 && landed.pathname !== action.pathname) {
+      // Sent (or sent already by this form): the redirect led to the campaign's page.
+      say('Sent. Opening the campaign…');
+      window.location.assign(landed.href);
+      return;
+    }
+    // Refused: the server's page (the reason, and the form to send again) replaces this one's.
+    const next = new DOMParser().parseFromString(xhr.responseText, 'text/html');
+    const main = next.getElementById('main');
+    const current = document.getElementById('main');
+    finish();
+    if (!main || !current) {
+      say(`The campaign could not be sent (HTTP ${xhr.status}); nothing was sent. Try again.`);
+      return;
+    }
+    const adopted = document.adoptNode(main);
+    current.replaceWith(adopted);
+    if (next.title) document.title = next.title;
+    if (window.htmx) window.htmx.process(adopted);
+    const reason = adopted.querySelector('.alert');
+    if (reason) {
+      reason.setAttribute('tabindex', '-1');
+      reason.focus();
+    }
+  });
+  const lost = () => {
+    finish();
+    say('The connection was lost before the answer came. Send again: the same form never makes a campaign twice.');
+  };
+  xhr.addEventListener('error', lost);
+  xhr.addEventListener('abort', lost);
+  xhr.open('POST', action.href);
+  xhr.send(new FormData(form));
+}

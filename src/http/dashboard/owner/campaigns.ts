@@ -1,12 +1,14 @@
 /**
  * Campaigns, /dashboard/campaigns: the composer (a Sender ID, a CSV file of recipients, a template
  * filled per row, now or at a local time), its live preview (the first rows with encoding and
- * segments, every invalid row with its line and reason, the cost against the balance), and one
- * campaign's page (counts by status, polled; failures by error code; deliveries per minute; the
+ * segments, every invalid row with its line and reason, the rows to recipients who opted out, the
+ * cost against the balance), and one campaign's page (counts by status, polled; failures by error code; deliveries per minute; the
  * per-message results as CSV; Cancel for what is still scheduled).
  *
  * The composer posts the whole form twice, file included: to /campaigns/preview through htmx
- * whenever it changes, and to /campaigns to send. Nothing of the file is kept between the two; the
+ * whenever it changes, and to /campaigns to send (from app.js with the upload's progress, or as a
+ * plain form without script: the same answers, a redirect to the campaign or the page again with
+ * the reason). Nothing of the file is kept between the two; the
  * send reads it again, streamed. The form's random key makes a resent form (reload, double click)
  * find the campaign it already made.
  */
@@ -28,6 +30,7 @@ import {
   LISTED_INVALID_ROWS,
   MAX_TEMPLATE_CHARACTERS,
   newCampaignFormKey,
+  optedOutSkipped,
   readCampaign,
   sendCampaign,
   type Campaign,
@@ -108,11 +111,15 @@ function previewFragment(draft: CampaignDraft): Html {
   const over = draft.credits > draft.balance;
   const invalidRows = draft.invalid.map((r) => [r.line, r.to || html`<span class="muted">(empty)</span>`, r.reason]);
   const more = draft.invalidCount - draft.invalid.length;
+  const optedOutRows = draft.optedOut.map((r) => [r.line, r.to, 'opted out']);
+  const moreOptedOut = draft.optedOutCount - draft.optedOut.length;
   return html`<section id="campaign-preview" aria-labelledby="preview-title"><h2 id="preview-title">Preview</h2>
-<p id="file-summary">The file has ${plural(draft.file.rows, 'row')} (${
+<p id="file-summary" data-file-rows="${draft.file.rows}">The file has ${plural(draft.file.rows, 'row')} (${
     draft.file.format === 'xlsx' ? 'XLSX, first sheet' : `${draft.file.encoding.toUpperCase()}, separated by ${draft.file.separator === '\t' ? 'tabs' : `“${draft.file.separator}”`}`
   }): <strong>${plural(draft.messages, 'message')}</strong> to send${
     draft.invalidCount > 0 ? html`, <strong>${plural(draft.invalidCount, 'row')}</strong> that cannot be sent (listed below, skipped)` : ''
+  }${
+    draft.optedOutCount > 0 ? html`, <strong>${plural(draft.optedOutCount, 'row')}</strong> to recipients who opted out (listed below, skipped, not charged)` : ''
   }.</p>
 ${table(`The first ${plural(draft.preview.length, 'message')}`, ['Line', 'To', 'Message', 'Encoding', 'Segments'], rows, 'No row of the file can be sent.')}
 <p id="campaign-cost">Cost: <strong data-credits="${draft.credits}">${plural(draft.credits, 'credit')}</strong>; the balance is <strong data-balance="${draft.balance}">${plural(draft.balance, 'credit')}</strong>.</p>
@@ -122,6 +129,12 @@ ${
     ? html`<div id="invalid-rows">${table(`Rows that cannot be sent (${draft.invalidCount.toLocaleString('en')})`, ['Line', 'To', 'Reason'], invalidRows, '')}${
         more > 0 ? html`<p class="hint">…and ${plural(more, 'more row')}; the first ${LISTED_INVALID_ROWS} are listed. Fix the file and choose it again to check them.</p>` : ''
       }</div>`
+    : ''
+}${
+  draft.optedOutCount > 0
+    ? html`<div id="opted-out-rows">${table(`Recipients who opted out (${draft.optedOutCount.toLocaleString('en')}): skipped`, ['Line', 'To', 'Status'], optedOutRows, '')}${
+        moreOptedOut > 0 ? html`<p class="hint">…and ${plural(moreOptedOut, 'more row')}; the first ${LISTED_INVALID_ROWS} are listed.</p>` : ''
+      }<p class="hint">They replied STOP or were added to the opt-out list: nothing is sent to them, and they are not in the cost.</p></div>`
     : ''
 }</section>`;
 }
@@ -168,7 +181,7 @@ export function campaignPages(app: FastifyInstance, { ctx, render }: OwnerArea):
       'campaigns',
       html`${alert(opts.error)}
 ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register one under Sender IDs first.') : ''}
-<form method="post" action="/dashboard/campaigns" enctype="multipart/form-data" id="composer"
+<form method="post" action="/dashboard/campaigns" enctype="multipart/form-data" id="composer" data-upload-send
  hx-post="/dashboard/campaigns/preview" hx-encoding="multipart/form-data" hx-trigger="change, input from:#template delay:600ms" hx-target="#preview" hx-sync="this:replace">${csrfField(session.csrf_token)}
 <input type="hidden" name="form_key" value="${newCampaignFormKey()}">
 <label for="sender">Sender ID</label><select id="sender" name="sender" required>${senders.map((s) => html`<option value="${s}"${s === v.sender ? raw(' selected') : ''}>${s}</option>`)}</select>
@@ -186,9 +199,9 @@ ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register
 <label for="file">Recipients (CSV or XLSX file)</label>
 <input id="file" name="file" type="file" required accept=".csv,.xlsx,text/csv,text/plain,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" aria-describedby="file-hint">
 <p class="hint" id="file-hint">A header line with a <code>to</code> column (numbers in international format, such as +33612345678) and any other columns. CSV: separated by commas, semicolons or tabs; UTF-8 or UTF-16. XLSX: the first sheet. Up to ${CAMPAIGN_MAX_ROWS.toLocaleString('en')} rows and ${CAMPAIGN_MAX_BYTES / 1024 / 1024} MiB.</p>
-<progress id="upload-progress" max="100" value="0" hidden aria-label="Upload progress"></progress>
+<progress id="upload-progress" max="100" value="0" hidden aria-label="Upload progress" aria-describedby="send-status"></progress>
 <div id="preview" aria-live="polite">${opts.draft ? previewFragment(opts.draft) : ''}</div>
-<div class="actions"><button type="submit" id="send-campaign">Send campaign</button></div></form>`,
+<div class="actions"><button type="submit" id="send-campaign">Send campaign</button> <span id="send-status" role="status" aria-live="polite"></span></div></form>`,
     );
   };
 
@@ -238,6 +251,7 @@ ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register
       html`<a href="/dashboard/campaigns/${c.id}"><code>${c.id}</code></a>`,
       c.sender,
       c.messages.toLocaleString('en'),
+      optedOutSkipped(c).toLocaleString('en'),
       c.credits.toLocaleString('en'),
       c.send_at !== null ? when(c.send_at) : html`<span class="muted">at once</span>`,
       when(c.created_at),
@@ -248,7 +262,7 @@ ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register
       'Campaigns',
       'campaigns',
       html`<p><a class="button" href="/dashboard/campaigns/new">New campaign</a></p>
-${table('Your campaigns (latest 100)', ['Campaign', 'From', 'Messages', 'Credits', 'Send at', 'Created'], rows, 'No campaigns yet.')}`,
+${table('Your campaigns (latest 100)', ['Campaign', 'From', 'Messages', 'Skipped (opted out)', 'Credits', 'Send at', 'Created'], rows, 'No campaigns yet.')}`,
     );
   });
 
@@ -271,7 +285,7 @@ ${table('Your campaigns (latest 100)', ['Campaign', 'From', 'Messages', 'Credits
 <dt>Template</dt><dd><span class="message-text">${campaign.template}</span></dd>
 <dt>File</dt><dd>${plural(Number(campaign.file_rows), 'row')}: ${plural(Number(campaign.messages), 'message')}${
         Number(campaign.invalid_rows) > 0 ? html`, ${plural(Number(campaign.invalid_rows), 'invalid row')} not sent` : ''
-      }</dd>
+      }${optedOutSkipped(campaign) > 0 ? html`, <span id="opted-out-skipped">${plural(optedOutSkipped(campaign), 'row')} to recipients who opted out skipped</span>` : ''}</dd>
 <dt>Credits</dt><dd>${Number(campaign.credits).toLocaleString('en')}</dd>
 <dt>Send at</dt><dd>${campaign.send_at !== null ? html`${when(campaign.send_at)}${localSendAt}` : 'at once'}</dd>
 <dt>Created</dt><dd>${when(campaign.created_at)}</dd></dl></section>
