@@ -3,7 +3,7 @@
  * database as the data they act on, so that enqueuing commits or rolls back with the change that
  * caused it (a transactional outbox).
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, JobQueue, JobsTable } from '../database.ts';
 import type { Executor } from '../connect.ts';
 import { dialectOf, type DialectName } from '../dialect.ts';
@@ -78,6 +78,34 @@ export async function claimJobs(db: Kysely<Database>, queue: JobQueue, limit: nu
     .set({ run_at: now + leaseMs, attempts: sql<number>`attempts + 1` })
     .where('id', 'in', due)
     .returningAll()
+    .execute();
+}
+
+/**
+ * PostgreSQL only: locks up to `limit` due jobs of a queue for the caller's transaction, oldest
+ * first, without writing them. For work done wholly inside that transaction (the receipts), this
+ * replaces the lease: a claim that writes `run_at` is a new row version and new entries in both
+ * of the table's indexes for every job, and a commit of its own. Concurrent transactions skip the
+ * locked rows; if the process dies, PostgreSQL ends the transaction and the jobs are due again at
+ * once. `attempts` is not moved: the caller counts this claim (see `retryJobsAt`).
+ */
+export async function lockDueJobs(trx: Transaction<Database>, queue: JobQueue, limit: number, now: number): Promise<JobsTable[]> {
+  const { rows } = await sql<JobsTable>`
+    select * from jobs
+    where queue = ${queue} and run_at <= ${now}
+    order by run_at, id
+    limit ${limit}
+    for update skip locked`.execute(trx);
+  return rows;
+}
+
+/** Puts jobs claimed by `lockDueJobs` back for later, counting the claim as an attempt. */
+export async function retryJobsAt(db: Executor, ids: string[], runAt: number): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .updateTable('jobs')
+    .set({ run_at: runAt, attempts: sql<number>`attempts + 1` })
+    .where('id', 'in', ids)
     .execute();
 }
 
