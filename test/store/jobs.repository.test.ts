@@ -168,6 +168,32 @@ forEachDialect((dialect, open) => {
   }
 
   if (dialect === 'postgres') {
+    test('a dispatch claim beside another that holds the oldest jobs fills its batch from the next ones', async () => {
+      const store = await open();
+      const refs = Array.from({ length: 8 }, (_, i) => `m${i}`);
+      await enqueueJobs(store.db, refs.map((ref, i) => ({ queue: 'dispatch' as const, accountId: 'acc_1', ref, runAt: NOW - 100 + i })), NOW - 100);
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((resolve) => (locked = resolve));
+      const holder = store.db.transaction().execute(async (trx) => {
+        // Another loop's claim of the three oldest, not yet committed.
+        await trx.selectFrom('jobs').select('id').where('ref', 'in', ['m0', 'm1', 'm2']).forUpdate().execute();
+        locked();
+        await held;
+      });
+      await isLocked;
+      try {
+        assert.deepEqual(
+          (await claimJobs(store.db, 'dispatch', 3, NOW, LEASE)).map((j) => j.ref).sort(),
+          ['m3', 'm4', 'm5'],
+        );
+      } finally {
+        release();
+        await holder;
+      }
+    });
+
     test('a claim under row lock: concurrent transactions take disjoint due jobs, oldest first, and a rolled-back one leaves its jobs due, attempts unmoved', async () => {
       const store = await open();
       await enqueueJobs(
