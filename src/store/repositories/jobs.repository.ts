@@ -123,10 +123,12 @@ const nextAccount = new WeakMap<object, string>();
  * probe per account, however many jobs each has), at most ACCOUNTS_PER_CLAIM per claim; with
  * more, the next claim of this process continues after the last one seen, and wraps around.
  * On PostgreSQL this is one statement. Its reads do not lock, so concurrent claims (several loops,
- * several processes) read the same oldest jobs of an account: the rows are locked in turn order
- * up to the limit, skipping those another claim holds or has just moved, and each account offers
- * twice the limit, so that a claim running beside another still fills its batch rather than
- * coming back nearly empty (its loop would then wait for the idle interval). SQLite, with no LATERAL, runs the same steps as separate
+ * several processes) read the same oldest jobs of an account: the rows are locked one by one in
+ * turn order until the limit is reached (a nested loop over the ordered picks, each probing the
+ * primary key; a join the planner could hash would read the whole table), skipping those another
+ * claim holds or has just moved, and each account offers twice the limit, so that a claim running
+ * beside another still fills its batch rather than coming back nearly empty (its loop would then
+ * wait for the idle interval). SQLite, with no LATERAL, runs the same steps as separate
  * statements (no round trips there): the walk and the reads first, then an UPDATE that takes only
  * the jobs still due, so a job another loop claimed in between (its run_at moved past now) is
  * not claimed twice.
@@ -167,11 +169,9 @@ async function claimDispatchInTurn(db: Kysely<Database>, dialect: DialectName, l
         where a.account_id is not null
       ),
       claimed as (
-        select j.id from picked p join jobs j on j.id = p.id
-        where j.run_at <= ${now}
-        order by p.turn, p.n
+        select l.id from (select id, turn, n from picked order by turn, n) p
+        cross join lateral (select j.id from jobs j where j.id = p.id and j.run_at <= ${now} for update skip locked) l
         limit ${limit}
-        for update of j skip locked
       ),
       updated as (
         update jobs set run_at = ${now + leaseMs}, attempts = attempts + 1
