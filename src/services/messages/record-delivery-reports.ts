@@ -113,8 +113,10 @@ function receiptChange(report: DeliveryReport): StatusChange {
 }
 
 /** Applies receipt jobs claimed with a lease (`claimJobs`): the reads first, then one transaction. */
-export function applyReceiptJobs(ctx: Context, jobs: JobsTable[]): Promise<{ applied: number; dropped: number }> {
-  return applyReceipts(ctx, ctx.store.db, jobs, (work) => ctx.store.db.transaction().execute(work), releaseJobs);
+export async function applyReceiptJobs(ctx: Context, jobs: JobsTable[]): Promise<{ applied: number; dropped: number }> {
+  const { applied, dropped, followUps } = await applyReceipts(ctx, ctx.store.db, jobs, (work) => ctx.store.db.transaction().execute(work), releaseJobs);
+  if (followUps > 0) ctx.wake('webhook');
+  return { applied, dropped };
 }
 
 /**
@@ -124,19 +126,22 @@ export function applyReceiptJobs(ctx: Context, jobs: JobsTable[]): Promise<{ app
  * batch. Returns how many were claimed.
  */
 export async function claimAndApplyReceipts(ctx: Context, limit: number): Promise<number> {
-  return ctx.store.db.transaction().execute(async (trx) => {
+  const { claimed, followUps } = await ctx.store.db.transaction().execute(async (trx) => {
     const jobs = await lockDueJobs(trx, 'receipt', limit, ctx.clock());
-    if (jobs.length === 0) return 0;
+    if (jobs.length === 0) return { claimed: 0, followUps: 0 };
     // `attempts` counts claims, this one included, as a lease claim would have counted it.
-    await applyReceipts(
+    const result = await applyReceipts(
       ctx,
       trx,
       jobs.map((j) => ({ ...j, attempts: j.attempts + 1 })),
       (work) => work(trx),
       retryJobsAt,
     );
-    return jobs.length;
+    return { claimed: jobs.length, followUps: result.followUps };
   });
+  // After the commit: woken sooner, the webhook worker would not see the events yet.
+  if (followUps > 0) ctx.wake('webhook');
+  return claimed;
 }
 
 async function applyReceipts(
@@ -145,7 +150,7 @@ async function applyReceipts(
   jobs: JobsTable[],
   write: (work: (trx: Transaction<Database>) => Promise<void>) => Promise<void>,
   putBack: (db: Executor, ids: string[], runAt: number) => Promise<void>,
-): Promise<{ applied: number; dropped: number }> {
+): Promise<{ applied: number; dropped: number; followUps: number }> {
   // In arrival order (job ids count up), whatever order the claim returned them in (PostgreSQL's
   // UPDATE … RETURNING keeps none): for a multi-part message the first final receipt decides.
   const reports = [...jobs].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((job) => ({ job, report: JSON.parse(job.payload ?? '{}') as DeliveryReport }));
@@ -239,6 +244,5 @@ async function applyReceipts(
     await deleteJobs(trx, done);
     await enqueueFollowUps(trx, followUps, now);
   });
-  if (followUps.length > 0) ctx.wake('webhook');
-  return { applied, dropped };
+  return { applied, dropped, followUps: followUps.length };
 }
