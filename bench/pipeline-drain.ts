@@ -108,7 +108,7 @@ try {
   const load = loadavg();
   await workers.stop();
   console.log(`${cpus().length} cores, load average ${load.map((l) => l.toFixed(2)).join(' ')}`);
-  console.log(`${done} ${UNTIL} (${STORE}) in ${wall.toFixed(1)} s: ${(done / wall).toFixed(0)} msg/s (includes the simulator's 1 s receipt delay)`);
+  console.log(`${done} ${UNTIL} (${STORE}) in ${wall.toFixed(1)} s: ${(done / wall).toFixed(0)} msg/s${UNTIL === 'delivered' ? " (includes the simulator's 1 s receipt delay)" : ''}`);
   console.log(
     `CPU per message: this process ${((cpu.user + cpu.system) / done).toFixed(0)} µs` + (STORE === 'postgres' ? `, PostgreSQL ${((pgTicks * 10_000) / done).toFixed(0)} µs` : ''),
   );
