@@ -10,10 +10,13 @@
  * With `dispatch` the simulator's receipts are held back (an hour): the figures are dispatch's
  * alone, up to `sent`.
  *
+ * PROFILE=file.cpuprofile writes a V8 CPU profile of the drain alone (not of the acceptance before).
+ *
  *   node --import tsx bench/pipeline-drain.ts [messages=50000] [sqlite|postgres] [dispatch]
  */
 import { createRequire } from 'node:module';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -91,6 +94,12 @@ try {
     Number(
       (await sql<{ n: number }>`select /* drain poll */ count(*) as n from messages where status = ${UNTIL}`.execute(workers.ctx.store.db)).rows[0]!.n,
     );
+  const profiler = process.env.PROFILE ? new Session() : null;
+  if (profiler) {
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.start');
+  }
   const pg = STORE === 'postgres';
   const pg0 = pg ? await postgresTicks(workers.ctx.store.db) : new Map<number, number>();
   const cpu0 = process.cpuUsage();
@@ -101,6 +110,7 @@ try {
   counting = false;
   const wall = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
+  if (profiler) writeFileSync(process.env.PROFILE!, JSON.stringify((await profiler.post('Profiler.stop')).profile));
   let pgTicks = 0;
   // Backends that started during the run are counted from zero; those that ended are lost (the
   // pool keeps its connections while busy).
