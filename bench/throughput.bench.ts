@@ -6,8 +6,8 @@
  *
  *   node --import tsx bench/throughput.bench.ts [seconds=60] [offered msg/s=6000] [sqlite|postgres]
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, startPigeon } from '../test/helpers/processes.ts';
@@ -20,9 +20,36 @@ const STORE = process.argv[4] ?? 'sqlite';
 const target = targetsFor(STORE);
 const BULK = 500;
 
+/** CPU clock ticks (1/100 s) a process used so far, 0 once it is gone. */
+function ticks(pid: number): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return Number(f[11]) + Number(f[12]);
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * PostgreSQL's processes working for this run: the server's backends (named by application_name,
+ * so other clients of a shared database are left out) and the auxiliary processes (WAL writer,
+ * checkpointer, autovacuum), with their CPU ticks so far.
+ */
+async function postgresTicks(databaseUrl: string): Promise<Map<number, number>> {
+  const pg = (await import('pg')).default;
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  const { rows } = await client.query<{ pid: number }>(
+    `select pid from pg_stat_activity where application_name = 'bench_throughput' or backend_type <> 'client backend'`,
+  );
+  await client.end();
+  return new Map(rows.map((r) => [r.pid, ticks(r.pid)]));
+}
+
 const dir = mkdtempSync(join(tmpdir(), 'pigeon-bench-'));
 try {
-  const databaseUrl = await freshDatabase(STORE, dir, 'throughput');
+  const fresh = await freshDatabase(STORE, dir, 'throughput');
+  const databaseUrl = STORE === 'postgres' ? `${fresh}&application_name=bench_throughput` : fresh;
   const { key } = await prepareCustomer(databaseUrl);
   const port = await freePort();
   // One account carries the whole load: its share of the backlog is all of it.
@@ -48,11 +75,17 @@ try {
   const inflight = new Set<Promise<void>>();
   let startDelivered = -1;
   let startAt = 0;
+  let serverTicks0 = 0;
+  let sentAtStart = 0;
+  let pgTicks0 = new Map<number, number>();
   while (performance.now() - started < SECONDS * 1000) {
     // The first 10 s warm up; the window starts after them.
     if (startDelivered < 0 && performance.now() - started > Math.min(10_000, SECONDS * 200)) {
       startDelivered = await delivered();
       startAt = performance.now();
+      sentAtStart = sent;
+      serverTicks0 = ticks(server.child.pid!);
+      if (STORE === 'postgres') pgTicks0 = await postgresTicks(databaseUrl);
     }
     const messages = Array.from({ length: BULK }, () => {
       const n = seq++;
@@ -73,11 +106,21 @@ try {
   for (const [status, n] of refusals) console.error(`# ${n} bulk calls of ${BULK} answered ${status}`);
   const endDelivered = await delivered();
   const window = (performance.now() - startAt) / 1000;
+  const serverTicks = ticks(server.child.pid!) - serverTicks0;
+  let pgTicks = 0;
+  if (STORE === 'postgres') for (const [pid, t] of await postgresTicks(databaseUrl)) pgTicks += t - (pgTicks0.get(pid) ?? 0);
+  const load = loadavg();
   const dispatchBacklog = await depth('dispatch');
   const receiptBacklog = await depth('receipt');
   const peak = rss.stop();
   await server.stop();
+  // The pipeline's whole cost per message, acceptance and delivery: when the backlog grows more
+  // are accepted than delivered in the window, so each acceptance and each delivery counts half.
+  const perMessage = (t: number) => (t * 10_000) / Math.max(1, (sent - sentAtStart + endDelivered - startDelivered) / 2);
+  console.error(`# ${cpus().length} cores, load average ${load.map((l) => l.toFixed(2)).join(' ')} at the end of the window`);
   report([
+    figure(`CPU per message accepted and delivered, server (${STORE})`, perMessage(serverTicks), 'µs'),
+    ...(STORE === 'postgres' ? [figure(`CPU per message accepted and delivered, PostgreSQL`, perMessage(pgTicks), 'µs')] : []),
     figure(`to delivered (${STORE}), offered ${OFFERED}/s`, (endDelivered - startDelivered) / window, 'msg/s', target({ min: 5000 })),
     figure(`accepted during the run (${STORE})`, sent, 'messages'),
     figure(`dispatch backlog at the end (${STORE})`, dispatchBacklog, 'jobs'),

@@ -22,6 +22,11 @@ export interface QueueWorkerOptions {
   /** Poll interval when the queue is empty (jobs due in the future, or from other processes). */
   idleMs: number;
   handle: (jobs: JobsTable[]) => Promise<void>;
+  /**
+   * Instead of a lease claim and `handle`: claims up to the batch size and handles the jobs in
+   * one transaction, returning how many it claimed (work that is all in the database).
+   */
+  claimAndHandle?: (limit: number) => Promise<number>;
 }
 
 export class QueueWorker {
@@ -56,7 +61,11 @@ export class QueueWorker {
    * loop backs off meanwhile.
    */
   async #step(): Promise<{ done: number; more: boolean }> {
-    const { store, clock, queue, batchSize, leaseMs, handle } = this.opts;
+    const { store, clock, queue, batchSize, leaseMs, handle, claimAndHandle } = this.opts;
+    if (claimAndHandle) {
+      const done = await claimAndHandle(batchSize);
+      return { done, more: done >= batchSize };
+    }
     const jobs = await claimJobs(store.db, queue, batchSize, clock(), leaseMs);
     if (jobs.length === 0) return { done: 0, more: false };
     await handle(jobs);

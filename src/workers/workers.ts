@@ -7,7 +7,7 @@
  */
 import type { Carrier } from '../carriers/carrier.ts';
 import { dispatchJobs } from '../services/messages/dispatch-messages.ts';
-import { applyReceiptJobs, recordDeliveryReport } from '../services/messages/record-delivery-reports.ts';
+import { applyReceiptJobs, claimAndApplyReceipts, recordDeliveryReport } from '../services/messages/record-delivery-reports.ts';
 import { installReviewMail, sendMailJobs } from '../services/mail/mail.ts';
 import type { Context } from '../services/context.ts';
 import { QueueWorker } from './queue-worker.ts';
@@ -83,6 +83,8 @@ export function createWorkers(ctx: Context, carrier: Carrier, opts: { webhook?: 
           handle: async (jobs) => {
             await applyReceiptJobs(ctx, jobs);
           },
+          // On PostgreSQL a receipt batch is claimed under lock in the transaction that applies it.
+          ...(ctx.store.dialect === 'postgres' ? { claimAndHandle: (limit: number) => claimAndApplyReceipts(ctx, limit) } : {}),
         }),
     ),
     webhook: new WebhookWorker(ctx, opts.webhook),

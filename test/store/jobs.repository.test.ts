@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ACCOUNTS_PER_CLAIM, claimJobs, deleteJobs, enqueueJobs, queueDepth, releaseJobs, rescheduleJob } from '../../src/store/repositories/jobs.repository.ts';
+import { ACCOUNTS_PER_CLAIM, claimJobs, deleteJobs, enqueueJobs, lockDueJobs, queueDepth, releaseJobs, rescheduleJob, retryJobsAt } from '../../src/store/repositories/jobs.repository.ts';
+import { claimAndApplyReceipts } from '../../src/services/messages/record-delivery-reports.ts';
+import { serviceContext } from '../helpers/test-store.ts';
 import type { Store } from '../../src/store/connect.ts';
 import { forEachDialect } from '../helpers/dialects.ts';
 
@@ -162,6 +164,93 @@ forEachDialect((dialect, open) => {
         (await claimJobs(store.db, 'dispatch', 10, NOW, LEASE)).map((j) => j.ref).sort(),
         ['a', 'b'],
       );
+    });
+  }
+
+  if (dialect === 'postgres') {
+    test('a dispatch claim beside another that holds the oldest jobs fills its batch from the next ones', async () => {
+      const store = await open();
+      const refs = Array.from({ length: 8 }, (_, i) => `m${i}`);
+      await enqueueJobs(store.db, refs.map((ref, i) => ({ queue: 'dispatch' as const, accountId: 'acc_1', ref, runAt: NOW - 100 + i })), NOW - 100);
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((resolve) => (locked = resolve));
+      const holder = store.db.transaction().execute(async (trx) => {
+        // Another loop's claim of the three oldest, not yet committed.
+        await trx.selectFrom('jobs').select('id').where('ref', 'in', ['m0', 'm1', 'm2']).forUpdate().execute();
+        locked();
+        await held;
+      });
+      await isLocked;
+      try {
+        assert.deepEqual(
+          (await claimJobs(store.db, 'dispatch', 3, NOW, LEASE)).map((j) => j.ref).sort(),
+          ['m3', 'm4', 'm5'],
+        );
+      } finally {
+        release();
+        await holder;
+      }
+    });
+
+    test('a claim under row lock: concurrent transactions take disjoint due jobs, oldest first, and a rolled-back one leaves its jobs due, attempts unmoved', async () => {
+      const store = await open();
+      await enqueueJobs(
+        store.db,
+        Array.from({ length: 6 }, (_, i) => ({ queue: 'receipt' as const, ref: `r${i}`, runAt: NOW - 100 + i })).concat([{ queue: 'receipt', ref: 'later', runAt: NOW + 1 }]),
+        NOW - 100,
+      );
+      let releaseFirst!: () => void;
+      const firstHolds = new Promise<void>((resolve) => (releaseFirst = resolve));
+      let firstLocked!: (refs: string[]) => void;
+      const locked = new Promise<string[]>((resolve) => (firstLocked = resolve));
+      const first = store.db
+        .transaction()
+        .execute(async (trx) => {
+          firstLocked((await lockDueJobs(trx, 'receipt', 4, NOW)).map((j) => j.ref));
+          await firstHolds;
+          throw new Error('the handler failed');
+        })
+        .catch((err: Error) => err.message);
+      assert.deepEqual(await locked, ['r0', 'r1', 'r2', 'r3']);
+      const second = await store.db.transaction().execute((trx) => lockDueJobs(trx, 'receipt', 10, NOW));
+      assert.deepEqual(
+        second.map((j) => j.ref),
+        ['r4', 'r5'],
+      );
+      releaseFirst();
+      assert.equal(await first, 'the handler failed');
+      // Rolled back: due again at once, nothing written.
+      const again = await store.db.transaction().execute((trx) => lockDueJobs(trx, 'receipt', 10, NOW));
+      assert.deepEqual(
+        again.map((j) => [j.ref, j.run_at, j.attempts]),
+        Array.from({ length: 6 }, (_, i) => [`r${i}`, NOW - 100 + i, 0]),
+      );
+      await retryJobsAt(store.db, ['r0', 'r1'].map((ref) => again.find((j) => j.ref === ref)!.id), NOW + 1000);
+      assert.deepEqual(
+        (await jobs(store)).filter((j) => j.ref === 'r0' || j.ref === 'r1').map((j) => [j.run_at, j.attempts]),
+        [
+          [NOW + 1000, 1],
+          [NOW + 1000, 1],
+        ],
+      );
+    });
+
+    test('receipts claimed under lock: one for no known message is retried, each claim counted, until its attempts run out and it is dropped', async () => {
+      const store = await open();
+      let now = NOW;
+      const ctx = { ...serviceContext(store), clock: () => now };
+      await enqueueJobs(store.db, [{ queue: 'receipt', ref: 'carrier_x', payload: { carrierMessageId: 'carrier_x', status: 'delivered', at: NOW }, runAt: NOW }], NOW);
+      let claims = 0;
+      while ((await jobs(store)).length > 0 && claims < 100) {
+        assert.equal(await claimAndApplyReceipts(ctx, 10), 1);
+        claims++;
+        // Not due again before its retry time.
+        assert.equal(await claimAndApplyReceipts(ctx, 10), 0);
+        now += 1000;
+      }
+      assert.equal(claims, 30);
     });
   }
 });

@@ -4,8 +4,10 @@
  */
 import type { DeliveryReport } from '../../carriers/carrier.ts';
 import { carrierIdKeys, matchRank, rankOfSpelling, SPELLING_OF_RANK, type ReceiptIdSpelling } from '../../carriers/carrier-ids.ts';
-import type { JobsTable, MessagesTable } from '../../store/database.ts';
-import { deleteJobs, enqueueJobs, releaseJobs, type NewJob } from '../../store/repositories/jobs.repository.ts';
+import type { Transaction } from 'kysely';
+import type { Database, JobsTable, MessagesTable } from '../../store/database.ts';
+import type { Executor } from '../../store/connect.ts';
+import { deleteJobs, enqueueJobs, lockDueJobs, releaseJobs, retryJobsAt, type NewJob } from '../../store/repositories/jobs.repository.ts';
 import { carrierPartsByKeys, messagesByCarrierIds, oldestDispatchClaim, routeIdSpellings, saveRouteIdSpelling } from '../../store/repositories/carrier-receipts.repository.ts';
 import { messagesByIds } from '../../store/repositories/messages.repository.ts';
 import { applyStatusChange, applyStatusChanges, enqueueFollowUps, type StatusChange } from './message-status-changes.ts';
@@ -61,9 +63,9 @@ export function recordDeliveryReport(ctx: Context, report: DeliveryReport): Prom
 type Candidates = [string | undefined, string | undefined, string | undefined];
 
 /** Candidates for each id; `rows` collects the messages read on the way. */
-async function candidatesFor(ctx: Context, carrierIds: string[], alwaysConvert: Set<string>, rows: Map<string, MessagesTable>): Promise<Map<string, Candidates>> {
+async function candidatesFor(ctx: Context, db: Executor, carrierIds: string[], alwaysConvert: Set<string>, rows: Map<string, MessagesTable>): Promise<Map<string, Candidates>> {
   const out = new Map<string, Candidates>(carrierIds.map((id) => [id, [undefined, undefined, undefined]]));
-  for (const m of await messagesByCarrierIds(ctx.store.db, carrierIds)) {
+  for (const m of await messagesByCarrierIds(db, carrierIds)) {
     rows.set(m.id, m);
     out.get(m.carrier_message_id!)![0] ??= m.id;
   }
@@ -71,7 +73,7 @@ async function candidatesFor(ctx: Context, carrierIds: string[], alwaysConvert: 
   if (wanted.length === 0) return out;
   const lookFor = [...new Set(wanted.flatMap((w) => (w.keys.alt === null ? [w.keys.key] : [w.keys.key, w.keys.alt])))];
   const byKey = new Map<string, { key: string; alt: string | null; messageId: string }[]>();
-  for (const p of await carrierPartsByKeys(ctx.store.db, lookFor)) {
+  for (const p of await carrierPartsByKeys(db, lookFor)) {
     for (const k of p.part_alt === null ? [p.part_key] : [p.part_key, p.part_alt]) {
       const list = byKey.get(k) ?? [];
       list.push({ key: p.part_key, alt: p.part_alt, messageId: p.message_id });
@@ -110,27 +112,65 @@ function receiptChange(report: DeliveryReport): StatusChange {
   return { to: report.status, at: report.at, errorCode: report.errorCode, errorMessage: report.errorMessage };
 }
 
+/** Applies receipt jobs claimed with a lease (`claimJobs`): the reads first, then one transaction. */
 export async function applyReceiptJobs(ctx: Context, jobs: JobsTable[]): Promise<{ applied: number; dropped: number }> {
+  const { applied, dropped, followUps } = await applyReceipts(ctx, ctx.store.db, jobs, (work) => ctx.store.db.transaction().execute(work), releaseJobs);
+  if (followUps > 0) ctx.wake('webhook');
+  return { applied, dropped };
+}
+
+/**
+ * PostgreSQL: claims up to `limit` due receipts and applies them in one transaction, the claim a
+ * row lock rather than a lease (`lockDueJobs`): a receipt is database work only, so nothing is
+ * gained by committing the claim first, and it saves a row version of every job and a commit per
+ * batch. Returns how many were claimed.
+ */
+export async function claimAndApplyReceipts(ctx: Context, limit: number): Promise<number> {
+  const { claimed, followUps } = await ctx.store.db.transaction().execute(async (trx) => {
+    const jobs = await lockDueJobs(trx, 'receipt', limit, ctx.clock());
+    if (jobs.length === 0) return { claimed: 0, followUps: 0 };
+    // `attempts` counts claims, this one included, as a lease claim would have counted it.
+    const result = await applyReceipts(
+      ctx,
+      trx,
+      jobs.map((j) => ({ ...j, attempts: j.attempts + 1 })),
+      (work) => work(trx),
+      retryJobsAt,
+    );
+    return { claimed: jobs.length, followUps: result.followUps };
+  });
+  // After the commit: woken sooner, the webhook worker would not see the events yet.
+  if (followUps > 0) ctx.wake('webhook');
+  return claimed;
+}
+
+async function applyReceipts(
+  ctx: Context,
+  db: Executor,
+  jobs: JobsTable[],
+  write: (work: (trx: Transaction<Database>) => Promise<void>) => Promise<void>,
+  putBack: (db: Executor, ids: string[], runAt: number) => Promise<void>,
+): Promise<{ applied: number; dropped: number; followUps: number }> {
   // In arrival order (job ids count up), whatever order the claim returned them in (PostgreSQL's
   // UPDATE … RETURNING keeps none): for a multi-part message the first final receipt decides.
   const reports = [...jobs].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((job) => ({ job, report: JSON.parse(job.payload ?? '{}') as DeliveryReport }));
   const now = ctx.clock();
   const byCarrier = reports.filter((r) => !r.report.byMessageId);
   const routes = [...new Set(byCarrier.flatMap((r) => (r.report.route === undefined ? [] : [r.report.route])))];
-  const spellings = await routeIdSpellings(ctx.store.db, routes);
+  const spellings = await routeIdSpellings(db, routes);
   // On a route known to convert ids, a converted match beats an exact one: look for both.
   const alwaysConvert = new Set(byCarrier.filter((r) => rankOfSpelling(spellings.get(r.report.route ?? '')) !== null).map((r) => r.report.carrierMessageId));
   const found = new Map<string, MessagesTable>();
   const candidates =
-    byCarrier.length > 0 ? await candidatesFor(ctx, [...new Set(byCarrier.map((r) => r.report.carrierMessageId))], alwaysConvert, found) : new Map<string, Candidates>();
+    byCarrier.length > 0 ? await candidatesFor(ctx, db, [...new Set(byCarrier.map((r) => r.report.carrierMessageId))], alwaysConvert, found) : new Map<string, Candidates>();
   const resolved = reports.map(({ report }): Resolution =>
     report.byMessageId ? { messageId: report.carrierMessageId, provisional: null, unlearn: false } : resolve(candidates.get(report.carrierMessageId), spellings.get(report.route ?? '')),
   );
   // A converted match is provisional while a submit made before the receipt arrived may still be
   // committing: the receipt may be for that submit's message, whose id it names exactly.
-  const oldestClaim = resolved.some((r) => r.provisional !== null) ? await oldestDispatchClaim(ctx.store.db, now, ctx.config.jobLeaseMs) : null;
+  const oldestClaim = resolved.some((r) => r.provisional !== null) ? await oldestDispatchClaim(db, now, ctx.config.jobLeaseMs) : null;
   const unread = [...new Set(resolved.flatMap((r) => (r.messageId === null || found.has(r.messageId) ? [] : [r.messageId])))];
-  for (const m of await messagesByIds(ctx.store.db, unread)) found.set(m.id, m);
+  for (const m of await messagesByIds(db, unread)) found.set(m.id, m);
   const followUps: NewJob[] = [];
   const done: string[] = [];
   const learnt = new Map<string, ReceiptIdSpelling>();
@@ -140,7 +180,7 @@ export async function applyReceiptJobs(ctx: Context, jobs: JobsTable[]): Promise
   const latest = new Map<string, MessagesTable>();
   // A fast SMSC reports before the submit's outcome is committed: put those back in one statement.
   const early: string[] = [];
-  await ctx.store.db.transaction().execute(async (trx) => {
+  await write(async (trx) => {
     // Most messages have one receipt in a batch: those are applied together, in one UPDATE per
     // pair of statuses. A message's further receipts in the same batch follow one by one, each
     // on the state the earlier ones left (applying a change never makes a message pending again,
@@ -200,10 +240,9 @@ export async function applyReceiptJobs(ctx: Context, jobs: JobsTable[]): Promise
       ctx.log.info({ route, receiptIds: spelling }, 'carrier route: receipt id spelling learned');
       await saveRouteIdSpelling(trx, route, spelling, now);
     }
-    await releaseJobs(trx, early, now + EARLY_RECEIPT_RETRY_MS);
+    await putBack(trx, early, now + EARLY_RECEIPT_RETRY_MS);
     await deleteJobs(trx, done);
     await enqueueFollowUps(trx, followUps, now);
   });
-  if (followUps.length > 0) ctx.wake('webhook');
-  return { applied, dropped };
+  return { applied, dropped, followUps: followUps.length };
 }

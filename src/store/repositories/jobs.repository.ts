@@ -3,7 +3,7 @@
  * database as the data they act on, so that enqueuing commits or rolls back with the change that
  * caused it (a transactional outbox).
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, JobQueue, JobsTable } from '../database.ts';
 import type { Executor } from '../connect.ts';
 import { dialectOf, type DialectName } from '../dialect.ts';
@@ -81,6 +81,34 @@ export async function claimJobs(db: Kysely<Database>, queue: JobQueue, limit: nu
     .execute();
 }
 
+/**
+ * PostgreSQL only: locks up to `limit` due jobs of a queue for the caller's transaction, oldest
+ * first, without writing them. For work done wholly inside that transaction (the receipts), this
+ * replaces the lease: a claim that writes `run_at` is a new row version and new entries in both
+ * of the table's indexes for every job, and a commit of its own. Concurrent transactions skip the
+ * locked rows; if the process dies, PostgreSQL ends the transaction and the jobs are due again at
+ * once. `attempts` is not moved: the caller counts this claim (see `retryJobsAt`).
+ */
+export async function lockDueJobs(trx: Transaction<Database>, queue: JobQueue, limit: number, now: number): Promise<JobsTable[]> {
+  const { rows } = await sql<JobsTable>`
+    select * from jobs
+    where queue = ${queue} and run_at <= ${now}
+    order by run_at, id
+    limit ${limit}
+    for update skip locked`.execute(trx);
+  return rows;
+}
+
+/** Puts jobs claimed by `lockDueJobs` back for later, counting the claim as an attempt. */
+export async function retryJobsAt(db: Executor, ids: string[], runAt: number): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .updateTable('jobs')
+    .set({ run_at: runAt, attempts: sql<number>`attempts + 1` })
+    .where('id', 'in', ids)
+    .execute();
+}
+
 /** Accounts one dispatch claim looks at; with more waiting, the next claim starts after the last. */
 export const ACCOUNTS_PER_CLAIM = 32;
 
@@ -94,7 +122,13 @@ const nextAccount = new WeakMap<object, string>();
  * single message. The accounts are found by a skip scan of the `jobs_queue_account` index (one
  * probe per account, however many jobs each has), at most ACCOUNTS_PER_CLAIM per claim; with
  * more, the next claim of this process continues after the last one seen, and wraps around.
- * On PostgreSQL this is one statement. SQLite, with no LATERAL, runs the same steps as separate
+ * On PostgreSQL this is one statement. Its reads do not lock, so concurrent claims (several loops,
+ * several processes) read the same oldest jobs of an account: the rows are locked one by one in
+ * turn order until the limit is reached (a nested loop over the ordered picks, each probing the
+ * primary key; a join the planner could hash would read the whole table), skipping those another
+ * claim holds or has just moved, and each account offers twice the limit, so that a claim running
+ * beside another still fills its batch rather than coming back nearly empty (its loop would then
+ * wait for the idle interval). SQLite, with no LATERAL, runs the same steps as separate
  * statements (no round trips there): the walk and the reads first, then an UPDATE that takes only
  * the jobs still due, so a job another loop claimed in between (its run_at moved past now) is
  * not claimed twice.
@@ -130,14 +164,14 @@ async function claimDispatchInTurn(db: Kysely<Database>, dialect: DialectName, l
         from accounts a cross join lateral (
           select j.id, j.run_at from jobs j
           where j.queue = 'dispatch' and j.account_id = a.account_id and j.run_at <= ${now}
-          order by j.run_at, j.id limit ${limit}
+          order by j.run_at, j.id limit ${2 * limit}
         ) d
         where a.account_id is not null
       ),
       claimed as (
-        select j.id from jobs j
-        where j.id in (select id from picked order by turn, n limit ${limit}) and j.run_at <= ${now}
-        for update skip locked
+        select l.id from (select id, turn, n from picked order by turn, n) p
+        cross join lateral (select j.id from jobs j where j.id = p.id and j.run_at <= ${now} for update skip locked) l
+        limit ${limit}
       ),
       updated as (
         update jobs set run_at = ${now + leaseMs}, attempts = attempts + 1

@@ -1,0 +1,135 @@
+/**
+ * What the worker side costs per message, without the send load around it: N messages are
+ * accepted first (bulk calls, no workers running), then one process's workers (as `pigeon serve`
+ * runs them: dispatch, receipts, webhooks, with the simulator reporting `delivered` after its
+ * delay) carry them all to `delivered`. Prints the drain rate, the CPU per message of this
+ * process and of PostgreSQL's processes (from /proc, so PostgreSQL's figure includes whatever
+ * else the shared database did meanwhile), and on PostgreSQL the statements per message by kind,
+ * counted at the driver.
+ *
+ * With `dispatch` the simulator's receipts are held back (an hour): the figures are dispatch's
+ * alone, up to `sent`.
+ *
+ * PROFILE=file.cpuprofile writes a V8 CPU profile of the drain alone (not of the acceptance before).
+ *
+ *   node --import tsx bench/pipeline-drain.ts [messages=50000] [sqlite|postgres] [dispatch]
+ */
+import { createRequire } from 'node:module';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../src/store/database.ts';
+import { start } from '../src/runtime.ts';
+import { freshDatabase, prepareCustomer } from './setup.ts';
+
+const N = Number(process.argv[2] ?? 50_000);
+const STORE = process.argv[3] ?? 'postgres';
+const BULK = 1000;
+const UNTIL = process.argv[4] === 'dispatch' ? 'sent' : 'delivered';
+
+const require = createRequire(import.meta.url);
+const counts = new Map<string, { n: number; ms: number }>();
+let counting = false;
+if (STORE === 'postgres') {
+  const pg = require('pg') as typeof import('pg');
+  const original = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+  pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
+    const text = typeof args[0] === 'string' ? args[0] : ((args[0] as { text?: string })?.text ?? '?');
+    const result = original.apply(this, args);
+    if (counting && !text.includes('/* drain poll */') && result && typeof (result as Promise<unknown>).then === 'function') {
+      const kind = text.replace(/\s+/g, ' ').trim().slice(0, 60).replace(/\$\d+.*$/, '…');
+      const started = performance.now();
+      void (result as Promise<unknown>).finally(() => {
+        const c = counts.get(kind) ?? { n: 0, ms: 0 };
+        c.n++;
+        c.ms += performance.now() - started;
+        counts.set(kind, c);
+      });
+    }
+    return result;
+  } as typeof pg.Client.prototype.query;
+}
+
+function ticks(pid: number): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+  } catch {
+    return 0;
+  }
+}
+/**
+ * PostgreSQL's processes that work for this run: its own backends (named by application_name;
+ * other clients of the shared database are left out) and the auxiliary processes (WAL writer,
+ * checkpointer, background writer, autovacuum), which work for everyone.
+ */
+async function postgresTicks(db: Kysely<Database>): Promise<Map<number, number>> {
+  const { rows } = await sql<{ pid: number }>`select /* drain poll */ pid from pg_stat_activity
+    where application_name = 'bench_drain' or backend_type <> 'client backend'`.execute(db);
+  return new Map(rows.map((r) => [r.pid, ticks(r.pid)]));
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'pigeon-bench-'));
+try {
+  const fresh = await freshDatabase(STORE, dir, 'bench_drain');
+  const databaseUrl = STORE === 'postgres' ? `${fresh}&application_name=bench_drain` : fresh;
+  const { key } = await prepareCustomer(databaseUrl);
+  const env = { DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', LOG_REQUESTS: 'false', RATE_LIMIT_MAX: '100000000', DISPATCH_BACKLOG_LIMIT: '100000000', DISPATCH_BACKLOG_ACCOUNT_SHARE: '100', PORT: '0', HOST: '127.0.0.1', ...(UNTIL === 'sent' ? { SIM_DELIVERY_DELAY_MS: '3600000' } : {}) };
+  const api = await start({ api: true, workers: false, env });
+  for (let offset = 0; offset < N; offset += BULK) {
+    const messages = Array.from({ length: Math.min(BULK, N - offset) }, (_, i) => {
+      const n = offset + i;
+      return { to: `+1415${String(n % 1000).padStart(3, '0')}${String(3000 + (n % 6000)).padStart(4, '0')}`, message: `Order ${n} is on its way.` };
+    });
+    const res = await api.app!.inject({ method: 'POST', url: '/v1/sms/bulk', headers: { authorization: `Bearer ${key}` }, payload: { from: 'Bench', messages } });
+    if (res.statusCode !== 200) throw new Error(`bulk answered ${res.statusCode}: ${res.body}`);
+  }
+  await api.stop();
+
+  const workers = await start({ api: false, workers: true, env });
+  const delivered = async () =>
+    Number(
+      (await sql<{ n: number }>`select /* drain poll */ count(*) as n from messages where status = ${UNTIL}`.execute(workers.ctx.store.db)).rows[0]!.n,
+    );
+  const profiler = process.env.PROFILE ? new Session() : null;
+  if (profiler) {
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.start');
+  }
+  const pg = STORE === 'postgres';
+  const pg0 = pg ? await postgresTicks(workers.ctx.store.db) : new Map<number, number>();
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  counting = true;
+  let done = 0;
+  while ((done = await delivered()) < N) await sleep(100);
+  counting = false;
+  const wall = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  if (profiler) writeFileSync(process.env.PROFILE!, JSON.stringify((await profiler.post('Profiler.stop')).profile));
+  let pgTicks = 0;
+  // Backends that started during the run are counted from zero; those that ended are lost (the
+  // pool keeps its connections while busy).
+  if (pg) for (const [pid, t] of await postgresTicks(workers.ctx.store.db)) pgTicks += t - (pg0.get(pid) ?? 0);
+  const load = loadavg();
+  await workers.stop();
+  console.log(`${cpus().length} cores, load average ${load.map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(`${done} ${UNTIL} (${STORE}) in ${wall.toFixed(1)} s: ${(done / wall).toFixed(0)} msg/s${UNTIL === 'delivered' ? " (includes the simulator's 1 s receipt delay)" : ''}`);
+  console.log(
+    `CPU per message: this process ${((cpu.user + cpu.system) / done).toFixed(0)} µs` + (STORE === 'postgres' ? `, PostgreSQL ${((pgTicks * 10_000) / done).toFixed(0)} µs` : ''),
+  );
+  if (STORE === 'postgres') {
+    const rows = [...counts.entries()].sort((a, b) => b[1].ms - a[1].ms);
+    const total = rows.reduce((n, [, c]) => n + c.n, 0);
+    const ms = rows.reduce((n, [, c]) => n + c.ms, 0);
+    console.log(`${total} statements: ${(total / done).toFixed(3)} per message, ${((ms * 1000) / done).toFixed(0)} µs per message waiting for them (summed over concurrent loops)`);
+    for (const [kind, c] of rows.slice(0, 25))
+      console.log(`${String(c.n).padStart(8)}  ${(c.n / done).toFixed(4)}/msg  ${((c.ms * 1000) / done).toFixed(1).padStart(6)} µs/msg  ${(c.ms / c.n).toFixed(2).padStart(7)} ms each  ${kind}`);
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
