@@ -11,20 +11,12 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { freePort } from '../test/helpers/processes.ts';
-import { load } from './lib.ts';
+import { cpuTicks, load } from './lib.ts';
 import { freshDatabase, prepareCustomer } from './setup.ts';
 
 const SECONDS = Number(process.argv[2] ?? 5);
 const STORE = process.argv[3] ?? 'postgres';
 
-function ticks(pid: number): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
-  } catch {
-    return 0;
-  }
-}
 function postgresPids(): number[] {
   return readdirSync('/proc')
     .filter((d) => /^\d+$/.test(d))
@@ -37,7 +29,7 @@ function postgresPids(): number[] {
       }
     });
 }
-const total = (pids: number[]) => pids.reduce((n, p) => n + ticks(p), 0);
+const total = (pids: number[]) => pids.reduce((n, p) => n + cpuTicks(p), 0);
 
 const dir = mkdtempSync(join(tmpdir(), 'pigeon-bench-'));
 try {
@@ -58,7 +50,7 @@ try {
   });
   const pid = child.pid!;
   const pgPids = postgresPids();
-  const s0 = ticks(pid);
+  const s0 = cpuTicks(pid);
   const p0 = total(pgPids);
   const all0 = execFileSync('cat', ['/proc/stat']).toString().split('\n')[0]!.split(/\s+/).slice(1).map(Number);
   const r = await load(`http://127.0.0.1:${port}/v1/sms/send`, {
@@ -68,7 +60,7 @@ try {
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ to: '+14155552671', from: 'Bench', message: 'Your code is 123456' }),
   });
-  const s1 = ticks(pid);
+  const s1 = cpuTicks(pid);
   const p1 = total(postgresPids());
   const all1 = execFileSync('cat', ['/proc/stat']).toString().split('\n')[0]!.split(/\s+/).slice(1).map(Number);
   await new Promise((resolve) => {

@@ -5,6 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -103,4 +104,47 @@ export function sampleRss(pid: number): { stop(): number } {
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** CPU clock ticks (1/100 s) a process has used so far (its own and its reaped children's), 0 once it is gone. */
+export function cpuTicks(pid: number): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+  } catch {
+    return 0;
+  }
+}
+
+export interface StatementCounts {
+  /** By kind (the statement's first characters), how many ran and their time on the client side. */
+  counts: Map<string, { n: number; ms: number }>;
+  counting: boolean;
+}
+
+/**
+ * Counts and times the statements this process sends through `pg` while `counting` is set:
+ * `pg_stat_statements` needs `shared_preload_libraries`, which a default install does not load.
+ * `width` is how much of a statement's text names its kind; `skip` leaves out the bench's own.
+ */
+export function countPgStatements(width: number, skip: (text: string) => boolean = () => false): StatementCounts {
+  const state: StatementCounts = { counts: new Map(), counting: false };
+  const pg = createRequire(import.meta.url)('pg') as typeof import('pg');
+  const original = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+  pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
+    const text = typeof args[0] === 'string' ? args[0] : ((args[0] as { text?: string })?.text ?? '?');
+    const started = performance.now();
+    const result = original.apply(this, args);
+    if (state.counting && !skip(text) && result && typeof (result as Promise<unknown>).then === 'function') {
+      const kind = text.replace(/\s+/g, ' ').trim().slice(0, width).replace(/\$\d+.*$/, '…');
+      void (result as Promise<unknown>).finally(() => {
+        const c = state.counts.get(kind) ?? { n: 0, ms: 0 };
+        c.n++;
+        c.ms += performance.now() - started;
+        state.counts.set(kind, c);
+      });
+    }
+    return result;
+  } as typeof pg.Client.prototype.query;
+  return state;
 }

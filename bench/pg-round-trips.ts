@@ -7,7 +7,6 @@
  *
  *   node --import tsx bench/pg-round-trips.ts [sends] [concurrency] [keyed|bulk]
  */
-import { createRequire } from 'node:module';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,31 +16,13 @@ import { buildApp } from '../src/http/app.ts';
 import { SimulatorCarrier } from '../src/carriers/simulator/simulator-carrier.ts';
 import { openStore } from '../src/store/connect.ts';
 import { systemClock } from '../src/util/ids.ts';
+import { countPgStatements } from './lib.ts';
 import { freshDatabase, prepareCustomer } from './setup.ts';
 
 const SENDS = Number(process.argv[2] ?? 2000);
 const CONCURRENCY = Number(process.argv[3] ?? 64);
 
-const require = createRequire(import.meta.url);
-const pg = require('pg') as typeof import('pg');
-const counts = new Map<string, { n: number; ms: number }>();
-let counting = false;
-const original = pg.Client.prototype.query as (...args: unknown[]) => unknown;
-pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
-  const text = typeof args[0] === 'string' ? args[0] : ((args[0] as { text?: string })?.text ?? '?');
-  const kind = text.replace(/\s+/g, ' ').trim().slice(0, 48).replace(/\$\d+.*$/, '…');
-  const started = performance.now();
-  const result = original.apply(this, args);
-  if (counting && result && typeof (result as Promise<unknown>).then === 'function') {
-    void (result as Promise<unknown>).finally(() => {
-      const c = counts.get(kind) ?? { n: 0, ms: 0 };
-      c.n++;
-      c.ms += performance.now() - started;
-      counts.set(kind, c);
-    });
-  }
-  return result;
-} as typeof pg.Client.prototype.query;
+const statements = countPgStatements(48);
 
 const dir = mkdtempSync(join(tmpdir(), 'pigeon-bench-'));
 const databaseUrl = await freshDatabase('postgres', dir, 'bench_rt');
@@ -64,20 +45,20 @@ if (process.argv[4] === 'bulk') {
   const bulk = (offset: number) => app.inject({ method: 'POST', url: '/v1/sms/bulk', headers: { authorization: `Bearer ${key}` }, payload: { from: 'Bench', messages: messages(offset) } });
   await bulk(1_000_000);
   for (let round = 0; round < 3; round++) {
-    counting = true;
+    statements.counting = true;
     const t = performance.now();
     const res = await bulk(round * 10_000);
     const ms = performance.now() - t;
-    counting = false;
-    const db = [...counts.values()].reduce((n, c) => n + c.ms, 0);
-    console.log(`bulk of 10,000: ${res.statusCode} in ${ms.toFixed(0)} ms, of which ${db.toFixed(0)} ms in ${[...counts.values()].reduce((n, c) => n + c.n, 0)} statements`);
-    counts.clear();
+    statements.counting = false;
+    const db = [...statements.counts.values()].reduce((n, c) => n + c.ms, 0);
+    console.log(`bulk of 10,000: ${res.statusCode} in ${ms.toFixed(0)} ms, of which ${db.toFixed(0)} ms in ${[...statements.counts.values()].reduce((n, c) => n + c.n, 0)} statements`);
+    statements.counts.clear();
   }
   await app.close();
   await store.close();
   process.exit(0);
 }
-counting = true;
+statements.counting = true;
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 let next = 0;
@@ -92,9 +73,9 @@ await Promise.all(
 );
 const wall = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
-counting = false;
+statements.counting = false;
 let total = 0;
-const rows = [...counts.entries()].sort((a, b) => b[1].n - a[1].n);
+const rows = [...statements.counts.entries()].sort((a, b) => b[1].n - a[1].n);
 for (const [, c] of rows) total += c.n;
 console.log(`${ok} sends accepted of ${SENDS}, ${CONCURRENCY} at a time, in ${wall.toFixed(0)} ms (${((ok / wall) * 1000).toFixed(0)}/s in-process, ${((cpu.user + cpu.system) / ok).toFixed(0)} µs CPU per send)`);
 console.log(`${total} statements: ${(total / ok).toFixed(3)} per send`);

@@ -14,8 +14,7 @@
  *
  *   node --import tsx bench/pipeline-drain.ts [messages=50000] [sqlite|postgres] [dispatch]
  */
-import { createRequire } from 'node:module';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +22,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../src/store/database.ts';
 import { start } from '../src/runtime.ts';
+import { countPgStatements, cpuTicks } from './lib.ts';
 import { freshDatabase, prepareCustomer } from './setup.ts';
 
 const N = Number(process.argv[2] ?? 50_000);
@@ -30,37 +30,8 @@ const STORE = process.argv[3] ?? 'postgres';
 const BULK = 1000;
 const UNTIL = process.argv[4] === 'dispatch' ? 'sent' : 'delivered';
 
-const require = createRequire(import.meta.url);
-const counts = new Map<string, { n: number; ms: number }>();
-let counting = false;
-if (STORE === 'postgres') {
-  const pg = require('pg') as typeof import('pg');
-  const original = pg.Client.prototype.query as (...args: unknown[]) => unknown;
-  pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
-    const text = typeof args[0] === 'string' ? args[0] : ((args[0] as { text?: string })?.text ?? '?');
-    const result = original.apply(this, args);
-    if (counting && !text.includes('/* drain poll */') && result && typeof (result as Promise<unknown>).then === 'function') {
-      const kind = text.replace(/\s+/g, ' ').trim().slice(0, 60).replace(/\$\d+.*$/, '…');
-      const started = performance.now();
-      void (result as Promise<unknown>).finally(() => {
-        const c = counts.get(kind) ?? { n: 0, ms: 0 };
-        c.n++;
-        c.ms += performance.now() - started;
-        counts.set(kind, c);
-      });
-    }
-    return result;
-  } as typeof pg.Client.prototype.query;
-}
+const statements = STORE === 'postgres' ? countPgStatements(60, (text) => text.includes('/* drain poll */')) : { counts: new Map<string, { n: number; ms: number }>(), counting: false };
 
-function ticks(pid: number): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
-  } catch {
-    return 0;
-  }
-}
 /**
  * PostgreSQL's processes that work for this run: its own backends (named by application_name;
  * other clients of the shared database are left out) and the auxiliary processes (WAL writer,
@@ -69,7 +40,7 @@ function ticks(pid: number): number {
 async function postgresTicks(db: Kysely<Database>): Promise<Map<number, number>> {
   const { rows } = await sql<{ pid: number }>`select /* drain poll */ pid from pg_stat_activity
     where application_name = 'bench_drain' or backend_type <> 'client backend'`.execute(db);
-  return new Map(rows.map((r) => [r.pid, ticks(r.pid)]));
+  return new Map(rows.map((r) => [r.pid, cpuTicks(r.pid)]));
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'pigeon-bench-'));
@@ -104,10 +75,10 @@ try {
   const pg0 = pg ? await postgresTicks(workers.ctx.store.db) : new Map<number, number>();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  counting = true;
+  statements.counting = true;
   let done = 0;
   while ((done = await delivered()) < N) await sleep(100);
-  counting = false;
+  statements.counting = false;
   const wall = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   if (profiler) writeFileSync(process.env.PROFILE!, JSON.stringify((await profiler.post('Profiler.stop')).profile));
@@ -123,7 +94,7 @@ try {
     `CPU per message: this process ${((cpu.user + cpu.system) / done).toFixed(0)} µs` + (STORE === 'postgres' ? `, PostgreSQL ${((pgTicks * 10_000) / done).toFixed(0)} µs` : ''),
   );
   if (STORE === 'postgres') {
-    const rows = [...counts.entries()].sort((a, b) => b[1].ms - a[1].ms);
+    const rows = [...statements.counts.entries()].sort((a, b) => b[1].ms - a[1].ms);
     const total = rows.reduce((n, [, c]) => n + c.n, 0);
     const ms = rows.reduce((n, [, c]) => n + c.ms, 0);
     console.log(`${total} statements: ${(total / done).toFixed(3)} per message, ${((ms * 1000) / done).toFixed(0)} µs per message waiting for them (summed over concurrent loops)`);

@@ -6,12 +6,12 @@
  *
  *   node --import tsx bench/throughput.bench.ts [seconds=60] [offered msg/s=6000] [sqlite|postgres]
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, startPigeon } from '../test/helpers/processes.ts';
-import { figure, report, sampleRss, targetsFor } from './lib.ts';
+import { cpuTicks, figure, report, sampleRss, targetsFor } from './lib.ts';
 import { freshDatabase, prepareCustomer } from './setup.ts';
 
 const SECONDS = Number(process.argv[2] ?? 60);
@@ -20,15 +20,6 @@ const STORE = process.argv[4] ?? 'sqlite';
 const target = targetsFor(STORE);
 const BULK = 500;
 
-/** CPU clock ticks (1/100 s) a process used so far, 0 once it is gone. */
-function ticks(pid: number): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return Number(f[11]) + Number(f[12]);
-  } catch {
-    return 0;
-  }
-}
 
 /**
  * PostgreSQL's processes working for this run: the server's backends (named by application_name,
@@ -43,7 +34,7 @@ async function postgresTicks(databaseUrl: string): Promise<Map<number, number>> 
     `select pid from pg_stat_activity where application_name = 'bench_throughput' or backend_type <> 'client backend'`,
   );
   await client.end();
-  return new Map(rows.map((r) => [r.pid, ticks(r.pid)]));
+  return new Map(rows.map((r) => [r.pid, cpuTicks(r.pid)]));
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'pigeon-bench-'));
@@ -84,7 +75,7 @@ try {
       startDelivered = await delivered();
       startAt = performance.now();
       sentAtStart = sent;
-      serverTicks0 = ticks(server.child.pid!);
+      serverTicks0 = cpuTicks(server.child.pid!);
       if (STORE === 'postgres') pgTicks0 = await postgresTicks(databaseUrl);
     }
     const messages = Array.from({ length: BULK }, () => {
@@ -106,7 +97,7 @@ try {
   for (const [status, n] of refusals) console.error(`# ${n} bulk calls of ${BULK} answered ${status}`);
   const endDelivered = await delivered();
   const window = (performance.now() - startAt) / 1000;
-  const serverTicks = ticks(server.child.pid!) - serverTicks0;
+  const serverTicks = cpuTicks(server.child.pid!) - serverTicks0;
   let pgTicks = 0;
   if (STORE === 'postgres') for (const [pid, t] of await postgresTicks(databaseUrl)) pgTicks += t - (pgTicks0.get(pid) ?? 0);
   const load = loadavg();
