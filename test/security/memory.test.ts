@@ -1,7 +1,7 @@
 /**
  * Memory from one key: a customer with an `sms:send` key fires 150 sends at once, each with a
  * 4 MiB field (the body limit, 5 MiB, lets them through to the parser). Every one is answered 400
- * with that field's code, the server's peak RSS stays under 400 MiB (before the field limits and
+ * with that field's code, the server's peak RSS stays under 450 MiB (before the field limits and
  * the byte-bounded caches, over-long `from` values were kept as cache keys and it passed 800 MiB),
  * and it goes on serving: the next valid send succeeds.
  *
@@ -19,7 +19,13 @@ import { processDatabase, serviceContext, testDialect } from '../helpers/test-st
 
 const PARALLEL = 150;
 const FIELD_BYTES = 4 * 1024 * 1024;
-const RSS_LIMIT_KIB = 400 * 1024;
+/**
+ * What is live stays small (the body budget lets about 20 MiB of bodies be read at once); the rest
+ * of the peak is garbage the collector has not yet taken, and how much of it V8 keeps depends on
+ * Node's version: from about 170 MiB after start, measured peaks were 303–326 MiB on Node 20 and
+ * 362–412 MiB on Node 24. The bound is well under the 800 MiB that unbounded caches reached.
+ */
+const RSS_LIMIT_KIB = 450 * 1024;
 
 /** Peak and current resident set size of a process, in KiB. */
 function memoryOf(pid: number): { peak: number; now: number } {
@@ -44,7 +50,7 @@ describe(`150 parallel sends with 4 MiB fields (${testDialect})`, () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test('all 400 with the field’s code, RSS stays under 400 MiB, the next valid send succeeds', { timeout: 180_000 }, async () => {
+  test('all 400 with the field’s code, RSS stays under 450 MiB, the next valid send succeeds', { timeout: 180_000 }, async () => {
     const ctx = serviceContext(store, { DATABASE_URL: database.url });
     const { key } = await createCustomer(ctx, { name: 'Memory', email: 'memory@example.com', credits: 100, label: 'memory' });
 
