@@ -148,3 +148,24 @@ export function countPgStatements(width: number, skip: (text: string) => boolean
   } as typeof pg.Client.prototype.query;
   return state;
 }
+
+/**
+ * CPU ticks so far of PostgreSQL's processes that work for one run: its own backends (those whose
+ * connections carry `applicationName`; other clients of a shared database are left out) and the
+ * auxiliary processes (WAL writer, checkpointer, background writer, autovacuum), which work for
+ * everyone. The query is marked `bench poll`, for a statement count to leave out.
+ */
+export async function postgresTicks(databaseUrl: string, applicationName: string): Promise<Map<number, number>> {
+  const pg = createRequire(import.meta.url)('pg') as typeof import('pg');
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ pid: number }>(
+      `select /* bench poll */ pid from pg_stat_activity where application_name = $1 or backend_type <> 'client backend'`,
+      [applicationName],
+    );
+    return new Map(rows.map((r) => [r.pid, cpuTicks(r.pid)]));
+  } finally {
+    await client.end();
+  }
+}

@@ -19,10 +19,9 @@ import { Session } from 'node:inspector/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { sql, type Kysely } from 'kysely';
-import type { Database } from '../src/store/database.ts';
+import { sql } from 'kysely';
 import { start } from '../src/runtime.ts';
-import { countPgStatements, cpuTicks } from './lib.ts';
+import { countPgStatements, postgresTicks } from './lib.ts';
 import { freshDatabase, prepareCustomer } from './setup.ts';
 
 const N = Number(process.argv[2] ?? 50_000);
@@ -30,18 +29,8 @@ const STORE = process.argv[3] ?? 'postgres';
 const BULK = 1000;
 const UNTIL = process.argv[4] === 'dispatch' ? 'sent' : 'delivered';
 
-const statements = STORE === 'postgres' ? countPgStatements(60, (text) => text.includes('/* drain poll */')) : { counts: new Map<string, { n: number; ms: number }>(), counting: false };
+const statements = STORE === 'postgres' ? countPgStatements(60, (text) => text.includes('/* bench poll */')) : { counts: new Map<string, { n: number; ms: number }>(), counting: false };
 
-/**
- * PostgreSQL's processes that work for this run: its own backends (named by application_name;
- * other clients of the shared database are left out) and the auxiliary processes (WAL writer,
- * checkpointer, background writer, autovacuum), which work for everyone.
- */
-async function postgresTicks(db: Kysely<Database>): Promise<Map<number, number>> {
-  const { rows } = await sql<{ pid: number }>`select /* drain poll */ pid from pg_stat_activity
-    where application_name = 'bench_drain' or backend_type <> 'client backend'`.execute(db);
-  return new Map(rows.map((r) => [r.pid, cpuTicks(r.pid)]));
-}
 
 const dir = mkdtempSync(join(tmpdir(), 'pigeon-bench-'));
 try {
@@ -63,7 +52,7 @@ try {
   const workers = await start({ api: false, workers: true, env });
   const delivered = async () =>
     Number(
-      (await sql<{ n: number }>`select /* drain poll */ count(*) as n from messages where status = ${UNTIL}`.execute(workers.ctx.store.db)).rows[0]!.n,
+      (await sql<{ n: number }>`select /* bench poll */ count(*) as n from messages where status = ${UNTIL}`.execute(workers.ctx.store.db)).rows[0]!.n,
     );
   const profiler = process.env.PROFILE ? new Session() : null;
   if (profiler) {
@@ -72,7 +61,7 @@ try {
     await profiler.post('Profiler.start');
   }
   const pg = STORE === 'postgres';
-  const pg0 = pg ? await postgresTicks(workers.ctx.store.db) : new Map<number, number>();
+  const pg0 = pg ? await postgresTicks(databaseUrl, 'bench_drain') : new Map<number, number>();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   statements.counting = true;
@@ -85,7 +74,7 @@ try {
   let pgTicks = 0;
   // Backends that started during the run are counted from zero; those that ended are lost (the
   // pool keeps its connections while busy).
-  if (pg) for (const [pid, t] of await postgresTicks(workers.ctx.store.db)) pgTicks += t - (pg0.get(pid) ?? 0);
+  if (pg) for (const [pid, t] of await postgresTicks(databaseUrl, 'bench_drain')) pgTicks += t - (pg0.get(pid) ?? 0);
   const load = loadavg();
   await workers.stop();
   console.log(`${cpus().length} cores, load average ${load.map((l) => l.toFixed(2)).join(' ')}`);

@@ -11,7 +11,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, startPigeon } from '../test/helpers/processes.ts';
-import { cpuTicks, figure, report, sampleRss, targetsFor } from './lib.ts';
+import { cpuTicks, postgresTicks, figure, report, sampleRss, targetsFor } from './lib.ts';
 import { freshDatabase, prepareCustomer } from './setup.ts';
 
 const SECONDS = Number(process.argv[2] ?? 60);
@@ -21,21 +21,6 @@ const target = targetsFor(STORE);
 const BULK = 500;
 
 
-/**
- * PostgreSQL's processes working for this run: the server's backends (named by application_name,
- * so other clients of a shared database are left out) and the auxiliary processes (WAL writer,
- * checkpointer, autovacuum), with their CPU ticks so far.
- */
-async function postgresTicks(databaseUrl: string): Promise<Map<number, number>> {
-  const pg = (await import('pg')).default;
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  const { rows } = await client.query<{ pid: number }>(
-    `select pid from pg_stat_activity where application_name = 'bench_throughput' or backend_type <> 'client backend'`,
-  );
-  await client.end();
-  return new Map(rows.map((r) => [r.pid, cpuTicks(r.pid)]));
-}
 
 const dir = mkdtempSync(join(tmpdir(), 'pigeon-bench-'));
 try {
@@ -76,7 +61,7 @@ try {
       startAt = performance.now();
       sentAtStart = sent;
       serverTicks0 = cpuTicks(server.child.pid!);
-      if (STORE === 'postgres') pgTicks0 = await postgresTicks(databaseUrl);
+      if (STORE === 'postgres') pgTicks0 = await postgresTicks(databaseUrl, 'bench_throughput');
     }
     const messages = Array.from({ length: BULK }, () => {
       const n = seq++;
@@ -99,7 +84,7 @@ try {
   const window = (performance.now() - startAt) / 1000;
   const serverTicks = cpuTicks(server.child.pid!) - serverTicks0;
   let pgTicks = 0;
-  if (STORE === 'postgres') for (const [pid, t] of await postgresTicks(databaseUrl)) pgTicks += t - (pgTicks0.get(pid) ?? 0);
+  if (STORE === 'postgres') for (const [pid, t] of await postgresTicks(databaseUrl, 'bench_throughput')) pgTicks += t - (pgTicks0.get(pid) ?? 0);
   const load = loadavg();
   const dispatchBacklog = await depth('dispatch');
   const receiptBacklog = await depth('receipt');

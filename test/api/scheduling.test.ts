@@ -34,6 +34,16 @@ describe('scheduled sends', () => {
   async function balance(key: string) {
     return (await h.request('GET', '/v1/account', { key })).json().data.credits_remaining as number;
   }
+  /** A bulk of two due in a minute, with a callback: one credit to +447911123456, two to +447911123457. */
+  async function scheduleTwo(key: string) {
+    const res = await h.request('POST', '/v1/sms/bulk', {
+      key,
+      body: { from: 'Acme', send_at: at(MINUTE), callback_url: 'https://hooks.example.com/sms', messages: [{ to: '+447911123456', message: 'a' }, { to: '+447911123457', message: 'b'.repeat(200) }] },
+    });
+    const bulk = res.json();
+    assert.equal(bulk.credits_remaining, 7);
+    return bulk;
+  }
 
   test('a send with send_at is debited now, stays scheduled until its time (not a millisecond early), then goes out', async () => {
     const { key } = await h.customer({ credits: 10 });
@@ -161,12 +171,7 @@ describe('scheduled sends', () => {
 
   test('suspended at release: failed with account_suspended, refunded with a ledger row, sms.failed raised', async () => {
     const { key, accountId } = await h.customer({ credits: 10 });
-    const res = await h.request('POST', '/v1/sms/bulk', {
-      key,
-      body: { from: 'Acme', send_at: at(MINUTE), callback_url: 'https://hooks.example.com/sms', messages: [{ to: '+447911123456', message: 'a' }, { to: '+447911123457', message: 'b'.repeat(200) }] },
-    });
-    const bulk = res.json();
-    assert.equal(bulk.credits_remaining, 7);
+    const bulk = await scheduleTwo(key);
     await setAccountStatus(h.ctx, accountId, 'suspended');
     h.clock.advance(MINUTE);
     await h.workers.drain();
@@ -189,12 +194,7 @@ describe('scheduled sends', () => {
 
   test('a recipient who opts out before the time: failed at release with recipient_opted_out, refunded with a ledger row, sms.failed raised', async () => {
     const { key, accountId } = await h.customer({ credits: 10 });
-    const res = await h.request('POST', '/v1/sms/bulk', {
-      key,
-      body: { from: 'Acme', send_at: at(MINUTE), callback_url: 'https://hooks.example.com/sms', messages: [{ to: '+447911123456', message: 'a' }, { to: '+447911123457', message: 'b'.repeat(200) }] },
-    });
-    const bulk = res.json();
-    assert.equal(bulk.credits_remaining, 7);
+    const bulk = await scheduleTwo(key);
     const [kept, dropped] = bulk.messages.map((m: { message_id: string }) => m.message_id) as [string, string];
     assert.equal((await h.request('POST', '/v1/opt-outs', { key, body: { phone: '+447911123457' } })).statusCode, 201);
     h.clock.advance(MINUTE);
