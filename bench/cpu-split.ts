@@ -42,11 +42,18 @@ try {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve) => {
+    // Searched only until the banner: the server logs a line per request, and rescanning the
+    // growing output would load this process (and so the machine) more than the server does.
     let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
+    const onData = (c: Buffer) => {
       out += c.toString();
-      if (out.includes('pigeon started')) resolve();
-    });
+      if (out.includes('pigeon started')) {
+        child.stdout!.off('data', onData);
+        child.stdout!.resume();
+        resolve();
+      }
+    };
+    child.stdout!.on('data', onData);
   });
   const pid = child.pid!;
   const pgPids = postgresPids();
