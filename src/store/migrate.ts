@@ -19,6 +19,7 @@ import * as m013 from './migrations/013-two-way.ts';
 import * as m014 from './migrations/014-scheduling.ts';
 import * as m015 from './migrations/015-one-statement-acceptance.ts';
 import * as m016 from './migrations/016-campaigns.ts';
+import * as m017 from './migrations/017-dispatch-jobs-one-index.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': m001,
@@ -35,6 +36,7 @@ const migrations: Record<string, Migration> = {
   '014-scheduling': m014,
   '015-one-statement-acceptance': m015,
   '016-campaigns': m016,
+  '017-dispatch-jobs-one-index': m017,
 };
 
 class InCodeMigrationProvider implements MigrationProvider {

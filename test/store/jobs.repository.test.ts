@@ -112,6 +112,16 @@ forEachDialect((dialect, open) => {
     assert.equal(refs.length + rest.length, 30, 'every job claimed exactly once in the end');
   });
 
+  test('a dispatch claim that continues after the last account served goes on from the first when it reaches the end', async () => {
+    const store = await open();
+    const job = (accountId: string, ref: string) => ({ queue: 'dispatch' as const, accountId, ref, runAt: NOW });
+    await enqueueJobs(store.db, [job('acc_0', 'a1'), job('acc_0', 'a2'), job('acc_1', 'b1'), job('acc_2', 'c1')], NOW);
+    // Cut short in its first round: acc_2 has not been served, so the next claim starts there.
+    assert.deepEqual((await claimJobs(store.db, 'dispatch', 2, NOW, LEASE)).map((j) => j.ref).sort(), ['a1', 'b1']);
+    // It serves acc_2, then acc_0's second job rather than leaving it for a later claim.
+    assert.deepEqual((await claimJobs(store.db, 'dispatch', 10, NOW, LEASE)).map((j) => j.ref).sort(), ['a2', 'c1']);
+  });
+
   test('settled jobs are deleted, rescheduled or released', async () => {
     const store = await open();
     await enqueueJobs(store.db, ['a', 'b', 'c', 'd'].map((ref) => ({ queue: 'webhook' as const, ref, runAt: NOW })), NOW);

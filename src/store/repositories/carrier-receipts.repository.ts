@@ -3,10 +3,12 @@
  * submit (any part's, however the carrier spells it), what each route's SMSC is known to do with
  * ids, and whether submits are still on their way to being committed.
  */
+import { sql } from 'kysely';
 import type { ReceiptIdSpelling } from '../../carriers/carrier-ids.ts';
 import type { Executor } from '../connect.ts';
 import type { CarrierPartsTable, MessagesTable } from '../database.ts';
 import { chunked } from '../chunk.ts';
+import { dispatchAccountsWalk } from './jobs.repository.ts';
 
 /** Records the ids the carrier answered for each part of the messages just submitted. */
 export async function insertCarrierParts(db: Executor, parts: CarrierPartsTable[]): Promise<void> {
@@ -56,12 +58,16 @@ export async function saveRouteIdSpelling(db: Executor, route: string, spelling:
  * waiting out a retry delay looks like a claim too, which only makes a receipt wait longer.
  */
 export async function oldestDispatchClaim(db: Executor, now: number, leaseMs: number): Promise<number | null> {
-  const row = await db
-    .selectFrom('jobs')
-    .select((eb) => eb.fn.min('run_at').as('run_at'))
-    .where('queue', '=', 'dispatch')
-    .where('run_at', '>', now)
-    .where('attempts', '>', 0)
-    .executeTakeFirst();
-  return row?.run_at === null || row?.run_at === undefined ? null : Number(row.run_at) - leaseMs;
+  // Per account with dispatch jobs, its first job leased past now, read from `jobs_queue_account`
+  // (ordered by run_at within an account): the cost is a probe per account, not a read of the
+  // whole backlog.
+  const { rows } = await sql<{ run_at: number | string | null }>`with recursive ${dispatchAccountsWalk('')}
+    select min((
+      select j.run_at from jobs j
+      where j.queue = 'dispatch' and j.account_id = a.account_id and j.run_at > ${now} and j.attempts > 0
+      order by j.run_at limit 1
+    )) as run_at
+    from accounts a where a.account_id is not null`.execute(db);
+  const runAt = rows[0]?.run_at;
+  return runAt === null || runAt === undefined ? null : Number(runAt) - leaseMs;
 }

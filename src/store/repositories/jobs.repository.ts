@@ -20,8 +20,18 @@ export interface NewJob {
   runAt: number;
 }
 
+/**
+ * Dispatch jobs, and only they, carry their account, and each queue is read through the index of
+ * its kind: `jobs_queue_account` holds the dispatch jobs, `jobs_queue_run_at` the others (both
+ * partial, migration 017). A query on the jobs of a queue adds this condition, which both
+ * databases need before they use a partial index.
+ */
+export function ofQueue(queue: JobQueue) {
+  return queue === 'dispatch' ? sql<boolean>`account_id is not null` : sql<boolean>`account_id is null`;
+}
+
 export async function enqueueJobs(db: Executor, jobs: NewJob[], now: number): Promise<void> {
-  if (jobs.some((j) => j.queue === 'dispatch' && !j.accountId)) throw new Error('a dispatch job names its account');
+  if (jobs.some((j) => (j.queue === 'dispatch') !== (j.accountId !== undefined))) throw new Error('a dispatch job, and only a dispatch job, names its account');
   const rows: JobsTable[] = jobs.map((j) => ({
     id: newId('job', now),
     queue: j.queue,
@@ -54,7 +64,7 @@ export async function claimJobs(db: Kysely<Database>, queue: JobQueue, limit: nu
     const { rows } = await sql<JobsTable>`
       with due as materialized (
         select id from jobs
-        where queue = ${queue} and run_at <= ${now}
+        where queue = ${queue} and ${ofQueue(queue)} and run_at <= ${now}
         order by run_at, id
         limit ${limit}
         for update skip locked
@@ -69,6 +79,7 @@ export async function claimJobs(db: Kysely<Database>, queue: JobQueue, limit: nu
     .selectFrom('jobs')
     .select('id')
     .where('queue', '=', queue)
+    .where(ofQueue(queue))
     .where('run_at', '<=', now)
     .orderBy('run_at')
     .orderBy('id')
@@ -92,7 +103,7 @@ export async function claimJobs(db: Kysely<Database>, queue: JobQueue, limit: nu
 export async function lockDueJobs(trx: Transaction<Database>, queue: JobQueue, limit: number, now: number): Promise<JobsTable[]> {
   const { rows } = await sql<JobsTable>`
     select * from jobs
-    where queue = ${queue} and run_at <= ${now}
+    where queue = ${queue} and ${ofQueue(queue)} and run_at <= ${now}
     order by run_at, id
     limit ${limit}
     for update skip locked`.execute(trx);
@@ -107,6 +118,21 @@ export async function retryJobsAt(db: Executor, ids: string[], runAt: number): P
     .set({ run_at: runAt, attempts: sql<number>`attempts + 1` })
     .where('id', 'in', ids)
     .execute();
+}
+
+/**
+ * A recursive CTE `accounts(account_id, n)` for `WITH RECURSIVE`: the accounts with dispatch jobs,
+ * in id order after `after` (at most `max` of them, when given), found by a skip scan of `jobs_queue_account` (one probe
+ * per account, however many jobs each has). Its last row has a null account.
+ */
+export function dispatchAccountsWalk(after: string, max?: number) {
+  const bound = max === undefined ? sql`` : sql`and a.n < ${max}`;
+  return sql`accounts(account_id, n) as (
+      select (select account_id from jobs where queue = 'dispatch' and account_id > ${after} order by account_id limit 1), 1
+      union all
+      select (select j.account_id from jobs j where j.queue = 'dispatch' and j.account_id > a.account_id order by j.account_id limit 1), a.n + 1
+      from accounts a where a.account_id is not null ${bound}
+    )`;
 }
 
 /** Accounts one dispatch claim looks at; with more waiting, the next claim starts after the last. */
@@ -136,12 +162,26 @@ const nextAccount = new WeakMap<object, string>();
 async function claimDispatchInTurn(db: Kysely<Database>, dialect: DialectName, limit: number, now: number, leaseMs: number): Promise<JobsTable[]> {
   const key = db.getExecutor().adapter;
   const after = nextAccount.get(key) ?? '';
-  const accounts = sql`accounts(account_id, n) as (
-      select (select account_id from jobs where queue = 'dispatch' and account_id > ${after} order by account_id limit 1), 1
-      union all
-      select (select j.account_id from jobs j where j.queue = 'dispatch' and j.account_id > a.account_id order by j.account_id limit 1), a.n + 1
-      from accounts a where a.account_id is not null and a.n < ${ACCOUNTS_PER_CLAIM}
-    )`;
+  const claimed = await claimDispatchAfter(db, dialect, key, after, limit, now, leaseMs);
+  // A walk that began after the account remembered and reached the last one without filling the
+  // batch goes on from the first: the accounts before it may have work waiting (without this, a
+  // claim could come back empty while jobs are due, and its loop would wait for nothing).
+  if (after !== '' && claimed.length < limit && !nextAccount.has(key)) {
+    claimed.push(...(await claimDispatchAfter(db, dialect, key, '', limit - claimed.length, now, leaseMs)));
+  }
+  return claimed;
+}
+
+async function claimDispatchAfter(
+  db: Kysely<Database>,
+  dialect: DialectName,
+  key: object,
+  after: string,
+  limit: number,
+  now: number,
+  leaseMs: number,
+): Promise<JobsTable[]> {
+  const accounts = dispatchAccountsWalk(after, ACCOUNTS_PER_CLAIM);
   const remember = (walk: string[], claimed: JobsTable[]) => {
     // Claims take the first job of each account in walk order, then the second, and so on. A
     // claim cut short in its first round continues next time after the last account it served;
@@ -265,6 +305,7 @@ export async function queueDepth(db: Executor, queue: JobQueue): Promise<{ depth
     .selectFrom('jobs')
     .select((eb) => [eb.fn.countAll<number>().as('depth'), eb.fn.min('created_at').as('oldest')])
     .where('queue', '=', queue)
+    .where(ofQueue(queue))
     .executeTakeFirstOrThrow();
   return { depth: Number(row.depth), oldestCreatedAt: row.oldest === null ? null : Number(row.oldest) };
 }
@@ -290,7 +331,8 @@ export async function dispatchBacklog(db: Executor, since: number, accountId?: s
       eb.fn.sum<number>(eb.case().when('created_at', '<=', since).then(1).else(0).end()).as('created_by'),
       eb.fn.min('created_at').as('oldest'),
     ])
-    .where('queue', '=', 'dispatch');
+    .where('queue', '=', 'dispatch')
+    .where(ofQueue('dispatch'));
   if (accountId !== undefined) q = q.where('account_id', '=', accountId);
   const row = await q.executeTakeFirstOrThrow();
   return { depth: Number(row.depth), createdBy: Number(row.created_by ?? 0), oldestCreatedAt: row.oldest === null ? null : Number(row.oldest) };
@@ -302,7 +344,7 @@ export async function dispatchBacklogByAccount(db: Executor, limit: number): Pro
     .selectFrom('jobs')
     .select((eb) => ['account_id', eb.fn.countAll<number>().as('depth'), eb.fn.min('created_at').as('oldest')])
     .where('queue', '=', 'dispatch')
-    .where('account_id', 'is not', null)
+    .where(ofQueue('dispatch'))
     .groupBy('account_id')
     .orderBy('depth', 'desc')
     .orderBy('account_id')

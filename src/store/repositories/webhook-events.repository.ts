@@ -6,6 +6,7 @@
 import type { Executor } from '../connect.ts';
 import type { AccountsTable, WebhookAttemptsTable, WebhookEventsTable, WebhookEventStatus } from '../database.ts';
 import { chunked } from '../chunk.ts';
+import { ofQueue } from './jobs.repository.ts';
 
 export type WebhookEventRow = WebhookEventsTable;
 export type WebhookAttemptRow = WebhookAttemptsTable;
@@ -85,7 +86,7 @@ export async function attemptsAndNextRuns(db: Executor, eventIds: readonly strin
   const nextRuns: { ref: string; run_at: number }[] = [];
   for (const part of chunked(eventIds, 1)) {
     attempts.push(...(await db.selectFrom('webhook_attempts').selectAll().where('event_id', 'in', part).orderBy('attempt').execute()));
-    nextRuns.push(...(await db.selectFrom('jobs').select(['ref', 'run_at']).where('queue', '=', 'webhook').where('ref', 'in', part).execute()));
+    nextRuns.push(...(await db.selectFrom('jobs').select(['ref', 'run_at']).where('queue', '=', 'webhook').where(ofQueue('webhook')).where('ref', 'in', part).execute()));
   }
   return { attempts, nextRuns };
 }
