@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ACCOUNTS_PER_CLAIM, claimJobs, deleteJobs, enqueueJobs, lockDueJobs, queueDepth, releaseJobs, rescheduleJob, retryJobsAt } from '../../src/store/repositories/jobs.repository.ts';
 import { claimAndApplyReceipts } from '../../src/services/messages/record-delivery-reports.ts';
-import { serviceContext } from '../helpers/test-store.ts';
+import { sql } from 'kysely';
+import { migrateToLatest } from '../../src/store/migrate.ts';
+import { openTestStore, serviceContext } from '../helpers/test-store.ts';
 import type { Store } from '../../src/store/connect.ts';
 import { forEachDialect } from '../helpers/dialects.ts';
 
@@ -120,6 +122,25 @@ forEachDialect((dialect, open) => {
     assert.deepEqual((await claimJobs(store.db, 'dispatch', 2, NOW, LEASE)).map((j) => j.ref).sort(), ['a1', 'b1']);
     // It serves acc_2, then acc_0's second job rather than leaving it for a later claim.
     assert.deepEqual((await claimJobs(store.db, 'dispatch', 10, NOW, LEASE)).map((j) => j.ref).sort(), ['a2', 'c1']);
+  });
+
+  test('migration 017 keeps the jobs waiting claimable, and drops the dispatch jobs that no claim could reach', async () => {
+    const store = await openTestStore(dialect, { upTo: '016-campaigns' });
+    try {
+      const job = (id: string, queue: string, accountId: string | null, ref: string) =>
+        sql`insert into jobs (id, queue, account_id, ref, payload, run_at, attempts, created_at) values (${id}, ${queue}, ${accountId}, ${ref}, null, ${NOW}, 0, ${NOW})`.execute(store.db);
+      await job('job_1', 'dispatch', 'acc_1', 'msg_1');
+      await job('job_2', 'dispatch', null, 'msg_gone');
+      await job('job_3', 'receipt', null, 'rcpt_1');
+      await job('job_4', 'webhook', 'acc_1', 'evt_1');
+      await migrateToLatest(store.db);
+      assert.deepEqual((await claimJobs(store.db, 'dispatch', 10, NOW, LEASE)).map((j) => j.ref), ['msg_1']);
+      assert.deepEqual((await claimJobs(store.db, 'receipt', 10, NOW, LEASE)).map((j) => j.ref), ['rcpt_1']);
+      assert.deepEqual((await claimJobs(store.db, 'webhook', 10, NOW, LEASE)).map((j) => [j.ref, j.account_id]), [['evt_1', null]]);
+      assert.deepEqual((await jobs(store)).map((j) => j.ref), ['evt_1', 'msg_1', 'rcpt_1'], 'the dispatch job without an account is gone');
+    } finally {
+      await store.close();
+    }
   });
 
   test('settled jobs are deleted, rescheduled or released', async () => {

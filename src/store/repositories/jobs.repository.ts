@@ -122,8 +122,9 @@ export async function retryJobsAt(db: Executor, ids: string[], runAt: number): P
 
 /**
  * A recursive CTE `accounts(account_id, n)` for `WITH RECURSIVE`: the accounts with dispatch jobs,
- * in id order after `after` (at most `max` of them, when given), found by a skip scan of `jobs_queue_account` (one probe
- * per account, however many jobs each has). Its last row has a null account.
+ * in id order after `after` (at most `max` of them, when given), found by a skip scan of
+ * `jobs_queue_account` (one probe per account, however many jobs each has). Its last row has a
+ * null account.
  */
 export function dispatchAccountsWalk(after: string, max?: number) {
   const bound = max === undefined ? sql`` : sql`and a.n < ${max}`;
