@@ -19,7 +19,7 @@ import type { MessagesTable } from '../src/store/database.ts';
 import { insertMessages } from '../src/store/repositories/messages.repository.ts';
 import { newId, systemClock } from '../src/util/ids.ts';
 import { Scheduler } from '../src/workers/scheduler.ts';
-import { figure, percentile, report, targetsFor } from './lib.ts';
+import { cpuTicks, figure, percentile, postgresTicks, report, targetsFor } from './lib.ts';
 import { freshDatabase, prepareCustomer } from './setup.ts';
 
 const TOTAL = Number(process.argv[2] ?? 100_000);
@@ -29,7 +29,9 @@ const LEAD_MS = 3000;
 
 const dir = mkdtempSync(join(tmpdir(), 'pigeon-bench-'));
 try {
-  const databaseUrl = await freshDatabase(STORE, dir, 'scheduling');
+  const fresh = await freshDatabase(STORE, dir, 'scheduling');
+  // Named, so that PostgreSQL's backends serving the release can be found for their CPU.
+  const databaseUrl = STORE === 'postgres' ? `${fresh}&application_name=bench_scheduling` : fresh;
   const { accountId } = await prepareCustomer(databaseUrl);
   const store = openStore(databaseUrl);
   const setupStart = performance.now();
@@ -83,9 +85,17 @@ try {
       for (const at of sendAts) lateness.push(committedAt - at);
     },
   });
+  // CPU from here to the last release: this process (the scheduler; the polling below is
+  // negligible) and, on PostgreSQL, the backends and its background processes (autovacuum of the
+  // rows just written included: the release pays for it on a real installation too).
+  const ticks0 = cpuTicks(process.pid);
+  const pgTicks0 = STORE === 'postgres' ? await postgresTicks(databaseUrl, 'bench_scheduling') : new Map<number, number>();
   scheduler.start();
   const deadline = Date.now() + LEAD_MS + 60_000;
   while (lateness.length < TOTAL && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  const ticks = cpuTicks(process.pid) - ticks0;
+  let pgTicks = 0;
+  if (STORE === 'postgres') for (const [pid, t] of await postgresTicks(databaseUrl, 'bench_scheduling')) pgTicks += t - (pgTicks0.get(pid) ?? 0);
   await scheduler.stop();
   lateness.sort((a, b) => a - b);
   const seconds = Math.max(1, lateness.at(-1)! - (firstCommit - sendAt)) / 1000;
@@ -95,6 +105,9 @@ try {
     figure(`scheduled release (${STORE}) lateness p50`, percentile(lateness, 50), 'ms', target({ max: 2000 })),
     figure(`scheduled release (${STORE}) lateness p99`, percentile(lateness, 99), 'ms', target({ max: 2000 })),
     figure(`scheduled release (${STORE}) release rate`, lateness.length / seconds, 'msg/s'),
+    // Clock ticks are 10 ms: µs per message = ticks × 10,000 / messages.
+    figure(`scheduled release (${STORE}) CPU per message, scheduler process`, (ticks * 10_000) / Math.max(1, lateness.length), 'µs'),
+    ...(STORE === 'postgres' ? [figure(`scheduled release (${STORE}) CPU per message, PostgreSQL`, (pgTicks * 10_000) / Math.max(1, lateness.length), 'µs')] : []),
   ]);
   await store.close();
 } finally {
