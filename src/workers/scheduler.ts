@@ -7,7 +7,7 @@
  * number of processes, share the work: the release is exactly-once by construction.
  */
 import type { Context } from '../services/context.ts';
-import { msUntilNextRelease, releaseScheduledMessages, type ReleaseSummary } from '../services/messages/release-scheduled.ts';
+import { msUntilNextRelease, releaseScheduledMessages, releaseSlices, type ReleaseSummary } from '../services/messages/release-scheduled.ts';
 import { WorkerLoop, type StepResult } from './worker-loop.ts';
 
 export interface SchedulerOptions {
@@ -16,10 +16,11 @@ export interface SchedulerOptions {
   /** Longest sleep when nothing is due. */
   idleMs?: number;
   /**
-   * Release loops run at once. On PostgreSQL a release is mostly index maintenance on the server,
-   * and two loops (taking disjoint batches with SKIP LOCKED) keep it busier; SQLite has one writer.
+   * Releases run side by side, each on its own slice of the due messages and in its own
+   * transaction. On PostgreSQL a release is mostly index maintenance on the server, and two keep
+   * it busier than one; SQLite has one writer.
    */
-  loops?: number;
+  parallel?: number;
   /** Called after each release that moved messages (metrics, the benchmark). */
   onRelease?: (summary: ReleaseSummary) => void;
 }
@@ -28,8 +29,9 @@ const DEFAULTS = { batchSize: 5000, idleMs: 250 };
 
 export class Scheduler {
   readonly #batchSize: number;
+  readonly #parallel: number;
   readonly #onRelease: ((summary: ReleaseSummary) => void) | undefined;
-  readonly #loops: WorkerLoop[];
+  readonly #loop: WorkerLoop;
 
   constructor(
     private readonly ctx: Context,
@@ -37,49 +39,59 @@ export class Scheduler {
   ) {
     this.#batchSize = opts.batchSize ?? DEFAULTS.batchSize;
     this.#onRelease = opts.onRelease;
+    this.#parallel = Math.max(1, opts.parallel ?? (ctx.store.dialect === 'postgres' ? 2 : 1));
     const idleMs = opts.idleMs ?? DEFAULTS.idleMs;
-    const count = opts.loops ?? (ctx.store.dialect === 'postgres' ? 2 : 1);
-    this.#loops = Array.from(
-      { length: count },
-      () => new WorkerLoop({ name: 'schedule', log: ctx.log, idleMs, failureMessage: 'scheduled release failed', step: () => this.#step() }),
-    );
+    this.#loop = new WorkerLoop({ name: 'schedule', log: ctx.log, idleMs, failureMessage: 'scheduled release failed', step: () => this.#step() });
   }
 
   start(): void {
-    for (const loop of this.#loops) loop.start();
+    this.#loop.start();
   }
 
   /** A message was scheduled in this process: look again for the next due time. */
   wake(): void {
-    for (const loop of this.#loops) loop.wake();
+    this.#loop.wake();
   }
 
   /** Releases everything due now (tests, CLI); returns how many messages left `scheduled`. */
   async drain(): Promise<number> {
     let total = 0;
     for (;;) {
-      const claimed = await this.#release();
+      const { claimed, full } = await this.#release();
       total += claimed;
-      if (claimed < this.#batchSize) return total;
+      if (!full) return total;
     }
   }
 
-  /** Finishes the batch in hand, then stops. */
+  /** Finishes the batches in hand, then stops. */
   async stop(): Promise<void> {
-    await Promise.all(this.#loops.map((loop) => loop.stop()));
+    await this.#loop.stop();
   }
 
-  /** One batch; when it was not full, how long until the next message is due. */
+  /** One round of batches; when none was full, how long until the next message is due. */
   async #step(): Promise<StepResult> {
-    const claimed = await this.#release();
-    if (claimed >= this.#batchSize) return { done: claimed, more: true };
+    const { claimed, full } = await this.#release();
+    if (full) return { done: claimed, more: true };
     const next = await msUntilNextRelease(this.ctx);
     return { done: claimed, more: false, nextInMs: next ?? undefined };
   }
 
-  async #release(): Promise<number> {
-    const summary = await releaseScheduledMessages(this.ctx, this.#batchSize);
-    if (summary.claimed > 0) this.#onRelease?.(summary);
-    return summary.claimed;
+  /** A batch per slice of the due messages, side by side; whether any batch was full. */
+  async #release(): Promise<{ claimed: number; full: boolean }> {
+    const slices = await releaseSlices(this.ctx, this.#batchSize, this.#parallel);
+    // Settled, not raced: a failed slice's error is raised once all are finished, so that `stop`
+    // never returns while a transaction is still in flight.
+    const settled = await Promise.allSettled(slices.map((range) => releaseScheduledMessages(this.ctx, this.#batchSize, range)));
+    let claimed = 0;
+    let full = false;
+    for (const result of settled) {
+      if (result.status === 'rejected') continue;
+      if (result.value.claimed > 0) this.#onRelease?.(result.value);
+      claimed += result.value.claimed;
+      full ||= result.value.claimed >= this.#batchSize;
+    }
+    const failed = settled.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    return { claimed, full };
   }
 }

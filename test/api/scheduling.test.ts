@@ -11,7 +11,7 @@ import { Scheduler } from '../../src/workers/scheduler.ts';
 import { setAccountStatus } from '../../src/services/accounts/accounts.ts';
 import { rejectSenderId } from '../../src/services/sender-ids/sender-ids.ts';
 import { assignNumber, releaseNumber } from '../../src/services/numbers/numbers.ts';
-import { releaseScheduledMessages } from '../../src/services/messages/release-scheduled.ts';
+import { releaseScheduledMessages, releaseSlices } from '../../src/services/messages/release-scheduled.ts';
 import { expireValidityPeriods } from '../../src/services/messages/expire-validity-periods.ts';
 
 const MINUTE = 60_000;
@@ -305,6 +305,28 @@ describe('scheduled sends', () => {
     assert.equal(new Set(jobs.map((j) => j.ref)).size, 300, 'one dispatch job per message');
     await h.workers.drain();
     assert.equal(await balance(key), 700);
+  });
+
+  test('releases side by side each take their own slice of the due messages, in due order, whichever runs first', async () => {
+    const { key } = await h.customer({ credits: 100 });
+    const base = h.clock.now() + MINUTE;
+    const due = Array.from({ length: 12 }, (_, i) => base + i * 1000);
+    for (const [i, sendAt] of due.entries()) {
+      const res = await h.request('POST', '/v1/sms/send', { key, body: body({ to: `+4479111236${String(i).padStart(2, '0')}`, send_at: new Date(sendAt).toISOString() }) });
+      assert.equal(res.statusCode, 200);
+    }
+    h.clock.advance(MINUTE + 12_000);
+    const slices = await releaseSlices(h.ctx, 5, 2);
+    assert.equal(slices.length, 2);
+    // The second slice, released first, still takes the 6th to the 10th due, not the earliest.
+    const second = await releaseScheduledMessages(h.ctx, 5, slices[1]);
+    const first = await releaseScheduledMessages(h.ctx, 5, slices[0]);
+    assert.deepEqual(first.sendAts, due.slice(0, 5));
+    assert.deepEqual(second.sendAts, due.slice(5, 10));
+    assert.deepEqual(await releaseSlices(h.ctx, 5, 2), [{}], 'fewer due than a slice: one release, open-ended');
+    assert.deepEqual((await releaseScheduledMessages(h.ctx, 5)).sendAts, due.slice(10));
+    await h.workers.drain();
+    assert.equal(await balance(key), 88);
   });
 
   test('validity_period out of range or not a whole number is 400 invalid_validity_period', async () => {

@@ -7,7 +7,7 @@
  * before the commit leaves everything scheduled; after it, everything released: never both, never twice.
  */
 import type { NewJob } from '../../store/repositories/jobs.repository.ts';
-import { nextSendAt, releaseDueMessages, withdrawDispatch } from '../../store/repositories/scheduled-messages.repository.ts';
+import { dueSliceBounds, nextSendAt, releaseDueMessages, withdrawDispatch, type DueRange } from '../../store/repositories/scheduled-messages.repository.ts';
 import { messagesByIds } from '../../store/repositories/messages.repository.ts';
 import { messageTransitions, scheduledReleaseLateness } from '../../metrics.ts';
 import { applyStatusChanges, enqueueFollowUps } from './message-status-changes.ts';
@@ -31,11 +31,31 @@ export async function msUntilNextRelease(ctx: Context): Promise<number | null> {
   return next === null ? null : Math.max(0, next - ctx.clock());
 }
 
-/** Releases up to `limit` due messages; returns what it did. */
-export async function releaseScheduledMessages(ctx: Context, limit: number): Promise<ReleaseSummary> {
+/**
+ * The slices of the release order that `slices` releases of `limit` messages each can take side by
+ * side, each in its own transaction: as many as there are messages due (at least one), the last
+ * one open-ended. Released side by side without slices, the releases would all start at the
+ * earliest due message and step over the rows the others hold, each costing the others more
+ * than it adds.
+ */
+export async function releaseSlices(ctx: Context, limit: number, slices: number): Promise<DueRange[]> {
+  if (slices <= 1) return [{}];
+  const bounds = await dueSliceBounds(ctx.store.db, ctx.clock(), limit, slices);
+  const ranges: DueRange[] = [];
+  let after: DueRange['after'];
+  for (const upTo of bounds.slice(0, slices - 1)) {
+    ranges.push(after ? { after, upTo } : { upTo });
+    after = upTo;
+  }
+  ranges.push(after ? { after } : {});
+  return ranges;
+}
+
+/** Releases up to `limit` due messages (of `range`, when given); returns what it did. */
+export async function releaseScheduledMessages(ctx: Context, limit: number, range: DueRange = {}): Promise<ReleaseSummary> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await releaseOnce(ctx, limit);
+      return await releaseOnce(ctx, limit, range);
     } catch (error) {
       // PostgreSQL may abort the transaction to break a deadlock with a cancel or a send; nothing
       // of it was written, so it is run again.
@@ -46,11 +66,11 @@ export async function releaseScheduledMessages(ctx: Context, limit: number): Pro
   }
 }
 
-async function releaseOnce(ctx: Context, limit: number): Promise<ReleaseSummary> {
+async function releaseOnce(ctx: Context, limit: number, range: DueRange): Promise<ReleaseSummary> {
   const now = ctx.clock();
   const summary = await ctx.store.db.transaction().execute(async (trx) => {
     // Released and queued for dispatch in one statement where the database allows it.
-    const due = await releaseDueMessages(trx, now, limit);
+    const due = await releaseDueMessages(trx, now, limit, range);
     if (due.length === 0) return { claimed: 0, released: 0, failed: 0, webhooks: false, sendAts: [] };
     const sendAts = due.map((m) => Number(m.send_at));
     const refusals = await sendTimeRefusals(trx, due);

@@ -19,19 +19,60 @@ export type ReleasedMessage = Pick<MessagesTable, 'id' | 'account_id' | 'sender'
 /** A released message's dispatch job id: one release per message, so one such job. */
 const releaseJobId = (messageId: string) => `jobrel_${messageId}`;
 
+/** A scheduled message's place in the release order: due time, then id. */
+export interface DueKey {
+  sendAt: number;
+  id: string;
+}
+
+/** A slice of the release order: after `after` (exclusive), up to `upTo` (inclusive); open where absent. */
+export interface DueRange {
+  after?: DueKey;
+  upTo?: DueKey;
+}
+
 /**
- * Releases up to `limit` scheduled messages due by `now`, earliest due first: moves them to
- * `pending` and enqueues their dispatch jobs, in the caller's transaction. Returns what the
- * release-time checks need of each (see `withdrawDispatch` for the ones they refuse). The due
- * messages are found in the partial index of scheduled messages by due time (migration 014), so
- * the cost is that of the rows moved.
+ * Where the due messages split into slices of `size`, for releases that run side by side: the
+ * key of every `size`-th message due by `now`, in release order, at most `slices` of them. Each
+ * release then takes its own slice (`DueRange`), so that concurrent releases neither wait on nor
+ * step over each other's rows. It reads the first `size × slices` entries of the due index.
  */
-export async function releaseDueMessages(trx: Executor, now: number, limit: number): Promise<ReleasedMessage[]> {
-  const rows = dialectOf(trx) === 'postgres' ? await releasePostgres(trx, now, limit) : await releaseSqlite(trx, now, limit);
+export async function dueSliceBounds(db: Executor, now: number, size: number, slices: number): Promise<DueKey[]> {
+  const { rows } = await sql<{ send_at: number | string; id: string }>`
+    select send_at, id from (
+      select send_at, id, row_number() over (order by send_at, id) as n
+      from (
+        select send_at, id from messages
+        where status = 'scheduled' and send_at <= ${now}
+        order by send_at, id
+        limit ${size * slices}
+      ) d
+    ) numbered
+    where n % ${size} = 0
+    order by n`.execute(db);
+  return rows.map((r) => ({ sendAt: Number(r.send_at), id: r.id }));
+}
+
+/**
+ * Releases up to `limit` scheduled messages due by `now`, earliest due first (within `range`, when
+ * given): moves them to `pending` and enqueues their dispatch jobs, in the caller's transaction.
+ * Returns what the release-time checks need of each (see `withdrawDispatch` for the ones they
+ * refuse). The due messages are found in the partial index of scheduled messages by due time
+ * (migration 014), so the cost is that of the rows moved.
+ */
+export async function releaseDueMessages(trx: Executor, now: number, limit: number, range: DueRange = {}): Promise<ReleasedMessage[]> {
+  const rows = dialectOf(trx) === 'postgres' ? await releasePostgres(trx, now, limit, range) : await releaseSqlite(trx, now, limit, range);
   // RETURNING gives no order: the caller gets them in due order, as they were picked.
   return rows
     .map((r) => ({ id: r.id, account_id: r.account_id, sender: r.sender, recipient: r.recipient, send_at: r.send_at === null ? null : Number(r.send_at), charged: Number(r.charged ?? 1) }))
     .sort((a, b) => Number(a.send_at) - Number(b.send_at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** The range's bounds as conditions on the due index's key (row values: both databases seek the index with them). */
+function inRange(range: DueRange) {
+  const after = range.after ? sql`and (send_at, id) > (${range.after.sendAt}, ${range.after.id})` : sql``;
+  const upTo = range.upTo ? sql`and (send_at, id) <= (${range.upTo.sendAt}, ${range.upTo.id})` : sql``;
+  return sql`${after} ${upTo}`;
 }
 
 /**
@@ -41,7 +82,7 @@ export async function releaseDueMessages(trx: Executor, now: number, limit: numb
  * join that runs the subquery again for every row, each run skipping the rows just moved and
  * picking the next ones: the LIMIT would no longer bound the release.)
  */
-async function releasePostgres(trx: Executor, now: number, limit: number): Promise<ReleasedMessage[]> {
+async function releasePostgres(trx: Executor, now: number, limit: number, range: DueRange): Promise<ReleasedMessage[]> {
   // The due rows are read in index order, never as a bitmap then sorted. The planner estimates how
   // many messages are scheduled from statistics that lag a large campaign (100,000 scheduled
   // within the hour are a small change for a table of millions, and ANALYZE waits for 10 %); for
@@ -51,7 +92,7 @@ async function releasePostgres(trx: Executor, now: number, limit: number): Promi
   const { rows } = await sql<ReleasedMessage>`
     with due as materialized (
       select id from messages
-      where status = 'scheduled' and send_at <= ${now}
+      where status = 'scheduled' and send_at <= ${now} ${inRange(range)}
       order by send_at, id
       limit ${limit}
       for update skip locked
@@ -70,12 +111,13 @@ async function releasePostgres(trx: Executor, now: number, limit: number): Promi
 }
 
 /** SQLite has one writer and runs an uncorrelated IN subquery once: the claim is atomic. */
-async function releaseSqlite(trx: Executor, now: number, limit: number): Promise<ReleasedMessage[]> {
+async function releaseSqlite(trx: Executor, now: number, limit: number, range: DueRange): Promise<ReleasedMessage[]> {
   const due = trx
     .selectFrom('messages')
     .select('id')
     .where('status', '=', 'scheduled')
     .where('send_at', '<=', now)
+    .where(sql<boolean>`true ${inRange(range)}`)
     .orderBy('send_at')
     .orderBy('id')
     .limit(limit);
