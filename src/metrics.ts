@@ -75,7 +75,7 @@ export function registerQueueGauges(store: Store, clock: () => number): void {
   let read: { at: number; rows: Promise<{ accountId: string; depth: number; oldestCreatedAt: number }[]> } | null = null;
   const largest = () => {
     const now = clock();
-    if (!read || now - read.at > 500) read = { at: now, rows: dispatchBacklogByAccount(store.db, BACKLOG_TOP_ACCOUNTS) };
+    if (!read || now - read.at > 500) read = { at: now, rows: dispatchBacklogByAccount(store.db, now, BACKLOG_TOP_ACCOUNTS) };
     return read.rows;
   };
   new client.Gauge({
@@ -115,7 +115,7 @@ export function registerQueueGauges(store: Store, clock: () => number): void {
     async collect() {
       const now = clock();
       for (const queue of QUEUES) {
-        const { depth, oldestCreatedAt } = await queueDepth(store.db, queue);
+        const { depth, oldestCreatedAt } = await queueDepth(store.db, queue, now);
         this.set({ queue }, depth);
         age.set({ queue }, oldestCreatedAt === null ? 0 : Math.max(0, (now - oldestCreatedAt) / 1000));
       }

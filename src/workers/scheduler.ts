@@ -1,13 +1,14 @@
 /**
  * Releases scheduled messages when they are due (src/services/messages/release-scheduled.ts), on
- * the one worker loop (worker-loop.ts). While messages are due it releases batch after batch
- * without pausing; otherwise it sleeps until the next message is due, or at most `idleMs` (to see
+ * the one worker loop (worker-loop.ts), and stages their dispatch jobs shortly before. While
+ * messages are due it releases batch after batch without pausing; otherwise it sleeps until the next message is due, or at most `idleMs` (to see
  * messages other processes scheduled), so a release starts within that long of its time; a
  * message scheduled in this process wakes it to look again. Any number of schedulers, in any
  * number of processes, share the work: the release is exactly-once by construction.
  */
 import type { Context } from '../services/context.ts';
-import { msUntilNextRelease, releaseScheduledMessages, releaseSlices, type ReleaseSummary } from '../services/messages/release-scheduled.ts';
+import { msUntilNextRelease, releaseScheduledMessages, releaseSlices, stageUpcomingDispatch, type ReleaseSummary } from '../services/messages/release-scheduled.ts';
+import type { DueKey } from '../store/repositories/scheduled-messages.repository.ts';
 import { WorkerLoop, type StepResult } from './worker-loop.ts';
 
 export interface SchedulerOptions {
@@ -32,6 +33,8 @@ export class Scheduler {
   readonly #parallel: number;
   readonly #onRelease: ((summary: ReleaseSummary) => void) | undefined;
   readonly #loop: WorkerLoop;
+  /** The last message whose dispatch job this scheduler staged, in due order. */
+  #staged: DueKey | undefined;
 
   constructor(
     private readonly ctx: Context,
@@ -68,12 +71,18 @@ export class Scheduler {
     await this.#loop.stop();
   }
 
-  /** One round of batches; when none was full, how long until the next message is due. */
+  /**
+   * One round of batches; when none was full, a batch of dispatch jobs staged for the messages due
+   * next, and how long until the next message is due. Releases come first: they are late if slow.
+   */
   async #step(): Promise<StepResult> {
     const { claimed, full } = await this.#release();
     if (full) return { done: claimed, more: true };
+    const staged = await stageUpcomingDispatch(this.ctx, this.#staged, this.#batchSize);
+    if (staged.last) this.#staged = staged.last;
+    if (staged.looked >= this.#batchSize) return { done: claimed + staged.looked, more: true };
     const next = await msUntilNextRelease(this.ctx);
-    return { done: claimed, more: false, nextInMs: next ?? undefined };
+    return { done: claimed + staged.looked, more: false, nextInMs: next ?? undefined };
   }
 
   /** A batch per slice of the due messages, side by side; whether any batch was full. */

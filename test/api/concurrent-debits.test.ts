@@ -61,7 +61,7 @@ describe('1,000 concurrent sends on one account', () => {
 
     const stored = await h.request('GET', '/v1/sms/delivery-reports?limit=1', { key: busy.key });
     assert.equal(stored.json().pagination.total, CREDITS, 'one stored message per credit spent');
-    assert.equal((await queueDepth(h.ctx.store.db, 'dispatch')).depth, CREDITS + 200, 'one dispatch job per accepted message');
+    assert.equal((await queueDepth(h.ctx.store.db, 'dispatch', h.clock.now())).depth, CREDITS + 200, 'one dispatch job per accepted message');
 
     // Replays of the idempotent sends answer as the first time and debit nothing more.
     const replay = await send(busy.key, 'Acme', 0, true);

@@ -11,7 +11,9 @@ import { Scheduler } from '../../src/workers/scheduler.ts';
 import { setAccountStatus } from '../../src/services/accounts/accounts.ts';
 import { rejectSenderId } from '../../src/services/sender-ids/sender-ids.ts';
 import { assignNumber, releaseNumber } from '../../src/services/numbers/numbers.ts';
-import { releaseScheduledMessages, releaseSlices } from '../../src/services/messages/release-scheduled.ts';
+import { releaseScheduledMessages, releaseSlices, STAGE_AHEAD_MS } from '../../src/services/messages/release-scheduled.ts';
+import { claimJobs } from '../../src/store/repositories/jobs.repository.ts';
+import { dispatchJobs as dispatchClaimed } from '../../src/services/messages/dispatch-messages.ts';
 import { expireValidityPeriods } from '../../src/services/messages/expire-validity-periods.ts';
 
 const MINUTE = 60_000;
@@ -342,6 +344,107 @@ describe('scheduled sends', () => {
     assert.equal(ok.statusCode, 200);
     assert.equal(ok.json().validity_period, 60);
     await h.workers.drain();
+  });
+});
+
+describe('dispatch jobs staged before the time', () => {
+  let h: Harness;
+  before(async () => {
+    h = await harness({ DISPATCH_BACKLOG_LIMIT: '5' });
+  });
+  after(() => h.close());
+
+  const SOON = STAGE_AHEAD_MS / 2;
+  const at = (offsetMs: number) => new Date(h.clock.now() + offsetMs).toISOString();
+  async function jobsOf(ids: string[]) {
+    return h.ctx.store.db.selectFrom('jobs').select(['ref', 'run_at', 'created_at']).where('queue', '=', 'dispatch').where('ref', 'in', ids).orderBy('ref').execute();
+  }
+  async function status(id: string) {
+    return (await h.ctx.store.db.selectFrom('messages').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
+  }
+  /** Runs a scheduler's own loop until `ids` all have their dispatch job (or 5 s pass). */
+  async function stageWithScheduler(ids: string[]) {
+    const scheduler = new Scheduler(h.ctx, { idleMs: 20 });
+    scheduler.start();
+    const until = Date.now() + 5000;
+    while ((await jobsOf(ids)).length < ids.length && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    await scheduler.stop();
+  }
+
+  test('the scheduler stages the jobs of messages due soon, outside the backlog until their time; the release keeps them; each goes out once', async () => {
+    const { key, accountId } = await h.customer({ credits: 100 });
+    await h.workers.drain();
+    const sendAt = h.clock.now() + SOON;
+    const messages = Array.from({ length: 8 }, (_, i) => ({ to: `+4479111237${String(i).padStart(2, '0')}`, message: `soon ${i}` }));
+    const soon = (await h.request('POST', '/v1/sms/bulk', { key, body: { from: 'Acme', send_at: new Date(sendAt).toISOString(), messages } })).json();
+    const later = (await h.request('POST', '/v1/sms/send', { key, body: { to: '+447911123456', from: 'Acme', message: 'later', send_at: at(STAGE_AHEAD_MS + MINUTE) } })).json();
+    const ids: string[] = soon.messages.map((m: { message_id: string }) => m.message_id);
+    await stageWithScheduler(ids);
+    const staged = await jobsOf(ids);
+    assert.equal(staged.length, 8);
+    assert.ok(staged.every((j) => Number(j.run_at) === sendAt && Number(j.created_at) === sendAt), 'each waits for its send_at, and joins the backlog then');
+    assert.deepEqual(await jobsOf([later.message_id]), [], 'not one due later than the staging window');
+    assert.ok((await Promise.all(ids.map(status))).every((s) => s === 'scheduled'));
+    const now = await h.request('POST', '/v1/sms/send', { key, body: { to: '+447911123456', from: 'Acme', message: 'now' } });
+    assert.equal(now.statusCode, 200, 'eight staged jobs over a backlog limit of five: not in the backlog yet');
+    await h.workers.drain();
+
+    h.clock.advance(SOON);
+    const released = await releaseScheduledMessages(h.ctx, 100);
+    assert.equal(released.released, 8);
+    assert.equal((await jobsOf(ids)).length, 8, 'the staged jobs, not a second one each');
+    const refused = await h.request('POST', '/v1/sms/bulk', { key, body: { from: 'Acme', messages } });
+    assert.equal(refused.statusCode, 503, 'released, they are the backlog');
+    await h.workers.drain();
+    assert.ok((await Promise.all(ids.map(status))).every((s) => s === 'sent'));
+    assert.ok(ids.every((id) => h.carrier.submitted.get(id) === 1), 'each handed to the carrier once');
+    const debits = await h.ctx.store.db.selectFrom('credit_ledger').select('amount').where('account_id', '=', accountId).where('kind', '=', 'debit').execute();
+    assert.equal(debits.reduce((n, d) => n + Number(d.amount), 0), -10, 'debited once each, at acceptance');
+    await h.request('POST', `/v1/sms/${later.message_id}/cancel`, { key });
+  });
+
+  test('a staged job that comes due before its message is released is put back, not dropped; the message goes out once', async () => {
+    const { key } = await h.customer({ credits: 10 });
+    const sent = (await h.request('POST', '/v1/sms/send', { key, body: { to: '+447911123456', from: 'Acme', message: 'hi', send_at: at(SOON) } })).json();
+    await stageWithScheduler([sent.message_id]);
+    h.clock.advance(SOON);
+    // Dispatch claims the job before the scheduler's release.
+    const claimed = await claimJobs(h.ctx.store.db, 'dispatch', 100, h.clock.now(), h.ctx.config.jobLeaseMs);
+    assert.deepEqual(claimed.map((j) => j.ref), [sent.message_id]);
+    const summary = await dispatchClaimed(h.ctx, h.carrier, claimed);
+    assert.deepEqual([summary.waiting, summary.sent, summary.skipped], [1, 0, 0]);
+    assert.equal(await status(sent.message_id), 'scheduled', 'not sent before its release');
+    assert.equal(h.carrier.submitted.get(sent.message_id), undefined);
+    const [job] = await h.ctx.store.db.selectFrom('jobs').select(['run_at', 'attempts']).where('ref', '=', sent.message_id).execute();
+    assert.ok(job && Number(job.run_at) > h.clock.now(), 'kept, due again shortly');
+    assert.equal(Number(job.attempts), 0, 'not counted as a claim: it does not look like a submit in flight');
+    assert.equal((await releaseScheduledMessages(h.ctx, 100)).released, 1);
+    h.clock.advance(1000);
+    await h.workers.drain();
+    assert.equal(await status(sent.message_id), 'sent');
+    assert.equal(h.carrier.submitted.get(sent.message_id), 1);
+    assert.equal((await h.request('GET', '/v1/account', { key })).json().data.credits_remaining, 9);
+  });
+
+  test('canceled before its time, or refused at release: the staged job goes with it', async () => {
+    const { key, accountId } = await h.customer({ credits: 10 });
+    const send = async () => (await h.request('POST', '/v1/sms/send', { key, body: { to: '+447911123456', from: 'Acme', message: 'hi', send_at: at(SOON) } })).json().message_id as string;
+    const canceled = await send();
+    const refused = await send();
+    await stageWithScheduler([canceled, refused]);
+    assert.equal((await h.request('POST', `/v1/sms/${canceled}/cancel`, { key })).statusCode, 200);
+    assert.deepEqual(await jobsOf([canceled]), [], 'the cancel took its job back');
+    await setAccountStatus(h.ctx, accountId, 'suspended');
+    h.clock.advance(SOON);
+    const summary = await releaseScheduledMessages(h.ctx, 100);
+    assert.deepEqual([summary.released, summary.failed], [0, 1]);
+    assert.deepEqual(await jobsOf([refused]), [], 'the refused one’s too');
+    assert.equal(await status(refused), 'failed');
+    await setAccountStatus(h.ctx, accountId, 'active');
+    await h.workers.drain();
+    assert.equal(h.carrier.submitted.get(canceled), undefined);
+    assert.equal(h.carrier.submitted.get(refused), undefined);
+    assert.equal((await h.request('GET', '/v1/account', { key })).json().data.credits_remaining, 10);
   });
 });
 

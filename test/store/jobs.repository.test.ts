@@ -49,8 +49,8 @@ forEachDialect((dialect, open) => {
       ['msg_b', 2],
       ['msg_c', 2],
     ]);
-    assert.deepEqual(await queueDepth(store.db, 'dispatch'), { depth: 4, oldestCreatedAt: NOW - 100 });
-    assert.deepEqual(await queueDepth(store.db, 'webhook'), { depth: 0, oldestCreatedAt: null });
+    assert.deepEqual(await queueDepth(store.db, 'dispatch', NOW), { depth: 4, oldestCreatedAt: NOW - 100 });
+    assert.deepEqual(await queueDepth(store.db, 'webhook', NOW), { depth: 0, oldestCreatedAt: null });
   });
 
   test('dispatch serves accounts in turn: a flood of one account does not hold back the others', async () => {

@@ -57,10 +57,10 @@ function fresh(): Reading {
   return { depth: 0, oldestCreatedAt: null, at: -Infinity, rate: null, refreshing: null };
 }
 
-async function refreshed(ctx: Context, reading: Reading, read: (since: number) => Promise<DispatchBacklog>): Promise<Reading> {
+async function refreshed(ctx: Context, reading: Reading, read: (now: number, since: number) => Promise<DispatchBacklog>): Promise<Reading> {
   const now = ctx.clock();
   if (now - reading.at < REFRESH_MS) return reading;
-  reading.refreshing ??= read(Number.isFinite(reading.at) ? reading.at : now)
+  reading.refreshing ??= read(now, Number.isFinite(reading.at) ? reading.at : now)
     .then((b) => {
       if (Number.isFinite(reading.at) && now > reading.at) {
         const drained = Math.max(0, reading.depth - b.createdBy);
@@ -97,7 +97,7 @@ export function accountShare(ctx: Context): number {
 export async function checkBacklog(ctx: Context, accountId: string, messages: number): Promise<void> {
   const readings = readingsOf(ctx.store);
   const limit = ctx.config.dispatchBacklogLimit;
-  const all = await refreshed(ctx, readings.all, (since) => readBacklog(ctx.store.read, since));
+  const all = await refreshed(ctx, readings.all, (now, since) => readBacklog(ctx.store.read, now, since));
   if (all.depth + messages > limit) {
     const wait = retryAfterSeconds(all.depth + messages - limit, all.rate);
     throw new AppError('service_unavailable', `${all.depth} messages are waiting for dispatch (the limit is ${limit}); retry in ${wait} s.`, {
@@ -110,7 +110,7 @@ export async function checkBacklog(ctx: Context, accountId: string, messages: nu
     reading = fresh();
     readings.accounts.set(accountId, reading);
   }
-  const mine = await refreshed(ctx, reading, (since) => readBacklog(ctx.store.read, since, accountId));
+  const mine = await refreshed(ctx, reading, (now, since) => readBacklog(ctx.store.read, now, since, accountId));
   const share = accountShare(ctx);
   if (mine.depth > 0 && mine.depth + messages > share) {
     const wait = retryAfterSeconds(mine.depth + messages - share, mine.rate);
@@ -140,7 +140,7 @@ export interface AccountBacklog {
 /** The accounts with the most messages waiting for dispatch (for /metrics and the operator). */
 export async function largestAccountBacklogs(ctx: Context, limit: number): Promise<AccountBacklog[]> {
   const now = ctx.clock();
-  return (await dispatchBacklogByAccount(ctx.store.read, limit)).map((b) => ({
+  return (await dispatchBacklogByAccount(ctx.store.read, now, limit)).map((b) => ({
     accountId: b.accountId,
     depth: b.depth,
     oldestAgeSeconds: Math.max(0, (now - b.oldestCreatedAt) / 1000),
@@ -165,7 +165,7 @@ export interface BacklogOverview {
 /** The operator's view: the whole backlog, its bounds, and the accounts with the most waiting. */
 export async function backlogOverview(ctx: Context, accounts: number): Promise<BacklogOverview> {
   const now = ctx.clock();
-  const all = await readBacklog(ctx.store.read, now);
+  const all = await readBacklog(ctx.store.read, now, now);
   return {
     depth: all.depth,
     limit: ctx.config.dispatchBacklogLimit,

@@ -8,7 +8,7 @@
 import { AppError } from '../../errors/catalogue.ts';
 import { messageTransitions } from '../../metrics.ts';
 import { creditCredits } from '../../store/repositories/ledger.repository.ts';
-import { accountHasBatch, accountHasMessage, cancelScheduledMessages, type CancelTarget } from '../../store/repositories/scheduled-messages.repository.ts';
+import { accountHasBatch, accountHasMessage, cancelScheduledMessages, withdrawDispatch, type CancelTarget } from '../../store/repositories/scheduled-messages.repository.ts';
 import type { Context } from '../context.ts';
 
 export type { CancelTarget };
@@ -38,6 +38,11 @@ export async function cancelScheduled(ctx: Context, accountId: string, target: C
           : 'No message of the batch is still scheduled: they were already released to dispatch, or canceled.',
       );
     }
+    // Dispatch jobs staged for them shortly before their time (release-scheduled.ts) go too.
+    await withdrawDispatch(
+      trx,
+      canceled.map((m) => m.id),
+    );
     const credits = canceled.reduce((n, m) => n + m.segments, 0);
     await creditCredits(trx, accountId, credits, 'refund', id, 'canceled', now);
     return { canceled: canceled.map((m) => m.id), credits };

@@ -7,7 +7,7 @@
 import type { Carrier, OutboundMessage, SubmitOutcome } from '../../carriers/carrier.ts';
 import { carrierIdKeys } from '../../carriers/carrier-ids.ts';
 import type { CarrierPartsTable, JobsTable, MessagesTable } from '../../store/database.ts';
-import { deleteJobs, rescheduleJob, type NewJob } from '../../store/repositories/jobs.repository.ts';
+import { deferJobs, deleteJobs, rescheduleJob, type NewJob } from '../../store/repositories/jobs.repository.ts';
 import { messagesByIds } from '../../store/repositories/messages.repository.ts';
 import { insertCarrierParts } from '../../store/repositories/carrier-receipts.repository.ts';
 import { applyStatusChange, applyStatusChanges, enqueueFollowUps } from './message-status-changes.ts';
@@ -19,8 +19,16 @@ export interface DispatchSummary {
   sent: number;
   failed: number;
   retried: number;
+  /** Jobs of scheduled messages not released yet, put back for a moment. */
+  waiting: number;
   skipped: number;
 }
+
+/**
+ * How long a dispatch job staged for a scheduled message waits again when it comes due before the
+ * scheduler released its message (a large release runs for a second or two).
+ */
+const UNRELEASED_RECHECK_MS = 1000;
 
 function outbound(m: MessagesTable): OutboundMessage {
   const message: OutboundMessage = { id: m.id, recipient: m.recipient, sender: m.sender, body: m.body, encoding: m.encoding, segments: m.segments };
@@ -32,13 +40,17 @@ function outbound(m: MessagesTable): OutboundMessage {
 const EXPIRED: SubmitOutcome = { kind: 'rejected', errorCode: 'expired', errorMessage: 'The validity period ended before the message could be dispatched.' };
 
 export async function dispatchJobs(ctx: Context, carrier: Carrier, jobs: JobsTable[]): Promise<DispatchSummary> {
-  const summary: DispatchSummary = { sent: 0, failed: 0, retried: 0, skipped: 0 };
+  const summary: DispatchSummary = { sent: 0, failed: 0, retried: 0, waiting: 0, skipped: 0 };
   const messages = new Map((await messagesByIds(ctx.store.db, jobs.map((j) => j.ref))).map((m) => [m.id, m]));
   const work = jobs.flatMap((job) => {
     const message = messages.get(job.ref);
     return message && message.status === 'pending' ? [{ job, message }] : [];
   });
-  summary.skipped = jobs.length - work.length;
+  // A job staged ahead of its message's release (scheduled-messages.repository.ts) stays: the
+  // release keeps it rather than writing another.
+  const unreleased = jobs.filter((j) => messages.get(j.ref)?.status === 'scheduled').map((j) => j.id);
+  summary.waiting = unreleased.length;
+  summary.skipped = jobs.length - work.length - unreleased.length;
   // A message past its validity period is not handed over: it fails `expired`, refunded. One
   // refused since acceptance (opted out, suspended, sender withdrawn) fails and is refunded too.
   const started = ctx.clock();
@@ -55,8 +67,8 @@ export async function dispatchJobs(ctx: Context, carrier: Carrier, jobs: JobsTab
   });
   const now = ctx.clock();
   const followUps: NewJob[] = [];
-  const inWork = new Set(work.map((w) => w.job.id));
-  const done: string[] = jobs.filter((j) => !inWork.has(j.id)).map((j) => j.id);
+  const kept = new Set([...work.map((w) => w.job.id), ...unreleased]);
+  const done: string[] = jobs.filter((j) => !kept.has(j.id)).map((j) => j.id);
   const parts: CarrierPartsTable[] = [];
   // Refunds lock account rows: they come last, in account order, the order in which acceptance
   // locks them too, so a dispatch and a send can never wait on each other in a cycle.
@@ -115,6 +127,7 @@ export async function dispatchJobs(ctx: Context, carrier: Carrier, jobs: JobsTab
     }
     await insertCarrierParts(trx, parts);
     await deleteJobs(trx, done);
+    await deferJobs(trx, unreleased, now + UNRELEASED_RECHECK_MS);
     await enqueueFollowUps(trx, followUps, now);
   });
   if (followUps.some((j) => j.queue === 'webhook')) ctx.wake('webhook');

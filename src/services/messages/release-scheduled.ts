@@ -7,7 +7,7 @@
  * before the commit leaves everything scheduled; after it, everything released: never both, never twice.
  */
 import type { NewJob } from '../../store/repositories/jobs.repository.ts';
-import { dueSliceBounds, nextSendAt, releaseDueMessages, withdrawDispatch, type DueRange } from '../../store/repositories/scheduled-messages.repository.ts';
+import { dueSliceBounds, nextSendAt, releaseDueMessages, stageDispatch, withdrawDispatch, type DueKey, type DueRange } from '../../store/repositories/scheduled-messages.repository.ts';
 import { messagesByIds } from '../../store/repositories/messages.repository.ts';
 import { messageTransitions, scheduledReleaseLateness } from '../../metrics.ts';
 import { applyStatusChanges, enqueueFollowUps } from './message-status-changes.ts';
@@ -29,6 +29,25 @@ export interface ReleaseSummary {
 export async function msUntilNextRelease(ctx: Context): Promise<number | null> {
   const next = await nextSendAt(ctx.store.db);
   return next === null ? null : Math.max(0, next - ctx.clock());
+}
+
+/**
+ * How long before its `send_at` a scheduled message's dispatch job is written (staged), so that
+ * the release, when it is due, only moves the message. Long enough for a campaign of 100,000 to be
+ * staged well before its time; short, because staged jobs sit in the dispatch queue's index (and
+ * its walk over accounts) until they are due.
+ */
+export const STAGE_AHEAD_MS = 30_000;
+
+/**
+ * Stages the dispatch jobs of up to `limit` scheduled messages due within STAGE_AHEAD_MS (not yet
+ * due: those are the release's), after `after` in due order when given; returns how many it
+ * looked at and the last one's key, from which the next call goes on. A message scheduled after
+ * its place in the order was passed is not staged: its release writes its job.
+ */
+export async function stageUpcomingDispatch(ctx: Context, after: DueKey | undefined, limit: number): Promise<{ looked: number; last: DueKey | null }> {
+  const now = ctx.clock();
+  return ctx.store.db.transaction().execute((trx) => stageDispatch(trx, now, now + STAGE_AHEAD_MS, after, limit));
 }
 
 /**

@@ -301,12 +301,34 @@ export async function releaseJobs(db: Executor, ids: string[], runAt: number): P
   await db.updateTable('jobs').set({ run_at: runAt }).where("id", "in", ids).execute();
 }
 
-export async function queueDepth(db: Executor, queue: JobQueue): Promise<{ depth: number; oldestCreatedAt: number | null }> {
+/**
+ * Puts claimed jobs back for later as if they had not been claimed (their claim is not counted as
+ * an attempt): jobs that came due before the work they wait for could be done, such as a dispatch
+ * job staged for a scheduled message not yet released. Not counted, they do not look like
+ * submits in flight either (`oldestDispatchClaim` in carrier-receipts.repository.ts).
+ */
+export async function deferJobs(db: Executor, ids: string[], runAt: number): Promise<void> {
+  for (const part of chunked(ids, 1)) {
+    await db
+      .updateTable('jobs')
+      .set({ run_at: runAt, attempts: sql<number>`attempts - 1` })
+      .where('id', 'in', part)
+      .execute();
+  }
+}
+
+/**
+ * A queue's jobs waiting or in progress at `now`, and the oldest one's creation. Jobs created in
+ * the future are not counted: a dispatch job staged for a scheduled message is created at its
+ * `send_at` (scheduled-messages.repository.ts), and joins the backlog then.
+ */
+export async function queueDepth(db: Executor, queue: JobQueue, now: number): Promise<{ depth: number; oldestCreatedAt: number | null }> {
   const row = await db
     .selectFrom('jobs')
     .select((eb) => [eb.fn.countAll<number>().as('depth'), eb.fn.min('created_at').as('oldest')])
     .where('queue', '=', queue)
     .where(ofQueue(queue))
+    .where('created_at', '<=', now)
     .executeTakeFirstOrThrow();
   return { depth: Number(row.depth), oldestCreatedAt: row.oldest === null ? null : Number(row.oldest) };
 }
@@ -320,11 +342,12 @@ export interface DispatchBacklog {
 }
 
 /**
- * The dispatch backlog, of one account (through `jobs_queue_account`) or of all, with how many of
- * its jobs already existed at `since`: a reading taken then, minus this count, is what dispatch
- * worked off in between, whichever process did it (src/services/messages/backlog.ts).
+ * The dispatch backlog at `now`, of one account (through `jobs_queue_account`) or of all, with how
+ * many of its jobs already existed at `since`: a reading taken then, minus this count, is what
+ * dispatch worked off in between, whichever process did it (src/services/messages/backlog.ts).
+ * Jobs created after `now` (staged for scheduled messages, see `queueDepth`) are not in it yet.
  */
-export async function dispatchBacklog(db: Executor, since: number, accountId?: string): Promise<DispatchBacklog> {
+export async function dispatchBacklog(db: Executor, now: number, since: number, accountId?: string): Promise<DispatchBacklog> {
   let q = db
     .selectFrom('jobs')
     .select((eb) => [
@@ -333,19 +356,21 @@ export async function dispatchBacklog(db: Executor, since: number, accountId?: s
       eb.fn.min('created_at').as('oldest'),
     ])
     .where('queue', '=', 'dispatch')
-    .where(ofQueue('dispatch'));
+    .where(ofQueue('dispatch'))
+    .where('created_at', '<=', now);
   if (accountId !== undefined) q = q.where('account_id', '=', accountId);
   const row = await q.executeTakeFirstOrThrow();
   return { depth: Number(row.depth), createdBy: Number(row.created_by ?? 0), oldestCreatedAt: row.oldest === null ? null : Number(row.oldest) };
 }
 
-/** The accounts with the most messages waiting for dispatch, largest first, at most `limit`. */
-export async function dispatchBacklogByAccount(db: Executor, limit: number): Promise<{ accountId: string; depth: number; oldestCreatedAt: number }[]> {
+/** The accounts with the most messages waiting for dispatch at `now`, largest first, at most `limit`. */
+export async function dispatchBacklogByAccount(db: Executor, now: number, limit: number): Promise<{ accountId: string; depth: number; oldestCreatedAt: number }[]> {
   const rows = await db
     .selectFrom('jobs')
     .select((eb) => ['account_id', eb.fn.countAll<number>().as('depth'), eb.fn.min('created_at').as('oldest')])
     .where('queue', '=', 'dispatch')
     .where(ofQueue('dispatch'))
+    .where('created_at', '<=', now)
     .groupBy('account_id')
     .orderBy('depth', 'desc')
     .orderBy('account_id')

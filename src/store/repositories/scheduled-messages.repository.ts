@@ -1,10 +1,19 @@
 /**
- * Scheduled messages (DECISIONS.md §8): the scheduler's release of due messages and the cancels.
+ * Scheduled messages (DECISIONS.md §8): the scheduler's release of due messages, the dispatch jobs
+ * staged ahead of it, and the cancels.
  * Claiming is the jobs table's pattern (jobs.repository.ts)
  * applied to the messages themselves: the status guard in the UPDATE is the claim, the dispatch
  * job is enqueued in the same transaction, so a message is released exactly once whatever
  * crashes or races; on PostgreSQL `FOR UPDATE SKIP LOCKED` lets several schedulers release
  * disjoint batches without waiting on each other.
+ *
+ * A message's dispatch job has one id, derived from the message's (`jobrel_…`), so it exists at
+ * most once whoever writes it: the scheduler stages it shortly before the message is due
+ * (`stageDispatch`, the job waiting with `run_at` = `created_at` = `send_at`), and the release
+ * writes it only if it is not there yet. The release, the part of the work that is late if slow,
+ * then writes only the message. A staged job whose message is still `scheduled` when it comes due
+ * is put back by dispatch until the release; one whose message was canceled or refused is taken
+ * back with it.
  */
 import { sql } from 'kysely';
 import type { Executor } from '../connect.ts';
@@ -104,6 +113,7 @@ async function releasePostgres(trx: Executor, now: number, limit: number, range:
     ), queued as (
       insert into jobs (id, queue, account_id, ref, payload, run_at, attempts, created_at)
       select 'jobrel_' || id, 'dispatch', account_id, id, null, ${now}, 0, ${now} from moved
+      on conflict (id) do nothing
     )
     select id, account_id, sender, recipient, send_at, charged from moved`.execute(trx);
   await sql`reset enable_bitmapscan`.execute(trx);
@@ -132,11 +142,63 @@ async function releaseSqlite(trx: Executor, now: number, limit: number, range: D
     trx,
     'jobs',
     moved.map((m) => ({ id: releaseJobId(m.id), queue: 'dispatch', account_id: m.account_id, ref: m.id, payload: null, run_at: now, attempts: 0, created_at: now })),
+    { skipExisting: true },
   );
   return moved;
 }
 
-/** Takes back the dispatch jobs of released messages that the release-time checks refused. */
+/**
+ * Stages the dispatch jobs of up to `limit` scheduled messages due after `from` and by `until`,
+ * in due order after `after` (the last one staged before, when known): each job waits for its
+ * message's `send_at`, which is also its `created_at`, the time it joins the dispatch backlog
+ * (backlog counts leave out jobs created in the future). Jobs already there are left as they are.
+ * Returns how many messages were looked at, and the last one's key.
+ */
+export async function stageDispatch(trx: Executor, from: number, until: number, after: DueKey | undefined, limit: number): Promise<{ looked: number; last: DueKey | null }> {
+  if (dialectOf(trx) === 'postgres') {
+    // One statement, the rows never travel through the process; in index order, as the release
+    // reads them (see releasePostgres).
+    await sql`set local enable_bitmapscan = off`.execute(trx);
+    const { rows } = await sql<{ looked: number | string; send_at: number | string; id: string }>`
+      with picked as materialized (
+        select id, account_id, send_at from messages
+        where status = 'scheduled' and send_at > ${from} and send_at <= ${until} ${inRange({ after })}
+        order by send_at, id
+        limit ${limit}
+      ), staged as (
+        insert into jobs (id, queue, account_id, ref, payload, run_at, attempts, created_at)
+        select 'jobrel_' || id, 'dispatch', account_id, id, null, send_at, 0, send_at from picked
+        on conflict (id) do nothing
+      )
+      select (select count(*) from picked) as looked, send_at, id from picked
+      order by send_at desc, id desc
+      limit 1`.execute(trx);
+    await sql`reset enable_bitmapscan`.execute(trx);
+    const last = rows[0];
+    return last ? { looked: Number(last.looked), last: { sendAt: Number(last.send_at), id: last.id } } : { looked: 0, last: null };
+  }
+  const upcoming = await trx
+    .selectFrom('messages')
+    .select(['id', 'account_id', 'send_at'])
+    .where('status', '=', 'scheduled')
+    .where('send_at', '>', from)
+    .where('send_at', '<=', until)
+    .where(sql<boolean>`true ${inRange({ after })}`)
+    .orderBy('send_at')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  await insertRows(
+    trx,
+    'jobs',
+    upcoming.map((m) => ({ id: releaseJobId(m.id), queue: 'dispatch', account_id: m.account_id, ref: m.id, payload: null, run_at: Number(m.send_at), attempts: 0, created_at: Number(m.send_at) })),
+    { skipExisting: true },
+  );
+  const last = upcoming.at(-1);
+  return { looked: upcoming.length, last: last ? { sendAt: Number(last.send_at), id: last.id } : null };
+}
+
+/** Takes back the dispatch jobs of messages that will not be dispatched (refused at release, or canceled), staged or not. */
 export async function withdrawDispatch(trx: Executor, messageIds: string[]): Promise<void> {
   for (const part of chunked(messageIds, 1)) {
     await trx.deleteFrom('jobs').where('id', 'in', part.map(releaseJobId)).execute();
