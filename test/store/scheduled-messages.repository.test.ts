@@ -13,6 +13,7 @@ import {
   countScheduled,
   nextSendAt,
   releaseDueMessages,
+  stageDispatch,
   withdrawDispatch,
 } from '../../src/store/repositories/scheduled-messages.repository.ts';
 import { forEachDialect } from '../helpers/dialects.ts';
@@ -85,6 +86,51 @@ forEachDialect((dialect, open) => {
     assert.deepEqual(await statuses(store), { msg_0001: 'pending', msg_0002: 'pending', msg_0003: 'pending', msg_0004: 'scheduled', msg_0005: 'canceled' });
     await store.db.transaction().execute((trx) => withdrawDispatch(trx, ['msg_0001', 'msg_0003']));
     assert.deepEqual((await store.db.selectFrom('jobs').select('ref').execute()).map((j) => j.ref), ['msg_0002'], 'withdrawn');
+  });
+
+  test('stageDispatch writes the jobs of messages due in (from, until], in due order after a key, each once; the release keeps them', async () => {
+    const store = await open();
+    await addAccount(store, 'acc_a');
+    await insertMessages(store.db, [
+      scheduled('acc_a', 1, NOW),
+      scheduled('acc_a', 2, NOW + 10),
+      scheduled('acc_a', 3, NOW + 10),
+      scheduled('acc_a', 4, NOW + 20),
+      scheduled('acc_a', 5, NOW + 31),
+      scheduled('acc_a', 6, NOW + 15, { status: 'canceled' }),
+    ]);
+    const stage = (after: Parameters<typeof stageDispatch>[3], limit: number) => store.db.transaction().execute((trx) => stageDispatch(trx, NOW, NOW + 30, after, limit));
+    const first = await stage(undefined, 2);
+    assert.deepEqual(first, { looked: 2, last: { sendAt: NOW + 10, id: 'msg_0003' } }, 'not the one due now (the release’s), two in due order');
+    assert.deepEqual(await stage(first.last!, 10), { looked: 1, last: { sendAt: NOW + 20, id: 'msg_0004' } }, 'on from the key; not after `until`, nor canceled');
+    assert.deepEqual(await stage(undefined, 10), { looked: 3, last: { sendAt: NOW + 20, id: 'msg_0004' } }, 'from the start again: the jobs already there are left as they are');
+    const jobs = await store.db.selectFrom('jobs').select(['id', 'queue', 'account_id', 'ref', 'run_at', 'created_at', 'attempts']).orderBy('ref').execute();
+    assert.deepEqual(
+      jobs.map((j) => [j.queue, j.account_id, j.ref, Number(j.run_at), Number(j.created_at), Number(j.attempts)]),
+      [
+        ['dispatch', 'acc_a', 'msg_0002', NOW + 10, NOW + 10, 0],
+        ['dispatch', 'acc_a', 'msg_0003', NOW + 10, NOW + 10, 0],
+        ['dispatch', 'acc_a', 'msg_0004', NOW + 20, NOW + 20, 0],
+      ],
+      'waiting for their send_at, created then',
+    );
+    const released = await store.db.transaction().execute((trx) => releaseDueMessages(trx, NOW + 20, 100));
+    assert.deepEqual(released.map((m) => m.id), ['msg_0001', 'msg_0002', 'msg_0003', 'msg_0004']);
+    const after = await store.db.selectFrom('jobs').select(['id', 'ref', 'run_at']).orderBy('ref').execute();
+    assert.deepEqual(
+      after.map((j) => [j.ref, Number(j.run_at)]),
+      [
+        ['msg_0001', NOW + 20],
+        ['msg_0002', NOW + 10],
+        ['msg_0003', NOW + 10],
+        ['msg_0004', NOW + 20],
+      ],
+      'one job each: the staged ones kept, the unstaged one written by the release',
+    );
+    assert.deepEqual(
+      after.filter((j) => j.ref !== 'msg_0001').map((j) => j.id),
+      jobs.map((j) => j.id),
+    );
   });
 
   test('a limit bounds the release even when many rows are due', async () => {
