@@ -39,10 +39,7 @@ export async function cancelScheduled(ctx: Context, accountId: string, target: C
       );
     }
     // Dispatch jobs staged for them shortly before their time (release-scheduled.ts) go too.
-    await withdrawDispatch(
-      trx,
-      canceled.map((m) => m.id),
-    );
+    await withdrawDispatch(trx, canceled.map((m) => m.id));
     const credits = canceled.reduce((n, m) => n + m.segments, 0);
     await creditCredits(trx, accountId, credits, 'refund', id, 'canceled', now);
     return { canceled: canceled.map((m) => m.id), credits };
