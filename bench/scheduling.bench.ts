@@ -21,12 +21,11 @@ import type { MessagesTable } from '../src/store/database.ts';
 import { insertMessages } from '../src/store/repositories/messages.repository.ts';
 import { newId, systemClock } from '../src/util/ids.ts';
 import { Scheduler } from '../src/workers/scheduler.ts';
-import { cpuTicks, figure, percentile, postgresTicks, report, targetsFor } from './lib.ts';
+import { cpuTicks, figure, percentile, postgresTicks, report } from './lib.ts';
 import { freshDatabase, prepareCustomer } from './setup.ts';
 
 const TOTAL = Number(process.argv[2] ?? 100_000);
 const STORE = process.argv[3] ?? 'sqlite';
-const target = targetsFor(STORE);
 // Within the staging window, and long enough for 100,000 to be staged (about 1 s on PostgreSQL here).
 const LEAD_MS = 10_000;
 
@@ -108,8 +107,10 @@ try {
   console.error(`# ${lateness.length} released in ${transactions} transactions; first commit ${firstCommit - sendAt} ms after send_at`);
   report([
     figure(`scheduled release (${STORE}) messages released`, lateness.length, 'msgs'),
-    figure(`scheduled release (${STORE}) lateness p50`, percentile(lateness, 50), 'ms', target({ max: 2000 })),
-    figure(`scheduled release (${STORE}) lateness p99`, percentile(lateness, 99), 'ms', target({ max: 2000 })),
+    // Released within 2 s of send_at on either database (DECISIONS.md §8), unlike the throughput
+    // targets, which are the embedded store's.
+    figure(`scheduled release (${STORE}) lateness p50`, percentile(lateness, 50), 'ms', { max: 2000 }),
+    figure(`scheduled release (${STORE}) lateness p99`, percentile(lateness, 99), 'ms', { max: 2000 }),
     figure(`scheduled release (${STORE}) release rate`, lateness.length / seconds, 'msg/s'),
     // Clock ticks are 10 ms: µs per message = ticks × 10,000 / messages.
     figure(`scheduled release (${STORE}) CPU per message, scheduler process`, (ticks * 10_000) / Math.max(1, lateness.length), 'µs'),
