@@ -12,7 +12,7 @@
  */
 import { spawn } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
-import type { Figure } from './lib.ts';
+import { figure, type Figure } from './lib.ts';
 import { machine } from './peers.ts';
 
 const quick = process.argv.includes('--quick');
@@ -23,8 +23,10 @@ const suites: { name: string; args: string[] }[] = [
   { name: 'send-pg', args: ['bench/http.bench.ts', quick ? '5' : '20', 'postgres'] },
   { name: 'bulk', args: ['bench/bulk.bench.ts', 'sqlite'] },
   { name: 'bulk-pg', args: ['bench/bulk.bench.ts', 'postgres'] },
-  { name: 'throughput', args: ['bench/throughput.bench.ts', quick ? '15' : '60', '6000', 'sqlite'] },
-  { name: 'throughput-pg', args: ['bench/throughput.bench.ts', quick ? '15' : '60', '6000', 'postgres'] },
+  // Offered at the target rate: delivered at 5,000 msg/s with the dispatch backlog flat means the
+  // pipeline sustains it; offered more, the delivered rate would be a ceiling with a growing backlog.
+  { name: 'throughput', args: ['bench/throughput.bench.ts', quick ? '15' : '60', '5000', 'sqlite'] },
+  { name: 'throughput-pg', args: ['bench/throughput.bench.ts', quick ? '15' : '60', '5000', 'postgres'] },
   { name: 'reports', args: ['bench/reports.bench.ts', quick ? '5' : '10', quick ? '100000' : '1000000', 'sqlite'] },
   { name: 'scheduling', args: ['bench/scheduling.bench.ts', quick ? '20000' : '100000', 'sqlite'] },
   { name: 'scheduling-pg', args: ['bench/scheduling.bench.ts', quick ? '20000' : '100000', 'postgres'] },
@@ -66,6 +68,12 @@ for (const suite of suites) {
   for (const f of figures) console.log(`#   ${f.name}: ${f.value} ${f.unit} (${at})`);
 }
 // Ratios to the peer come from the race itself, measured round by round (bench/race.bench.ts).
+// PostgreSQL's send rate is set against SQLite's from the same run: at least 60 % of it.
+const rateOf = (store: string) => rows.find((r) => r.name === `send (${store}) requests/s`);
+const [sqliteSend, postgresSend] = [rateOf('sqlite'), rateOf('postgres')];
+if (sqliteSend && postgresSend) {
+  rows.push({ ...figure('send PostgreSQL / SQLite, same run', (postgresSend.value / sqliteSend.value) * 100, '%', { min: 60 }), machine: postgresSend.machine });
+}
 
 const width = Math.max(...rows.map((r) => r.name.length), 10);
 console.log('');
