@@ -63,40 +63,46 @@ export const webhookAttempts = new client.Counter({
 
 const QUEUES: JobQueue[] = ['dispatch', 'receipt', 'webhook', 'mail'];
 
-/** Adds the queue gauges, read from `store` at each scrape. */
-/** Accounts shown by the per-account backlog gauges: the largest backlogs, so the label set stays small. */
+/**
+ * The per-account backlog gauges show the accounts among the BACKLOG_TOP_ACCOUNTS with the most
+ * waiting and the BACKLOG_TOP_ACCOUNTS whose oldest message has waited longest: at most twice as
+ * many series, however many accounts there are, and a small account held up is not hidden.
+ */
 export const BACKLOG_TOP_ACCOUNTS = 10;
 
+const SHOWN_ACCOUNTS = `the ${BACKLOG_TOP_ACCOUNTS} accounts with the most waiting and the ${BACKLOG_TOP_ACCOUNTS} whose oldest message has waited longest (at most ${2 * BACKLOG_TOP_ACCOUNTS} series)`;
+
+/** Adds the queue gauges, read from `store` at each scrape. */
 export function registerQueueGauges(store: Store, clock: () => number): void {
   for (const name of ['pigeon_queue_depth', 'pigeon_queue_oldest_age_seconds', 'pigeon_account_dispatch_backlog', 'pigeon_account_dispatch_oldest_age_seconds']) {
     if (registry.getSingleMetric(name)) registry.removeSingleMetric(name);
   }
   // Both gauges are collected at the same scrape from one read of the backlog.
   let read: { at: number; rows: Promise<{ accountId: string; depth: number; oldestCreatedAt: number }[]> } | null = null;
-  const largest = () => {
+  const shown = () => {
     const now = clock();
     if (!read || now - read.at > 500) read = { at: now, rows: dispatchBacklogByAccount(store.db, now, BACKLOG_TOP_ACCOUNTS) };
     return read.rows;
   };
   new client.Gauge({
     name: 'pigeon_account_dispatch_backlog',
-    help: `Messages waiting for dispatch, for the ${BACKLOG_TOP_ACCOUNTS} accounts with the most waiting (each account may hold DISPATCH_BACKLOG_ACCOUNT_SHARE per cent of DISPATCH_BACKLOG_LIMIT).`,
+    help: `Messages waiting for dispatch, for ${SHOWN_ACCOUNTS}; each account may hold DISPATCH_BACKLOG_ACCOUNT_SHARE per cent of DISPATCH_BACKLOG_LIMIT.`,
     labelNames: ['account'] as const,
     registers: [registry],
     async collect() {
-      const rows = await largest();
+      const rows = await shown();
       this.reset();
       for (const b of rows) this.set({ account: b.accountId }, b.depth);
     },
   });
   new client.Gauge({
     name: 'pigeon_account_dispatch_oldest_age_seconds',
-    help: `Age of the oldest message waiting for dispatch, for the ${BACKLOG_TOP_ACCOUNTS} accounts with the most waiting.`,
+    help: `Age of the oldest message waiting for dispatch, for ${SHOWN_ACCOUNTS}.`,
     labelNames: ['account'] as const,
     registers: [registry],
     async collect() {
       const now = clock();
-      const rows = await largest();
+      const rows = await shown();
       this.reset();
       for (const b of rows) this.set({ account: b.accountId }, Math.max(0, (now - b.oldestCreatedAt) / 1000));
     },

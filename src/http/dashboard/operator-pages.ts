@@ -28,7 +28,7 @@ declare module 'fastify' {
   }
 }
 
-/** Accounts listed on the dispatch backlog page. */
+/** The dispatch backlog page lists this many largest backlogs and this many waiting longest. */
 const BACKLOG_ACCOUNTS_SHOWN = 50;
 
 /** Sender IDs per page of the review queue. */
@@ -277,8 +277,8 @@ ${table('Limits and what is used', ['Limit', 'Now'], rows, '')}
         reply,
         'Dispatch backlog',
         'backlog',
-        html`<p id="backlog-total">${n(b.depth)} messages wait for dispatch (the limit is ${n(b.limit)}; the oldest waits for ${age(b.oldestAgeSeconds)}). Each account may have ${n(b.share)} waiting: past it its sends get 429, past the limit everyone's get 503. Dispatch serves the accounts in turn. Drain rate: ${rate}.</p>${table(
-          `Accounts with the most waiting (at most ${BACKLOG_ACCOUNTS_SHOWN})`,
+        html`<p id="backlog-total">${n(b.depth)} messages wait for dispatch (the limit is ${n(b.limit)}; the oldest waits for ${age(b.oldestAgeSeconds)}). Each account may have ${n(b.share)} waiting: a send that would take it past that gets 429, one that would take the whole past the limit gets 503. Dispatch serves the accounts in turn. Drain rate: ${rate}.</p>${table(
+          `Accounts with the most waiting (the ${BACKLOG_ACCOUNTS_SHOWN} largest), and those whose oldest message has waited longest (the ${BACKLOG_ACCOUNTS_SHOWN} oldest)`,
           ['Account', 'Waiting', 'Of its share', 'Oldest waits'],
           rows,
           'Nothing waits for dispatch.',

@@ -151,16 +151,21 @@ export function messageRow(accountId: string, batchId: string | null, sender: st
 /**
  * Debits, stores and enqueues in one transaction (shared with concurrent acceptances: see
  * acceptance-batcher.ts), and builds the response from the new balance inside it, so that
- * `finish` (the idempotency record) commits with the send. Throws `service_unavailable` while
- * the dispatch backlog is over its limit, `insufficient_credits`, `daily_limit_reached` (a bulk
+ * `finish` (the idempotency record) commits with the send. Throws `service_unavailable` or
+ * `rate_limit_exceeded` when the send would take the dispatch backlog, or the account's part of
+ * it, over its bound (backlog.ts), `insufficient_credits`, `daily_limit_reached` (a bulk
  * that would cross the account's daily cap is refused whole, as one the balance does not cover),
  * all with nothing written.
  */
 export async function accept<R>(ctx: Context, acceptance: Acceptance<R>): Promise<R> {
   // Scheduled messages join the dispatch queue only when released: they do not count here.
   const now = acceptance.rows.filter((r) => r.status === 'pending').length;
-  if (now > 0) await checkBacklog(ctx, acceptance.accountId, now);
-  return acceptanceBatcher(ctx).accept(acceptance);
+  const finished = now > 0 ? await checkBacklog(ctx, acceptance.accountId, now) : undefined;
+  try {
+    return await acceptanceBatcher(ctx).accept(acceptance);
+  } finally {
+    finished?.();
+  }
 }
 
 async function balanceOf(ctx: Context, accountId: string): Promise<number> {

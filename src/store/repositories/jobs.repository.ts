@@ -363,18 +363,40 @@ export async function dispatchBacklog(db: Executor, now: number, since: number, 
   return { depth: Number(row.depth), createdBy: Number(row.created_by ?? 0), oldestCreatedAt: row.oldest === null ? null : Number(row.oldest) };
 }
 
-/** The accounts with the most messages waiting for dispatch at `now`, largest first, at most `limit`. */
-export async function dispatchBacklogByAccount(db: Executor, now: number, limit: number): Promise<{ accountId: string; depth: number; oldestCreatedAt: number }[]> {
+/**
+ * The accounts with messages waiting for dispatch at `now`: the `each` with the most waiting and
+ * the `each` whose oldest message has waited longest (at most twice `each` accounts, however many
+ * have a backlog), largest first. The second half finds a small account whose message has been
+ * held up, which a list of the largest would hide.
+ */
+export async function dispatchBacklogByAccount(db: Executor, now: number, each: number): Promise<{ accountId: string; depth: number; oldestCreatedAt: number }[]> {
   const rows = await db
-    .selectFrom('jobs')
-    .select((eb) => ['account_id', eb.fn.countAll<number>().as('depth'), eb.fn.min('created_at').as('oldest')])
-    .where('queue', '=', 'dispatch')
-    .where(ofQueue('dispatch'))
-    .where('created_at', '<=', now)
-    .groupBy('account_id')
+    .with('per_account', (qb) =>
+      qb
+        .selectFrom('jobs')
+        .select((eb) => ['account_id', eb.fn.countAll<number>().as('depth'), eb.fn.min('created_at').as('oldest')])
+        .where('queue', '=', 'dispatch')
+        .where(ofQueue('dispatch'))
+        .where('created_at', '<=', now)
+        .groupBy('account_id'),
+    )
+    .with('ranked', (qb) =>
+      qb
+        .selectFrom('per_account')
+        .select((eb) => [
+          'account_id',
+          'depth',
+          'oldest',
+          eb.fn.agg<number>('row_number').over((o) => o.orderBy('depth', 'desc').orderBy('account_id')).as('by_depth'),
+          eb.fn.agg<number>('row_number').over((o) => o.orderBy('oldest').orderBy('account_id')).as('by_age'),
+        ]),
+    )
+    .selectFrom('ranked')
+    .select(['account_id', 'depth', 'oldest'])
+    .where((eb) => eb.or([eb('by_depth', '<=', each), eb('by_age', '<=', each)]))
     .orderBy('depth', 'desc')
+    .orderBy('oldest')
     .orderBy('account_id')
-    .limit(limit)
     .execute();
   return rows.map((r) => ({ accountId: r.account_id!, depth: Number(r.depth), oldestCreatedAt: Number(r.oldest) }));
 }
