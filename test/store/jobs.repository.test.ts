@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ACCOUNTS_PER_CLAIM, claimJobs, deleteJobs, enqueueJobs, lockDueJobs, queueDepth, releaseJobs, rescheduleJob, retryJobsAt } from '../../src/store/repositories/jobs.repository.ts';
+import { ACCOUNTS_PER_CLAIM, claimJobs, deleteJobs, dispatchBacklog, dispatchBacklogByAccount, enqueueJobs, lockDueJobs, queueDepth, releaseJobs, rescheduleJob, retryJobsAt } from '../../src/store/repositories/jobs.repository.ts';
 import { claimAndApplyReceipts } from '../../src/services/messages/record-delivery-reports.ts';
 import { sql } from 'kysely';
 import { migrateToLatest } from '../../src/store/migrate.ts';
@@ -159,6 +159,33 @@ forEachDialect((dialect, open) => {
         ['d', NOW],
       ],
     );
+  });
+
+  test('the dispatch backlog by account: the largest and the oldest-waiting, each list bounded, largest first', async () => {
+    const store = await open();
+    // acc_big: 4 waiting, acc_mid: 3, acc_old: 1 but the oldest, acc_new: 1 and the newest;
+    // a job staged for later and another queue's job are not in the backlog.
+    const dispatch = (accountId: string, n: number, createdAt: number) =>
+      enqueueJobs(store.db, Array.from({ length: n }, (_, i) => ({ queue: 'dispatch' as const, accountId, ref: `${accountId}_${i}`, runAt: createdAt })), createdAt);
+    await dispatch('acc_old', 1, NOW - 60_000);
+    await dispatch('acc_big', 4, NOW - 2000);
+    await dispatch('acc_mid', 3, NOW - 1000);
+    await dispatch('acc_new', 1, NOW);
+    await dispatch('acc_staged', 5, NOW + 30_000);
+    await enqueueJobs(store.db, [{ queue: 'webhook', ref: 'evt_1', runAt: NOW - 90_000 }], NOW - 90_000);
+    const shown = async (each: number) => (await dispatchBacklogByAccount(store.db, NOW, each)).map((b) => [b.accountId, b.depth, NOW - b.oldestCreatedAt]);
+    assert.deepEqual(await shown(1), [
+      ['acc_big', 4, 2000],
+      ['acc_old', 1, 60_000],
+    ]);
+    assert.deepEqual(await shown(2), [
+      ['acc_big', 4, 2000],
+      ['acc_mid', 3, 1000],
+      ['acc_old', 1, 60_000],
+    ]);
+    assert.equal((await shown(4)).length, 4, 'every account with a backlog, once');
+    assert.deepEqual(await dispatchBacklog(store.db, NOW, NOW - 1500), { depth: 9, createdBy: 5, oldestCreatedAt: NOW - 60_000 });
+    assert.deepEqual(await dispatchBacklog(store.db, NOW, NOW, 'acc_mid'), { depth: 3, createdBy: 3, oldestCreatedAt: NOW - 1000 });
   });
 
   if (dialect === 'postgres') {
