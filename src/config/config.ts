@@ -25,14 +25,15 @@ export interface Config {
   redisUrl: string | null;
   bulkMaxMessages: number;
   /**
-   * Messages waiting for dispatch beyond which sends are refused with 503 and Retry-After, so the
-   * backlog stays bounded instead of growing without end when dispatch cannot keep up.
+   * The most messages waiting for dispatch: a send that would take the backlog past it is refused
+   * with 503 and Retry-After, so the backlog stays bounded instead of growing without end when
+   * dispatch cannot keep up.
    */
   dispatchBacklogLimit: number;
   /**
    * The share of `dispatchBacklogLimit`, in per cent, that one account's waiting messages may
-   * hold (DISPATCH_BACKLOG_ACCOUNT_SHARE): past it that account's sends get 429 while the others'
-   * go on, so one campaign cannot fill the backlog for everyone.
+   * hold (DISPATCH_BACKLOG_ACCOUNT_SHARE): that account's sends that would take it past its share
+   * get 429 while the others' go on, so one campaign cannot fill the backlog for everyone.
    */
   dispatchBacklogAccountShare: number;
   bodyLimitBytes: number;

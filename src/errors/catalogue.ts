@@ -255,7 +255,7 @@ export const catalogue = {
     status: 429,
     message: 'Too many requests.',
     description:
-      'The account exceeded its request rate or has more messages waiting for dispatch than its share of the backlog (`DISPATCH_BACKLOG_ACCOUNT_SHARE`), its client address sent too many requests with a missing, unknown or revoked API key (`AUTH_FAILURE_LIMIT`), or too many dashboard sign-ups (`SIGNUP_MAX_PER_HOUR`) or password-reset requests. Wait for the number of seconds in `Retry-After` (the `RateLimit-Reset` header says the same) and retry with exponential backoff.',
+      'The account exceeded its request rate or sent more messages than its share of the dispatch backlog has room for (`DISPATCH_BACKLOG_ACCOUNT_SHARE`), its client address sent too many requests with a missing, unknown or revoked API key (`AUTH_FAILURE_LIMIT`), or too many dashboard sign-ups (`SIGNUP_MAX_PER_HOUR`) or password-reset requests. Wait for the number of seconds in `Retry-After` (the `RateLimit-Reset` header says the same) and retry with exponential backoff.',
     retryable: true,
   },
   // Dashboard
@@ -312,7 +312,7 @@ export const catalogue = {
     status: 503,
     message: 'The service is temporarily unable to accept this request.',
     description:
-      'The service is overloaded or starting up (more messages wait for dispatch than `DISPATCH_BACKLOG_LIMIT`), or more passwords are waiting to be hashed than the server lets queue (one hash per core at a time, at most 64 waiting). Retry after the number of seconds in `Retry-After`.',
+      'The service is overloaded or starting up (the request would take the messages waiting for dispatch past `DISPATCH_BACKLOG_LIMIT`), or more passwords are waiting to be hashed than the server lets queue (one hash per core at a time, at most 64 waiting). Retry after the number of seconds in `Retry-After`.',
     retryable: true,
   },
 } as const satisfies Record<string, ErrorSpec>;

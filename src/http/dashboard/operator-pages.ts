@@ -277,7 +277,7 @@ ${table('Limits and what is used', ['Limit', 'Now'], rows, '')}
         reply,
         'Dispatch backlog',
         'backlog',
-        html`<p id="backlog-total">${n(b.depth)} messages wait for dispatch (the limit is ${n(b.limit)}; the oldest waits for ${age(b.oldestAgeSeconds)}). Each account may have ${n(b.share)} waiting: a send that would take it past that gets 429, one that would take the whole past the limit gets 503. Dispatch serves the accounts in turn. Drain rate: ${rate}.</p>${table(
+        html`<p id="backlog-total">${n(b.depth)} messages wait for dispatch (the limit is ${n(b.limit)}; the oldest waits for ${age(b.oldestAgeSeconds)}). Each account may have ${n(b.share)} waiting: a send that would take its account past that gets 429, one that would take the whole backlog past the limit gets 503. Dispatch serves the accounts in turn. Drain rate: ${rate}.</p>${table(
           `Accounts with the most waiting (the ${BACKLOG_ACCOUNTS_SHOWN} largest), and those whose oldest message has waited longest (the ${BACKLOG_ACCOUNTS_SHOWN} oldest)`,
           ['Account', 'Waiting', 'Of its share', 'Oldest waits'],
           rows,
