@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
 // Default test roots; `npm test` runs these.
-const DEFAULT_ROOTS = ['src', 'test/api', 'test/cli', 'test/smpp', 'packages/client/test', 'test/crash', 'test/security', 'test/docs', 'test/store'];
+const DEFAULT_ROOTS = ['src', 'test/api', 'test/cli', 'test/smpp', 'packages/client/test', 'test/crash', 'test/security', 'test/docs', 'test/store', 'test/multiprocess'];
 
 function find(path, out) {
   if (statSync(path).isFile()) {
@@ -29,8 +29,9 @@ if (pg) {
   args.shift();
   env.TEST_DATABASE_URL ||= 'postgres://postgres@127.0.0.1:5432/test';
 }
-// The multi-process scale-out test needs PostgreSQL, so only the --pg run includes it.
-const roots = args.length ? args : [...DEFAULT_ROOTS, ...(pg ? ['test/multiprocess'] : [])];
+// test/multiprocess: the scheduled release runs on both databases; the scale-out test skips
+// itself without PostgreSQL.
+const roots = args.length ? args : DEFAULT_ROOTS;
 const files = roots.filter((r) => existsSync(r)).flatMap((r) => find(r, [])).sort();
 if (files.length === 0) {
   console.error('no test files found');

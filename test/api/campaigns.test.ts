@@ -2,7 +2,9 @@
  * The campaign composer and the campaign page through HTTP (Fastify inject): the preview (first
  * rows, invalid rows with line and reason, cost against the balance), a campaign larger than
  * BULK_MAX_MESSAGES in several batches debited once, a form posted twice making one campaign,
- * scheduling at a local time (DST gaps refused), cancel with refunds, the results CSV escaped.
+ * scheduling at a local time (DST gaps and repeated times refused), cancel with refunds, the
+ * campaign page's deliveries per minute (chart data and table) and failures by error code, the
+ * results CSV escaped.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -12,6 +14,8 @@ import { addCredits, setAccountStatus } from '../../src/services/accounts/accoun
 import { approveSenderId, registerSenderId } from '../../src/services/sender-ids/sender-ids.ts';
 import { xlsxWorkbook } from '../helpers/xlsx.ts';
 import { addOptOut } from '../../src/services/opt-outs/opt-outs.ts';
+import { claimJobs } from '../../src/store/repositories/jobs.repository.ts';
+import { dispatchJobs } from '../../src/services/messages/dispatch-messages.ts';
 
 const PASSWORD = 'correct horse battery';
 
@@ -57,6 +61,21 @@ describe('dashboard: campaigns', () => {
 
   const balance = async (accountId: string) => Number((await h.ctx.store.db.selectFrom('accounts').select('credits').where('id', '=', accountId).executeTakeFirstOrThrow()).credits);
   const messages = (accountId: string) => h.ctx.store.db.selectFrom('messages').selectAll().where('account_id', '=', accountId).orderBy('id').execute();
+  const MINUTE = 60_000;
+  /** What the page serves its chart: the JSON of `#chart-data`. */
+  const chartData = (body: string) => JSON.parse(/<script type="application\/json" id="chart-data">(.*?)<\/script>/s.exec(body)?.[1] ?? 'null');
+  /** The rows of the table captioned `caption`, as cell texts (tags stripped). */
+  function tableRows(body: string, caption: string): string[][] {
+    const table = new RegExp(`<caption>${caption.replace(/[()]/g, '\\$&')}</caption>.*?<tbody>(.*?)</tbody>`, 's').exec(body)?.[1];
+    if (table === undefined) return [];
+    return [...table.matchAll(/<tr>(.*?)<\/tr>/gs)].map((r) => [...r[1]!.matchAll(/<td[^>]*>(.*?)<\/td>/gs)].map((c) => c[1]!.replace(/<[^>]+>/g, '')));
+  }
+  /** Hands `n` due dispatch jobs to the simulator now, by the test clock. */
+  async function dispatch(n: number) {
+    const claimed = await claimJobs(h.ctx.store.db, 'dispatch', n, h.clock.now(), h.ctx.config.jobLeaseMs);
+    assert.equal(claimed.length, n);
+    await dispatchJobs(h.ctx, h.carrier, claimed);
+  }
 
   test('the preview shows the first rows filled, every invalid row with its line and reason, and the cost against the balance', async () => {
     const { client } = await owner(2);
@@ -244,11 +263,133 @@ describe('dashboard: campaigns', () => {
     const cancel = await client.post(`${location}/cancel`, {}, page.body);
     assert.equal(cancel.statusCode, 200, cancel.body);
     assert.match(cancel.body, /4 scheduled messages canceled; 4 credits refunded/);
+    assert.deepEqual(tableRows(cancel.body, 'Messages by status'), [['Canceled', '4']], 'the page counts the canceled messages, none left scheduled');
+    assert.doesNotMatch(cancel.body, /id="cancel-campaign"/);
     assert.equal(await balance(accountId), 10);
     assert.ok((await messages(accountId)).every((m) => m.status === 'canceled'));
     const twice = await client.post(`${location}/cancel`, {}, page.body);
     assert.equal(twice.statusCode, 409);
     assert.match(twice.body, /Nothing of this campaign is still scheduled/);
+  });
+
+  test('a local time that the clocks repeat (02:30 on the night they go back) is refused with the reason, nothing stored or debited', async () => {
+    const saved = h.clock.ms;
+    // Within the 35 days a campaign may be scheduled ahead of 2026-10-25.
+    h.clock.ms = Date.parse('2026-10-20T12:00:00Z');
+    try {
+      const { client, accountId } = await owner(10);
+      const file = 'to,name\n+33612345678,Ana\n+33612345679,Bob\n';
+      const repeated = await compose(client, { template: 'Hi {{name}}', when: 'later', send_at_local: '2026-10-25T02:30', time_zone: 'Europe/Paris' }, file);
+      assert.equal(repeated.res.statusCode, 400, repeated.res.body);
+      assert.match(repeated.res.body, /2026-10-25 02:30 happens twice in Europe\/Paris: the clocks go back for daylight saving time\. Choose another time\. Nothing was sent\./);
+      assert.match(repeated.res.body, /<input id="send-at" name="send_at_local" type="datetime-local" value="2026-10-25T02:30"/, 'the form kept as filled in, to pick another time');
+      assert.equal((await messages(accountId)).length, 0);
+      assert.equal(await balance(accountId), 10);
+      assert.equal((await h.ctx.store.db.selectFrom('campaigns').selectAll().where('account_id', '=', accountId).execute()).length, 0);
+      // An hour later is once only: accepted, at 03:30 CET (02:30 UTC).
+      const after = await compose(client, { template: 'Hi {{name}}', when: 'later', send_at_local: '2026-10-25T03:30', time_zone: 'Europe/Paris' }, file);
+      assert.equal(after.res.statusCode, 303, after.res.body);
+      assert.ok((await messages(accountId)).every((m) => Number(m.send_at) === Date.parse('2026-10-25T02:30:00Z')));
+      await client.post(`${String(after.res.headers.location)}/cancel`, {}, (await client.get(String(after.res.headers.location))).body);
+    } finally {
+      h.clock.ms = saved;
+    }
+  });
+
+  test('the campaign page serves the deliveries per minute, for its chart and its table, from the clock times of the receipts', async () => {
+    const { client } = await owner(10);
+    await h.workers.drain();
+    // The simulator's receipt comes 1 s after dispatch (SIM_DELIVERY_DELAY_MS): dispatched 10 s
+    // into a minute, two are delivered in it, three in the next, one two minutes later.
+    const start = (Math.floor(h.clock.now() / MINUTE) + 2) * MINUTE;
+    h.clock.ms = start + 10_000;
+    const rows = Array.from({ length: 6 }, (_, i) => `+3361234560${i}`).join('\n');
+    const { res } = await compose(client, { template: 'Hi' }, `to\n${rows}\n`);
+    assert.equal(res.statusCode, 303, res.body);
+    const location = String(res.headers.location);
+    const before = await client.get(location);
+    assert.deepEqual(chartData(before.body), { x: 'Minute', days: [], counts: { delivered: [] } }, 'nothing delivered yet: nothing to draw');
+    assert.doesNotMatch(before.body, /Delivered per minute \(/);
+    await dispatch(2);
+    h.clock.ms = start + MINUTE + 10_000;
+    await dispatch(3);
+    h.clock.ms = start + 3 * MINUTE + 10_000;
+    await dispatch(1);
+    h.clock.advance(5_000);
+    await h.workers.drain();
+
+    const page = await client.get(location);
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, /data-status-count="delivered">6</);
+    // A zero minute on either side, so that even one minute draws a line; minutes without deliveries are left out.
+    const expected = { x: 'Minute', days: [start - MINUTE, start, start + MINUTE, start + 3 * MINUTE, start + 4 * MINUTE], counts: { delivered: [0, 2, 3, 1, 0] } };
+    assert.deepEqual(chartData(page.body), expected);
+    assert.match(page.body, /<div id="chart" aria-label="Delivered per minute" role="img"><\/div>/, 'the element the chart is drawn in');
+    const minute = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+    const table = [
+      [minute(start), '2'],
+      [minute(start + MINUTE), '3'],
+      [minute(start + 3 * MINUTE), '1'],
+    ];
+    assert.deepEqual(tableRows(page.body, 'Delivered per minute (last 60 minutes with deliveries)'), table);
+    const progress = await client.get(`${location}/progress`);
+    assert.equal(progress.statusCode, 286, 'every message delivered: the polling stops');
+    assert.deepEqual(chartData(progress.body), expected, 'the polled fragment carries the same data');
+    assert.deepEqual(tableRows(progress.body, 'Delivered per minute (last 60 minutes with deliveries)'), table);
+  });
+
+  test('the campaign page groups its failures by error code, with counts, most frequent first', async () => {
+    const { client } = await owner(10);
+    // 0000: sent, then failed subscriber_unreachable; 2222: carrier_rejected at submit; 1111: never a receipt.
+    const file = 'to\n+33612340000\n+33612345678\n+33612350000\n+33612342222\n+33612341111\n+33612360000\n';
+    const { res } = await compose(client, { template: 'Hi' }, file);
+    assert.equal(res.statusCode, 303, res.body);
+    const location = String(res.headers.location);
+    assert.match((await client.get(location)).body, /No failures\./);
+    await h.workers.drain();
+    h.clock.advance(2_000);
+    await h.workers.drain();
+    const failures = [
+      ['subscriber_unreachable', '3'],
+      ['carrier_rejected', '1'],
+    ];
+    const page = await client.get(location);
+    assert.deepEqual(tableRows(page.body, 'Failures by error code'), failures);
+    assert.deepEqual(tableRows(page.body, 'Messages by status'), [
+      ['Sent', '1'],
+      ['Delivered', '1'],
+      ['Failed', '4'],
+    ]);
+    const progress = await client.get(`${location}/progress`);
+    assert.equal(progress.statusCode, 200, 'one message still sent: the page keeps polling');
+    assert.deepEqual(tableRows(progress.body, 'Failures by error code'), failures);
+  });
+
+  test('the results CSV escapes every cell that starts with =, +, - or @ (an error text as a carrier might word it)', async () => {
+    const { client, accountId } = await owner(10);
+    const { res } = await compose(client, { template: '-1+1 {{name}}' }, 'to,name\n+33612342222,=A\n+33612352222,@B\n+33612362222,+C\n+33612372222,-D\n');
+    assert.equal(res.statusCode, 303, res.body);
+    await h.workers.drain();
+    // Pigeon's own error texts start with a letter; a carrier's need not.
+    const texts = ['=HYPERLINK("https://example.com/x","open")', '+SUM(1,2)', '-2+3', '@cmd'];
+    const stored = await messages(accountId);
+    assert.ok(stored.every((m) => m.status === 'failed' && m.error_code === 'carrier_rejected'));
+    for (const [i, m] of stored.entries()) await h.ctx.store.db.updateTable('messages').set({ error_message: texts[i]! }).where('id', '=', m.id).execute();
+    const download = await client.get(`${String(res.headers.location)}/results.csv`);
+    assert.equal(download.statusCode, 200);
+    const cells = new Map(
+      download.body
+        .trimEnd()
+        .split('\r\n')
+        .slice(1)
+        .map((line) => [line.split(',')[0]!, line]),
+    );
+    assert.equal(cells.size, 4);
+    const escaped = ['"\'=HYPERLINK(""https://example.com/x"",""open"")"', '"\'+SUM(1,2)"', "'-2+3", "'@cmd"];
+    for (const [i, m] of stored.entries()) {
+      const line = cells.get(m.id)!;
+      assert.ok(line.includes(`,'${m.recipient},failed,1,GSM-7,carrier_rejected,${escaped[i]},`), line);
+    }
   });
 
   test('the results CSV lists every message, cells that a spreadsheet would run escaped; another account sees nothing', async () => {

@@ -11,10 +11,12 @@ import { Scheduler } from '../../src/workers/scheduler.ts';
 import { setAccountStatus } from '../../src/services/accounts/accounts.ts';
 import { rejectSenderId } from '../../src/services/sender-ids/sender-ids.ts';
 import { assignNumber, releaseNumber } from '../../src/services/numbers/numbers.ts';
-import { releaseScheduledMessages, releaseSlices, STAGE_AHEAD_MS } from '../../src/services/messages/release-scheduled.ts';
-import { claimJobs } from '../../src/store/repositories/jobs.repository.ts';
+import { releaseScheduledMessages, releaseSlices, stageUpcomingDispatch, STAGE_AHEAD_MS } from '../../src/services/messages/release-scheduled.ts';
 import { dispatchJobs as dispatchClaimed } from '../../src/services/messages/dispatch-messages.ts';
 import { expireValidityPeriods } from '../../src/services/messages/expire-validity-periods.ts';
+import { claimJobs, deferJobs } from '../../src/store/repositories/jobs.repository.ts';
+import { testDialect } from '../helpers/test-store.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 
 const MINUTE = 60_000;
 
@@ -571,6 +573,82 @@ describe('canceling scheduled messages', () => {
     assert.equal(await balance(key), 60 + n);
     await h.workers.drain();
   });
+
+  test('many cancels racing two schedulers: every answer is 200 or 409, each message canceled and refunded or released, the ledger exact', async () => {
+    const { key, accountId } = await h.customer({ credits: 1000 });
+    const batches = [];
+    for (let b = 0; b < 6; b++) {
+      const messages = Array.from({ length: 20 }, (_, i) => ({ to: `+4479111${b}${String(1000 + i)}`, message: i % 3 === 0 ? 'x'.repeat(200) : `m${i}` }));
+      batches.push((await h.request('POST', '/v1/sms/bulk', { key, body: { from: 'Acme', send_at: at(MINUTE), messages } })).json());
+    }
+    const segments = new Map<string, number>(batches.flatMap((b) => b.messages.map((m: { message_id: string; segments: number }) => [m.message_id, m.segments])));
+    const debited = [...segments.values()].reduce((n, s) => n + s, 0);
+    assert.equal(await balance(key), 1000 - debited);
+    h.clock.advance(MINUTE);
+    // Half the batches canceled whole, the others one message at a time, in reverse order (the
+    // schedulers release in id order), while two schedulers release in small batches.
+    const cancels = [
+      ...batches.slice(0, 3).map((b) => `batches/${b.batch_id}`),
+      ...batches.slice(3).flatMap((b) => b.messages.map((m: { message_id: string }) => m.message_id).reverse()),
+    ];
+    const [answers] = await Promise.all([Promise.all(cancels.map((path) => cancel(key, path))), new Scheduler(h.ctx, { batchSize: 7 }).drain(), new Scheduler(h.ctx, { batchSize: 5 }).drain()]);
+    let refunded = 0;
+    const canceled = new Set<string>();
+    for (const res of answers) {
+      if (res.statusCode === 409) {
+        assert.equal(res.json().code, 'not_cancelable');
+        continue;
+      }
+      assert.equal(res.statusCode, 200, res.body);
+      const { data } = res.json();
+      for (const id of data.canceled) {
+        assert.ok(!canceled.has(id), `${id} canceled once`);
+        canceled.add(id);
+      }
+      assert.equal(data.credits_refunded, data.canceled.reduce((n: number, id: string) => n + segments.get(id)!, 0), 'the refund is the canceled messages’ segments');
+      refunded += data.credits_refunded;
+    }
+    const rows = await h.ctx.store.db.selectFrom('messages').select(['id', 'status']).where('id', 'in', [...segments.keys()]).execute();
+    for (const row of rows) assert.equal(row.status, canceled.has(row.id) ? 'canceled' : 'pending', row.id);
+    const jobs = await h.ctx.store.db.selectFrom('jobs').select('ref').where('queue', '=', 'dispatch').where('ref', 'in', [...segments.keys()]).execute();
+    assert.deepEqual(jobs.map((j) => j.ref).sort(), rows.filter((r) => !canceled.has(r.id)).map((r) => r.id).sort(), 'a dispatch job for each released message, none for a canceled one');
+    const refunds = await h.ctx.store.db.selectFrom('credit_ledger').select('amount').where('account_id', '=', accountId).where('kind', '=', 'refund').execute();
+    assert.equal(refunds.reduce((n, r) => n + Number(r.amount), 0), refunded, 'the ledger’s refunds are what the answers said');
+    assert.equal(await balance(key), 1000 - debited + refunded);
+    await h.workers.drain();
+  });
+
+  test('a cancel that PostgreSQL aborts to break a deadlock is run again: 200, the exact refund, one ledger row', { skip: testDialect !== 'postgres' && 'PostgreSQL aborts a deadlock victim; SQLite writers wait their turn' }, async () => {
+    const { key, accountId } = await h.customer({ credits: 10 });
+    const messages = [
+      { to: '+447911123456', message: 'a' },
+      { to: '+447911123457', message: 'b'.repeat(200) },
+    ];
+    const bulk = (await h.request('POST', '/v1/sms/bulk', { key, body: { from: 'Acme', send_at: at(10_000), messages } })).json();
+    assert.equal(bulk.credits_used, 3);
+    const [first, second] = bulk.messages.map((m: { message_id: string }) => `jobrel_${m.message_id}`).sort() as [string, string];
+    assert.equal((await stageUpcomingDispatch(h.ctx, undefined, 100)).looked, 2, 'both dispatch jobs staged');
+    const waitingOnLock = async () => Number((await sql<{ n: string }>`select count(*) as n from pg_locks where not granted`.execute(h.ctx.store.db)).rows[0]!.n) > 0;
+    // Another transaction takes the two staged jobs in the opposite order to the cancel's (which
+    // holds the messages and takes back their jobs in id order): each waits on the other. Its own
+    // deadlock check comes late, so PostgreSQL aborts the cancel.
+    let canceled!: Promise<Awaited<ReturnType<typeof cancel>>>;
+    await h.ctx.store.db.transaction().execute(async (trx) => {
+      await sql`set local deadlock_timeout = '30s'`.execute(trx);
+      await deferJobs(trx, [second], h.clock.now() + 1000);
+      canceled = cancel(key, `batches/${bulk.batch_id}`);
+      await waitFor(waitingOnLock, { message: 'the cancel waiting on the second job' });
+      await deferJobs(trx, [first], h.clock.now() + 1000);
+    });
+    const res = await canceled;
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.json().data.credits_refunded, 3);
+    assert.equal(res.json().data.canceled.length, 2);
+    assert.equal(await balance(key), 10);
+    const refunds = await h.ctx.store.db.selectFrom('credit_ledger').select(['amount', 'reference', 'note']).where('account_id', '=', accountId).where('kind', '=', 'refund').execute();
+    assert.deepEqual(refunds, [{ amount: 3, reference: bulk.batch_id, note: 'canceled' }], 'one refund: the aborted try wrote nothing');
+    assert.deepEqual(await h.ctx.store.db.selectFrom('jobs').select('id').where('id', 'in', [first, second]).execute(), [], 'both staged jobs taken back');
+  });
 });
 
 describe('validity period', () => {
@@ -644,6 +722,84 @@ describe('validity period', () => {
     assert.equal(await balance(key), 10);
     await h.workers.drain();
     assert.equal(h.carrier.submitted.get(id), undefined, 'its dispatch job found it failed');
+  });
+
+  const bulk = async (key: string, body: Record<string, unknown>) => {
+    const res = await h.request('POST', '/v1/sms/bulk', { key, body: { from: 'Acme', callback_url: 'https://hooks.example.com/sms', ...body } });
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json() as { batch_id: string; validity_period?: number; send_at?: string; credits_used: number; messages: { message_id: string; to: string; segments: number }[] };
+  };
+  const stored = async (batchId: string) =>
+    (await h.ctx.store.db.selectFrom('messages').select(['recipient', 'validity_period', 'expires_at']).where('batch_id', '=', batchId).orderBy('recipient').execute()).map((m) => [m.recipient, Number(m.validity_period), Number(m.expires_at)]);
+
+  test('bulk: the top-level validity_period is echoed and stored for every message; not dispatched within it, each fails expired and is refunded', async () => {
+    const { key, accountId } = await h.customer({ credits: 10 });
+    const accepted = h.clock.now();
+    const res = await bulk(key, { validity_period: 90, messages: [{ to: '+447911123456', message: 'a' }, { to: '+447911123457', message: 'b'.repeat(200) }, { to: 'nope', message: 'c' }] });
+    assert.equal(res.validity_period, 90, 'echoed at the top level, as on a single send');
+    assert.equal(res.send_at, undefined);
+    assert.equal(res.credits_used, 3);
+    assert.deepEqual(await stored(res.batch_id), [
+      ['+447911123456', 90, accepted + 90_000],
+      ['+447911123457', 90, accepted + 90_000],
+    ]);
+    h.clock.advance(90_000);
+    await h.workers.drain();
+    for (const { message_id } of res.messages) {
+      const r = await report(key, message_id);
+      assert.deepEqual([r.status, r.error_code, r.sent_at], ['failed', 'expired', null], message_id);
+      assert.equal(h.carrier.submitted.get(message_id), undefined, 'never handed to the carrier');
+      assert.deepEqual(await events(message_id), ['sms.failed']);
+    }
+    assert.equal(await balance(key), 10, 'all three credits back');
+    const refunds = await h.ctx.store.db.selectFrom('credit_ledger').select(['amount', 'note']).where('account_id', '=', accountId).where('kind', '=', 'refund').execute();
+    assert.deepEqual(refunds.map((r) => [r.amount, r.note]).sort(), [
+      [1, 'expired'],
+      [2, 'expired'],
+    ]);
+  });
+
+  test('bulk with send_at: the period counts from send_at; released late past it, failed expired and refunded; a 1111 recipient sent in time expires unrefunded', async () => {
+    const { key } = await h.customer({ credits: 10 });
+    const sendAt = h.clock.now() + 10 * MINUTE;
+    const long = await bulk(key, { send_at: new Date(sendAt).toISOString(), validity_period: 120, messages: [{ to: '+447911123456', message: 'a' }, { to: '+447911121111', message: 'b' }] });
+    const short = await bulk(key, { send_at: new Date(sendAt).toISOString(), validity_period: 60, messages: [{ to: '+447911123458', message: 'c' }, { to: '+447911123459', message: 'd' }] });
+    assert.deepEqual([long.validity_period, long.send_at], [120, new Date(sendAt).toISOString()]);
+    assert.deepEqual(await stored(long.batch_id), [
+      ['+447911121111', 120, sendAt + 120_000],
+      ['+447911123456', 120, sendAt + 120_000],
+    ]);
+    assert.deepEqual(await stored(short.batch_id), [
+      ['+447911123458', 60, sendAt + 60_000],
+      ['+447911123459', 60, sendAt + 60_000],
+    ]);
+    assert.equal(await balance(key), 6);
+    // Nothing ran from acceptance until a minute after send_at: ten minutes and more since
+    // acceptance, within the long period counted from send_at, at the end of the short one.
+    h.clock.ms = sendAt + 60_000;
+    await h.workers.drain();
+    const [delivered, neverConfirmed] = long.messages.map((m) => m.message_id) as [string, string];
+    assert.equal((await report(key, delivered)).status, 'sent');
+    assert.equal((await report(key, neverConfirmed)).status, 'sent');
+    for (const { message_id } of short.messages) {
+      const r = await report(key, message_id);
+      assert.deepEqual([r.status, r.error_code, r.sent_at], ['failed', 'expired', null], message_id);
+      assert.equal(h.carrier.submitted.get(message_id), undefined);
+    }
+    assert.equal(await balance(key), 8, 'the late batch refunded');
+    h.clock.advance(1000);
+    await h.workers.drain();
+    assert.equal((await report(key, delivered)).status, 'delivered');
+    h.clock.ms = sendAt + 120_000 - 1;
+    await h.workers.drain();
+    assert.equal((await report(key, neverConfirmed)).status, 'sent', 'not before the end of its period');
+    h.clock.ms = sendAt + 120_000;
+    await h.workers.drain();
+    const r = await report(key, neverConfirmed);
+    assert.deepEqual([r.status, r.error_code], ['failed', 'expired']);
+    assert.notEqual(r.sent_at, null);
+    assert.equal(await balance(key), 8, 'it left: no refund');
+    assert.deepEqual(await events(neverConfirmed), ['sms.sent', 'sms.failed']);
   });
 
   test('counted from send_at: a scheduled message is not expired by the wait before its time', async () => {

@@ -2,7 +2,8 @@
  * Campaigns in a real browser: Debian's chromium, headless, driven by playwright-core against
  * `pigeon serve` (a child process on a free port, a throwaway SQLite file). An owner whose browser
  * is in Paris uploads a CSV, checks the preview and the cost, schedules the campaign for a date in
- * Paris time, cancels it (refunded), then sends another at once and watches it finish.
+ * Paris time, cancels it (refunded), then sends another at once, following the upload's progress
+ * bar, and watches it finish and its chart of deliveries drawn.
  * Screenshots go to test-results/dashboard/.
  */
 import assert from 'node:assert/strict';
@@ -88,6 +89,7 @@ describe('campaigns in a browser', () => {
     await page.getByRole('button', { name: 'Cancel the scheduled messages' }).click();
     await page.getByText('3 scheduled messages canceled; 3 credits refunded.').waitFor();
     assert.equal(await page.locator('[data-status-count="canceled"]').textContent(), '3');
+    assert.equal(await page.locator('#chart canvas').count(), 0, 'nothing delivered: no chart drawn');
 
     // Send now, and watch the counts move to delivered (the page polls). The send shows that the
     // server is checking the rows, with the button disabled: a double click makes one campaign.
@@ -101,16 +103,42 @@ describe('campaigns in a browser', () => {
       buffer: Buffer.from('to;first_name\n+33612345678;Ana\n+33612345679;Zoë\n+33612345670;Eve\n'),
     });
     await page.locator('#campaign-cost').waitFor();
+    // The template's change (which the click on Send would fire by taking the focus) posts a
+    // preview too: made here and answered, so that what the bar shows next is the send's alone.
+    await page.getByLabel('Message template').blur();
+    await page.waitForLoadState('networkidle');
+    const bar: string[] = [];
+    await page.exposeFunction('recordUploadBar', (state: string) => void bar.push(state));
     await page.evaluate(() => {
       const status = document.getElementById('send-status')!;
       const button = document.getElementById('send-campaign') as HTMLButtonElement;
+      const progress = document.getElementById('upload-progress') as HTMLProgressElement;
       const record = (window as unknown as { recordSendState: (s: string) => void }).recordSendState;
+      const recordBar = (window as unknown as { recordUploadBar: (s: string) => void }).recordUploadBar;
       new MutationObserver(() => record(`${status.textContent}|${button.disabled ? 'disabled' : 'enabled'}`)).observe(status, { childList: true, characterData: true, subtree: true });
+      // The preview's upload left the bar full: the send starts it again from empty.
+      progress.value = 0;
+      new MutationObserver(() => recordBar(`${progress.hidden ? 'hidden' : 'shown'}:${progress.getAttribute('value') ?? 'indeterminate'}`)).observe(progress, { attributes: true, attributeFilter: ['hidden', 'value'] });
     });
     await page.getByRole('button', { name: 'Send campaign' }).dblclick();
     await page.waitForURL(/\/dashboard\/campaigns\/cmp_/);
     assert.ok(seen.includes('Checking 3 rows…|disabled'), `the send said it was checking the rows, button disabled: ${JSON.stringify(seen)}`);
+    assert.ok(seen.includes('Uploading the file: 100%|disabled'), `the send counted the upload to 100 %: ${JSON.stringify(seen)}`);
+    // The bar shows the upload up to 100 %, then turns indeterminate while the server checks the rows.
+    const complete = bar.indexOf('shown:100');
+    assert.ok(complete >= 0 && bar.indexOf('shown:indeterminate', complete) > complete, `the upload bar shown, complete, then checking: ${JSON.stringify(bar)}`);
     await page.locator('[data-status-count="delivered"]', { hasText: '3' }).waitFor({ timeout: 30_000 });
+    // Delivered: the polled page draws the chart of deliveries per minute, once, and again on a reload.
+    await page.locator('#chart canvas').first().waitFor();
+    const drawn = async () => ({ charts: await page.locator('#chart .uplot').count(), canvases: await page.locator('#chart canvas').count(), width: await page.locator('#chart canvas').evaluate((c: HTMLCanvasElement) => c.width) });
+    const chart = await drawn();
+    assert.deepEqual([chart.charts, chart.canvases], [1, 1], 'one chart in #chart');
+    assert.ok(chart.width > 0, 'drawn with a size');
+    assert.match((await page.locator('#chart').textContent()) ?? '', /delivered/, 'its legend names the series');
+    await page.reload();
+    await page.locator('#chart canvas').first().waitFor();
+    const reloaded = await drawn();
+    assert.deepEqual([reloaded.charts, reloaded.canvases], [1, 1], 'drawn on load too');
     await page.screenshot({ path: `${SHOTS}/campaign-finished-desktop.png`, fullPage: true });
     const csv = await page.evaluate(async (href) => (await fetch(href)).text(), `${page.url()}/results.csv`);
     assert.equal(csv.trimEnd().split('\r\n').length, 4);

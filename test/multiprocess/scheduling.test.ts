@@ -1,12 +1,11 @@
 /**
- * Scheduled release across processes on PostgreSQL: one API process (`serve --no-workers`) and
+ * Scheduled release across processes, on the test's database (a SQLite file shared by the
+ * processes, or PostgreSQL under `npm run test:pg`): one API process (`serve --no-workers`) and
  * three worker processes (`worker`), each with its own scheduler, share one database. Four
  * campaigns are scheduled for the same instant a few seconds ahead; one worker is killed with
  * SIGKILL right at that instant. Afterwards every message was submitted exactly once (none released
  * twice by racing schedulers; a released message is re-submitted only within the killed worker's
  * leased dispatch batch), none before its time, and every balance equals its ledger.
- *
- * Runs with `npm run test:pg` (it needs PostgreSQL).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,16 +17,14 @@ import type { Store } from '../../src/store/connect.ts';
 import type { Context } from '../../src/services/context.ts';
 import { createCustomer } from '../helpers/customers.ts';
 import { freePort, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
-import { processDatabase, serviceContext, TEST_DATABASE_URL } from '../helpers/test-store.ts';
+import { processDatabase, serviceContext, testDialect } from '../helpers/test-store.ts';
 
 const BULKS = 4;
 const BULK_SIZE = 1000;
 const CREDITS = 10_000;
 const LEAD_MS = 6000;
 
-const skip = !TEST_DATABASE_URL.startsWith('postgres') && 'needs PostgreSQL: run with npm run test:pg';
-
-describe('scheduled release with three worker processes on PostgreSQL', { skip }, () => {
+describe(`scheduled release with three worker processes on ${testDialect === 'postgres' ? 'PostgreSQL' : 'one SQLite file'}`, () => {
   const dir = mkdtempSync(join(tmpdir(), 'pigeon-mps-'));
   const database = processDatabase('mps', dir);
   const processes: PigeonProcess[] = [];
@@ -50,11 +47,14 @@ describe('scheduled release with three worker processes on PostgreSQL', { skip }
 
     const common = { DATABASE_URL: database.url, SIM_DELIVERY_DELAY_MS: '200', JOB_LEASE_MS: '3000', RATE_LIMIT_MAX: '1000000' };
     const port = await freePort();
-    processes.push(await startPigeon(['serve', '--no-workers'], { ...common, PORT: String(port) }));
     const logs = [0, 1, 2].map((i) => join(dir, `sim-${i}.log`));
-    const workers: PigeonProcess[] = [];
-    for (const log of logs) workers.push(await startPigeon(['worker'], { ...common, SIM_LOG_FILE: log }));
-    processes.push(...workers);
+    // Started side by side; each is tracked as soon as it is up, to be stopped after a failure.
+    const start = async (args: string[], env: Record<string, string>) => {
+      const p = await startPigeon(args, { ...common, ...env });
+      processes.push(p);
+      return p;
+    };
+    const [, ...workers] = await Promise.all([start(['serve', '--no-workers'], { PORT: String(port) }), ...logs.map((log) => start(['worker'], { SIM_LOG_FILE: log }))]);
 
     const sendAt = Date.now() + LEAD_MS;
     const ids: string[] = [];

@@ -25,6 +25,7 @@ import { debitState, tryDebitWithinDailyLimit } from '../../store/repositories/a
 import { insertBatches, insertMessages } from '../../store/repositories/messages.repository.ts';
 import { accessRevisionInTransaction } from '../../store/repositories/api-keys.repository.ts';
 import { acceptGroupInOneStatement, acceptsInOneStatement, type AcceptanceGroup } from '../../store/repositories/acceptance.repository.ts';
+import { retryingConflicts } from '../../store/retry-conflicts.ts';
 import { newId } from '../../util/ids.ts';
 import type { Context } from '../context.ts';
 import { finishAll, type Finish, type StoredResponse } from './idempotency.ts';
@@ -195,18 +196,10 @@ export class AcceptanceBatcher {
 
   /**
    * PostgreSQL may abort a transaction to break a deadlock or a serialisation conflict with
-   * another process; nothing of it was written, so it is simply run again.
+   * another process; it is run again (retry-conflicts.ts).
    */
   async #commitRetrying(acceptances: Acceptance<unknown>[]): Promise<Outcome[]> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.#commit(acceptances);
-      } catch (error) {
-        const code = (error as { code?: string }).code;
-        if (attempt >= 4 || (code !== '40P01' && code !== '40001')) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 5 * attempt + Math.random() * 20));
-      }
-    }
+    return retryingConflicts(() => this.#commit(acceptances));
   }
 
   async #commit(acceptances: Acceptance<unknown>[]): Promise<Outcome[]> {

@@ -9,6 +9,7 @@
 import type { NewJob } from '../../store/repositories/jobs.repository.ts';
 import { dueSliceBounds, nextSendAt, releaseDueMessages, stageDispatch, withdrawDispatch, type DueKey, type DueRange } from '../../store/repositories/scheduled-messages.repository.ts';
 import { messagesByIds } from '../../store/repositories/messages.repository.ts';
+import { retryingConflicts } from '../../store/retry-conflicts.ts';
 import { messageTransitions, scheduledReleaseLateness } from '../../metrics.ts';
 import { applyStatusChanges, enqueueFollowUps } from './message-status-changes.ts';
 import { sendTimeRefusals } from './send-time-checks.ts';
@@ -72,17 +73,8 @@ export async function releaseSlices(ctx: Context, limit: number, slices: number)
 
 /** Releases up to `limit` due messages (of `range`, when given); returns what it did. */
 export async function releaseScheduledMessages(ctx: Context, limit: number, range: DueRange = {}): Promise<ReleaseSummary> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await releaseOnce(ctx, limit, range);
-    } catch (error) {
-      // PostgreSQL may abort the transaction to break a deadlock with a cancel or a send; nothing
-      // of it was written, so it is run again.
-      const code = (error as { code?: string }).code;
-      if (attempt >= 4 || (code !== '40P01' && code !== '40001')) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 5 * attempt + Math.random() * 20));
-    }
-  }
+  // PostgreSQL may abort the transaction to break a deadlock with a cancel or a send.
+  return retryingConflicts(() => releaseOnce(ctx, limit, range));
 }
 
 async function releaseOnce(ctx: Context, limit: number, range: DueRange): Promise<ReleaseSummary> {
