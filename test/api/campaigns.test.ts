@@ -265,6 +265,7 @@ describe('dashboard: campaigns', () => {
     assert.match(cancel.body, /4 scheduled messages canceled; 4 credits refunded/);
     assert.deepEqual(tableRows(cancel.body, 'Messages by status'), [['Canceled', '4']], 'the page counts the canceled messages, none left scheduled');
     assert.doesNotMatch(cancel.body, /id="cancel-campaign"/);
+    assert.match(cancel.body, /id="campaign-credits">4 debited, 4 refunded for canceled messages</, 'the campaign shows its refund beside its debit');
     assert.equal(await balance(accountId), 10);
     assert.ok((await messages(accountId)).every((m) => m.status === 'canceled'));
     const twice = await client.post(`${location}/cancel`, {}, page.body);

@@ -36,6 +36,7 @@ import {
   campaignFailures,
   campaignResultsPage,
   campaignStatusCounts,
+  campaignCanceledCredits,
   insertCampaign,
   listCampaignRows,
   setOwnerTimeZone,
@@ -332,6 +333,11 @@ export async function campaignProgress(ctx: Context, accountId: string, id: stri
   const db = ctx.store.db;
   const [counts, failures, deliveries] = [await campaignStatusCounts(db, accountId, id), await campaignFailures(db, accountId, id), await campaignDeliveries(db, accountId, id, 60_000)];
   return { counts, failures, deliveries };
+}
+
+/** Credits given back for the campaign's canceled messages (0 while none is). */
+export async function campaignRefundedOnCancel(ctx: Context, accountId: string, id: string, progress: CampaignProgress): Promise<number> {
+  return (progress.counts.canceled ?? 0) > 0 ? campaignCanceledCredits(ctx.store.db, accountId, id) : 0;
 }
 
 /**

@@ -48,6 +48,15 @@ export async function campaignStatusCounts(db: Executor, accountId: string, camp
   return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
 }
 
+/** The credits of the campaign's canceled messages: refunded when they were canceled. */
+export async function campaignCanceledCredits(db: Executor, accountId: string, campaignId: string): Promise<number> {
+  const row = await campaignMessages(db, accountId, campaignId)
+    .where('status', '=', 'canceled')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number | string>('segments'), eb.lit(0)).as('credits'))
+    .executeTakeFirst();
+  return Number(row?.credits ?? 0);
+}
+
 /** The campaign's failed and expired messages grouped by error code, most frequent first. */
 export async function campaignFailures(db: Executor, accountId: string, campaignId: string): Promise<{ code: string; count: number }[]> {
   const rows = await campaignMessages(db, accountId, campaignId)

@@ -25,6 +25,7 @@ import {
   campaignProgress,
   campaignResultsCsv,
   cancelCampaign,
+  campaignRefundedOnCancel,
   getCampaign,
   listCampaigns,
   LISTED_INVALID_ROWS,
@@ -262,7 +263,7 @@ ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register
       'Campaigns',
       'campaigns',
       html`<p><a class="button" href="/dashboard/campaigns/new">New campaign</a></p>
-${table('Your campaigns (latest 100)', ['Campaign', 'From', 'Messages', 'Skipped (opted out)', 'Credits', 'Send at', 'Created'], rows, 'No campaigns yet.')}`,
+${table('Your campaigns (latest 100)', ['Campaign', 'From', 'Messages', 'Skipped (opted out)', 'Credits debited', 'Send at', 'Created'], rows, 'No campaigns yet.')}`,
     );
   });
 
@@ -271,6 +272,7 @@ ${table('Your campaigns (latest 100)', ['Campaign', 'From', 'Messages', 'Skipped
     const campaign = await getCampaign(ctx, account.id, request.params.id);
     const progress = await campaignProgress(ctx, account.id, campaign.id);
     const scheduled = progress.counts.scheduled ?? 0;
+    const refunded = await campaignRefundedOnCancel(ctx, account.id, campaign.id, progress);
     const localSendAt =
       campaign.send_at !== null && campaign.time_zone
         ? html` (${new Intl.DateTimeFormat('en-GB', { timeZone: campaign.time_zone, dateStyle: 'medium', timeStyle: 'short' }).format(new Date(Number(campaign.send_at)))} ${campaign.time_zone})`
@@ -286,7 +288,7 @@ ${table('Your campaigns (latest 100)', ['Campaign', 'From', 'Messages', 'Skipped
 <dt>File</dt><dd>${plural(Number(campaign.file_rows), 'row')}: ${plural(Number(campaign.messages), 'message')}${
         Number(campaign.invalid_rows) > 0 ? html`, ${plural(Number(campaign.invalid_rows), 'invalid row')} not sent` : ''
       }${optedOutSkipped(campaign) > 0 ? html`, <span id="opted-out-skipped">${plural(optedOutSkipped(campaign), 'row')} to recipients who opted out skipped</span>` : ''}</dd>
-<dt>Credits</dt><dd>${Number(campaign.credits).toLocaleString('en')}</dd>
+<dt>Credits</dt><dd id="campaign-credits">${Number(campaign.credits).toLocaleString('en')} debited${refunded > 0 ? html`, ${refunded.toLocaleString('en')} refunded for canceled messages` : ''}</dd>
 <dt>Send at</dt><dd>${campaign.send_at !== null ? html`${when(campaign.send_at)}${localSendAt}` : 'at once'}</dd>
 <dt>Created</dt><dd>${when(campaign.created_at)}</dd></dl></section>
 ${progressFragment(campaign, progress, stillRunning(progress))}
