@@ -1,9 +1,9 @@
 /**
  * Where a PostgreSQL send's time goes, counted rather than timed: the statements (round trips)
  * the server makes per accepted message, by kind, under concurrent sends through the real HTTP
- * stack (in-process, `app.inject`), and the database time they take as PostgreSQL reports it
- * (`pg_stat_statements` is not loaded on a default install, so the driver's queries are counted
- * and timed on the client side).
+ * stack (in-process, `app.inject`), and their time as the driver sees it (round trip included),
+ * counted and timed on the client side since a default install does not load
+ * `pg_stat_statements`; bench/pg-statements.ts gives PostgreSQL's own account where it is loaded.
  *
  *   node --import tsx bench/pg-round-trips.ts [sends] [concurrency] [keyed|bulk]
  */
