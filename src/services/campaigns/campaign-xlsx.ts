@@ -12,7 +12,7 @@ import { unzipSync } from 'fflate';
 import { readSheet } from 'read-excel-file/node';
 import { AppError } from '../../errors/catalogue.ts';
 import { columnKey } from '../../domain/message-template.ts';
-import type { CampaignFileLimits, CampaignFileSummary, CampaignRow } from './campaign-file.ts';
+import { columnList, type CampaignFileLimits, type CampaignFileSummary, type CampaignRow } from './campaign-file.ts';
 
 /** What the parts of one XLSX file may declare, uncompressed, in all. */
 export const XLSX_MAX_UNCOMPRESSED_BYTES = 200 * 1024 * 1024;
@@ -68,7 +68,7 @@ export async function readCampaignXlsx(
   if (headerIndex < 0) throw refuse('The file is empty.');
   const headers = rows[headerIndex]!.map((c) => cellText(c).trim());
   const toColumn = headers.findIndex((h) => columnKey(h) === 'to');
-  if (toColumn < 0) throw refuse(`The first row must name the columns, one of them \`to\` (the recipient); it has: ${headers.slice(0, 10).join(', ') || 'nothing'}.`);
+  if (toColumn < 0) throw refuse(`The first row must name the columns, one of them \`to\` (the recipient); it has: ${columnList(headers, 10) || 'nothing'}.`);
   onHeaders?.(headers);
   let count = 0;
   for (let i = headerIndex + 1; i < rows.length; i++) {

@@ -47,7 +47,7 @@ import { accountMayUseApi, approvedSenderName } from '../auth/access.ts';
 import { destinationRule } from '../accounts/account-limits.ts';
 import { accept, checkEntry, messageRow, timingOf, type ValidEntry } from '../messages/submit-messages.ts';
 import { cancelScheduled } from '../messages/cancel-messages.ts';
-import { readCampaignCsv, type CampaignFileSummary } from './campaign-file.ts';
+import { columnList, readCampaignCsv, type CampaignFileSummary } from './campaign-file.ts';
 import { readCampaignXlsx } from './campaign-xlsx.ts';
 import type { Context } from '../context.ts';
 
@@ -192,7 +192,7 @@ export async function readCampaign(
       if (unknown.length > 0) {
         throw new AppError(
           'invalid_request',
-          `The template names ${unknown.map((p) => `{{${p}}}`).join(', ')}, which the file has no column for. Its columns are: ${h.slice(0, 20).join(', ')}.`,
+          `The template names ${unknown.map((p) => `{{${p}}}`).join(', ')}, which the file has no column for. Its columns are: ${columnList(h, 20)}.`,
         );
       }
     },
