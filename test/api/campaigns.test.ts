@@ -5,6 +5,7 @@
  * scheduling at a local time (DST gaps refused), cancel with refunds, the results CSV escaped.
  */
 import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { harness, type Harness } from '../helpers/harness.ts';
 import { csrfToken, DashboardClient } from '../helpers/dashboard-client.ts';
@@ -12,6 +13,8 @@ import { addCredits, setAccountStatus } from '../../src/services/accounts/accoun
 import { approveSenderId, registerSenderId } from '../../src/services/sender-ids/sender-ids.ts';
 import { xlsxWorkbook } from '../helpers/xlsx.ts';
 import { addOptOut } from '../../src/services/opt-outs/opt-outs.ts';
+import { fileReads, xlsxReads } from '../../src/services/campaigns/file-reads.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 
 const PASSWORD = 'correct horse battery';
 
@@ -24,6 +27,27 @@ function formKey(page: string): string {
 function csv(text: string) {
   return [{ name: 'file', filename: 'list.csv', type: 'text/csv', bytes: Buffer.from(text) }];
 }
+
+/**
+ * A multipart form whose file stops after `head` until `resume()`: an upload still arriving, for
+ * requests to overlap on the server. `payload` is the body to post.
+ */
+function uploadInProgress(fields: Record<string, string>, head: string, rest: string) {
+  const boundary = `----pigeon${Math.random().toString(16).slice(2)}`;
+  let resume!: () => void;
+  const resumed = new Promise<void>((resolve) => (resume = resolve));
+  async function* body() {
+    for (const [k, v] of Object.entries(fields)) yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`);
+    yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="list.csv"\r\nContent-Type: text/csv\r\n\r\n`);
+    yield Buffer.from(head);
+    await resumed;
+    yield Buffer.from(rest);
+    yield Buffer.from(`\r\n--${boundary}--\r\n`);
+  }
+  return { payload: Readable.from(body()), contentType: `multipart/form-data; boundary=${boundary}`, resume };
+}
+
+const cookieHeader = (client: DashboardClient) => [...client.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
 
 describe('dashboard: campaigns', () => {
   let h: Harness;
@@ -249,6 +273,67 @@ describe('dashboard: campaigns', () => {
     const twice = await client.post(`${location}/cancel`, {}, page.body);
     assert.equal(twice.statusCode, 409);
     assert.match(twice.body, /Nothing of this campaign is still scheduled/);
+  });
+
+  test('a newer preview replaces the account’s preview in progress, which stops and says so; one file read per account at a time', async () => {
+    const { client } = await owner(0);
+    const page = await client.get('/dashboard/campaigns/new');
+    const fields = { _csrf: csrfToken(page.body), form_key: formKey(page.body), sender: 'Acme', when: 'now', template: 'Hi' };
+    const rows = Array.from({ length: 2000 }, (_, i) => `+336${10_000_000 + i}`);
+    const slow = uploadInProgress(fields, `to\n${rows.slice(0, 1000).join('\n')}\n`, `${rows.slice(1000).join('\n')}\n`);
+    const older = h.app.inject({ method: 'POST', url: '/dashboard/campaigns/preview', headers: { cookie: cookieHeader(client), 'content-type': slow.contentType }, payload: slow.payload });
+    // The older preview is reading its file, half of it arrived.
+    await waitFor(() => fileReads.running === 1, { message: 'the first preview to be reading its file' });
+    const newer = await client.postMultipart('/dashboard/campaigns/preview', { ...fields, template: 'Hello' }, csv(`to\n${rows.join('\n')}\n`));
+    assert.equal(newer.statusCode, 200, newer.body);
+    assert.match(newer.body, /<strong>2,000 messages<\/strong> to send/);
+    slow.resume();
+    const replaced = await older;
+    assert.equal(replaced.statusCode, 200);
+    assert.match(replaced.body, /A newer preview of this campaign replaced this one/);
+    assert.doesNotMatch(replaced.body, /campaign-preview/);
+    assert.equal(fileReads.running, 0);
+  });
+
+  test('the process reads a bounded number of files at once: past its queue, a preview says the server is busy (Retry-After)', async () => {
+    const a = await owner(0);
+    const b = await owner(0);
+    const limits = { concurrency: fileReads.concurrency, maxWaiting: fileReads.maxWaiting };
+    const xlsxLimits = { concurrency: xlsxReads.concurrency, maxWaiting: xlsxReads.maxWaiting };
+    fileReads.concurrency = 1;
+    fileReads.maxWaiting = 0;
+    try {
+      const pageA = await a.client.get('/dashboard/campaigns/new');
+      const fieldsA = { _csrf: csrfToken(pageA.body), form_key: formKey(pageA.body), sender: 'Acme', when: 'now', template: 'Hi' };
+      const slow = uploadInProgress(fieldsA, 'to\n+33612345678\n', '+33612345679\n');
+      const first = h.app.inject({ method: 'POST', url: '/dashboard/campaigns/preview', headers: { cookie: cookieHeader(a.client), 'content-type': slow.contentType }, payload: slow.payload });
+      await waitFor(() => fileReads.running === 1, { message: 'the first preview to be reading its file' });
+      const { res } = await compose(b.client, { template: 'Hi' }, 'to\n+33612345678\n', '/dashboard/campaigns/preview');
+      assert.equal(res.statusCode, 200, 'the reason is the preview');
+      assert.match(res.body, /The server is checking too many campaign files at the moment; try again in a minute/);
+      assert.equal(res.headers['retry-after'], '30');
+      slow.resume();
+      assert.match((await first).body, /<strong>2 messages<\/strong> to send/);
+      // A send refused for the same reason sends nothing and says so.
+      fileReads.concurrency = 0;
+      const send = await compose(b.client, { template: 'Hi' }, 'to\n+33612345678\n');
+      assert.equal(send.res.statusCode, 503);
+      assert.match(send.res.body, /checking too many campaign files.*Nothing was sent/s);
+      // One XLSX workbook is parsed at a time per process; past the queue, the same answer.
+      Object.assign(fileReads, limits);
+      Object.assign(xlsxReads, { concurrency: 0, maxWaiting: 0 });
+      const book = xlsxWorkbook(new Map([[1, ['to']], [2, ['+33612345678']]]));
+      const page = await b.client.get('/dashboard/campaigns/new');
+      const xlsx = await b.client.postMultipart(
+        '/dashboard/campaigns/preview',
+        { _csrf: csrfToken(page.body), form_key: formKey(page.body), sender: 'Acme', when: 'now', template: 'Hi' },
+        [{ name: 'file', filename: 'list.xlsx', type: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', bytes: book }],
+      );
+      assert.match(xlsx.body, /reading too many spreadsheets at the moment/);
+    } finally {
+      Object.assign(fileReads, limits);
+      Object.assign(xlsxReads, xlsxLimits);
+    }
   });
 
   test('the results CSV lists every message, cells that a spreadsheet would run escaped; another account sees nothing', async () => {

@@ -49,6 +49,7 @@ import { accept, checkEntry, messageRow, timingOf, type ValidEntry } from '../me
 import { cancelScheduled } from '../messages/cancel-messages.ts';
 import { columnList, readCampaignCsv, type CampaignFileSummary } from './campaign-file.ts';
 import { readCampaignXlsx } from './campaign-xlsx.ts';
+import { abortable, accountFileReads, fileReads, type FileReadPurpose } from './file-reads.ts';
 import type { Context } from '../context.ts';
 
 /** Data rows of one campaign file. */
@@ -124,22 +125,56 @@ function checkTemplate(template: string): void {
   }
 }
 
+export interface ReadCampaignOptions {
+  /** A preview keeps no rows and gives way to a newer preview; a send keeps the valid rows (`entries`). */
+  purpose: FileReadPurpose;
+  format?: 'csv' | 'xlsx';
+}
+
 /**
  * Reads a campaign file (CSV, streamed; or XLSX, its first sheet) against a template and a Sender ID. Throws
  * `invalid_request` for what refuses the whole file (see campaign-file.ts, and a placeholder
- * that names no column), `sender_id_not_allowed` / `invalid_sender_id` for the Sender ID.
+ * that names no column), `sender_id_not_allowed` / `invalid_sender_id` for the Sender ID,
+ * `campaign_file_busy` when a newer preview of the account replaced this one (or too many sends of
+ * the account wait), `service_unavailable` when the process reads as many files as it may and as
+ * many wait (file-reads.ts).
  */
 export async function readCampaign(
   ctx: Context,
   accountId: string,
   input: CampaignInput,
   source: AsyncIterable<Uint8Array | string>,
-  keepEntries: boolean,
-  format: 'csv' | 'xlsx' = 'csv',
+  { purpose, format = 'csv' }: ReadCampaignOptions,
 ): Promise<CampaignDraft> {
   checkTemplate(input.template);
   const sender = await approvedSenderName(ctx, accountId, input.sender);
   const destinations = await destinationRule(ctx, accountId);
+  // The account's turn first, then a place among the process's reads: a replaced preview leaves
+  // both at once, even while its upload stalls.
+  const turn = await accountFileReads.enter(accountId, purpose);
+  try {
+    const release = await fileReads.acquire(turn.signal);
+    try {
+      return await readCampaignRows(ctx, accountId, { sender, template: input.template }, destinations, abortable(source, turn.signal), purpose === 'send', format, turn.signal);
+    } finally {
+      release();
+    }
+  } finally {
+    turn.leave();
+  }
+}
+
+async function readCampaignRows(
+  ctx: Context,
+  accountId: string,
+  input: CampaignInput,
+  destinations: Awaited<ReturnType<typeof destinationRule>>,
+  source: AsyncIterable<Uint8Array | string>,
+  keepEntries: boolean,
+  format: 'csv' | 'xlsx',
+  signal: AbortSignal,
+): Promise<CampaignDraft> {
+  const sender = input.sender;
   const preview: PreviewRow[] = [];
   const invalid: InvalidRow[] = [];
   const entries: ValidEntry[] = [];
@@ -177,6 +212,7 @@ export async function readCampaign(
     source,
     { maxRows: CAMPAIGN_MAX_ROWS, maxBytes: CAMPAIGN_MAX_BYTES },
     async ({ line, cells }) => {
+      signal.throwIfAborted();
       const to = (cells[toColumn] ?? '').trim();
       if (to === '') return refuseRow(line, to, 'The `to` cell is empty.');
       const { text } = fillTemplate(input.template, rowValues(headers, cells));
@@ -196,6 +232,7 @@ export async function readCampaign(
         );
       }
     },
+    signal,
   );
   await settle();
   return { sender, template: input.template, file, preview, invalid, invalidCount, optedOut, optedOutCount, messages, credits, balance: await creditBalance(ctx.store.db, accountId), entries };

@@ -6,7 +6,8 @@
  * per-message results as CSV; Cancel for what is still scheduled).
  *
  * The composer posts the whole form twice, file included: to /campaigns/preview through htmx
- * whenever it changes, and to /campaigns to send (from app.js with the upload's progress, or as a
+ * whenever what the preview shows depends on changes (the Sender ID, the template, the file; not
+ * the date or the zone), and to /campaigns to send (from app.js with the upload's progress, or as a
  * plain form without script: the same answers, a redirect to the campaign or the page again with
  * the reason). Nothing of the file is kept between the two; the
  * send reads it again, streamed. The form's random key makes a resent form (reload, double click)
@@ -37,6 +38,7 @@ import {
   type CampaignDraft,
   type CampaignProgress,
 } from '../../../services/campaigns/campaigns.ts';
+import type { FileReadPurpose } from '../../../services/campaigns/file-reads.ts';
 import { listSenderIds } from '../../../services/sender-ids/sender-ids.ts';
 import { html, raw, type Html } from '../../html.ts';
 import { alert, csrfField, statusBadge, table, when } from '../layout.ts';
@@ -70,9 +72,9 @@ async function drain(parts: AsyncIterableIterator<Multipart>, current?: Multipar
 
 /**
  * Reads the composer's multipart form: its fields (which come before the file in the form) and the
- * file, checked row by row as it arrives. `keepEntries` keeps the valid rows (to send them).
+ * file, checked row by row as it arrives (a preview, or a send that keeps the valid rows).
  */
-async function readComposer(request: FastifyRequest, ctx: OwnerArea['ctx'], keepEntries: boolean): Promise<ComposerForm> {
+async function readComposer(request: FastifyRequest, ctx: OwnerArea['ctx'], purpose: FileReadPurpose): Promise<ComposerForm> {
   const { account } = state(request);
   const parts = formParts(request);
   const values: Record<string, string> = {};
@@ -90,7 +92,7 @@ async function readComposer(request: FastifyRequest, ctx: OwnerArea['ctx'], keep
         throw new AppError('invalid_request', 'This kind of spreadsheet is not read: save the sheet as “Excel Workbook (.xlsx)” or as “CSV UTF-8” and choose that file.');
       }
       const format = /\.xlsx$/i.test(part.filename) ? 'xlsx' : 'csv';
-      draft = await readCampaign(ctx, account.id, { sender: values.sender ?? '', template: values.template ?? '' }, part.file, keepEntries, format);
+      draft = await readCampaign(ctx, account.id, { sender: values.sender ?? '', template: values.template ?? '' }, part.file, { purpose, format });
       file = undefined;
     }
   } catch (err) {
@@ -182,7 +184,7 @@ export function campaignPages(app: FastifyInstance, { ctx, render }: OwnerArea):
       html`${alert(opts.error)}
 ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register one under Sender IDs first.') : ''}
 <form method="post" action="/dashboard/campaigns" enctype="multipart/form-data" id="composer" data-upload-send
- hx-post="/dashboard/campaigns/preview" hx-encoding="multipart/form-data" hx-trigger="change, input from:#template delay:600ms" hx-target="#preview" hx-sync="this:replace">${csrfField(session.csrf_token)}
+ hx-post="/dashboard/campaigns/preview" hx-encoding="multipart/form-data" hx-trigger="change from:#sender, change from:#file, input from:#template delay:600ms" hx-target="#preview" hx-sync="this:replace">${csrfField(session.csrf_token)}
 <input type="hidden" name="form_key" value="${newCampaignFormKey()}">
 <label for="sender">Sender ID</label><select id="sender" name="sender" required>${senders.map((s) => html`<option value="${s}"${s === v.sender ? raw(' selected') : ''}>${s}</option>`)}</select>
 <label for="template">Message template</label>
@@ -210,11 +212,13 @@ ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register
   app.post('/campaigns/preview', { config: { multipartLimits: MULTIPART_LIMITS } }, async (request, reply) => {
     reply.type('text/html; charset=utf-8');
     try {
-      const { draft } = await readComposer(request, ctx, false);
+      const { draft } = await readComposer(request, ctx, 'preview');
       return previewFragment(draft!).text;
     } catch (err) {
-      if (!(err instanceof AppError) || err.status >= 500) throw err;
-      // htmx swaps only successful answers: the reason is the preview.
+      if (!(err instanceof AppError) || (err.status >= 500 && err.code !== 'service_unavailable')) throw err;
+      if (err.headers) reply.headers(err.headers);
+      // htmx swaps only successful answers: the reason (a server too busy to check the file
+      // included) is the preview.
       return alert(err.message).text;
     }
   });
@@ -223,7 +227,7 @@ ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register
     const { account, owner } = state(request);
     let form: ComposerForm | null = null;
     try {
-      form = await readComposer(request, ctx, true);
+      form = await readComposer(request, ctx, 'send');
       const v = form.values;
       const made = await campaignOfForm(ctx, account.id, v.form_key ?? '');
       if (made) return seeOther(reply, `/dashboard/campaigns/${made.id}`);
