@@ -336,6 +336,32 @@ describe('dashboard: campaigns', () => {
     }
   });
 
+  test('a failure that is not the form’s (the database’s, while the opt-outs are looked up) is a 500, not a refusal of the form; a body cut short is the form’s', async () => {
+    const { client } = await owner(10);
+    const db = h.ctx.store.db;
+    await db.schema.alterTable('opt_outs').renameTo('opt_outs_away').execute();
+    try {
+      const preview = await compose(client, { template: 'Hi' }, 'to\n+33612345678\n', '/dashboard/campaigns/preview');
+      assert.equal(preview.res.statusCode, 500, preview.res.body);
+      assert.match(preview.res.body, /Something went wrong on our side; it has been logged/);
+      assert.doesNotMatch(preview.res.body, /could not be read/);
+      const send = await compose(client, { template: 'Hi' }, 'to\n+33612345678\n');
+      assert.equal(send.res.statusCode, 500, send.res.body);
+    } finally {
+      await db.schema.alterTable('opt_outs_away').renameTo('opt_outs').execute();
+    }
+    const page = await client.get('/dashboard/campaigns/new');
+    const boundary = '----pigeoncut';
+    const cut = await h.app.inject({
+      method: 'POST',
+      url: '/dashboard/campaigns/preview',
+      headers: { cookie: cookieHeader(client), 'content-type': `multipart/form-data; boundary=${boundary}` },
+      payload: `--${boundary}\r\nContent-Disposition: form-data; name="_csrf"\r\n\r\n${csrfToken(page.body)}\r\n--${boundary}\r\nContent-Disposition: form-data; name="sender"\r\n\r\nAcme\r\n--${boundary}\r\nContent-Disposition: form-data; name="template"\r\n\r\nHi\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="list.csv"\r\n\r\nto\n+3361234`,
+    });
+    assert.equal(cut.statusCode, 200);
+    assert.match(cut.body, /The form could not be read; please try again/);
+  });
+
   test('the results CSV lists every message, cells that a spreadsheet would run escaped; another account sees nothing', async () => {
     const { client } = await owner(10);
     const { res } = await compose(client, { template: '=cmd {{name}}' }, 'to,name\n+33612345678,"@x, ""y"""\n');

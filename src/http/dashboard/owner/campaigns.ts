@@ -71,8 +71,29 @@ async function drain(parts: AsyncIterableIterator<Multipart>, current?: Multipar
 }
 
 /**
+ * A failure of the upload itself (the body cut short or malformed, a part over a limit), told apart
+ * from a failure of the work done with it: only the first is the form's fault.
+ */
+class UploadError extends Error {
+  constructor(readonly reason: unknown) {
+    super('the upload could not be read');
+  }
+}
+
+/** `source` with its own failures wrapped in `UploadError`. */
+async function* upload<T>(source: AsyncIterable<T>): AsyncGenerator<T> {
+  try {
+    for await (const item of source) yield item;
+  } catch (err) {
+    throw new UploadError(err);
+  }
+}
+
+/**
  * Reads the composer's multipart form: its fields (which come before the file in the form) and the
- * file, checked row by row as it arrives (a preview, or a send that keeps the valid rows).
+ * file, checked row by row as it arrives (a preview, or a send that keeps the valid rows). A form
+ * or file that cannot be read is `invalid_request`; any other failure (the database's, say) is
+ * thrown as it is, for the error handler to log and answer 500.
  */
 async function readComposer(request: FastifyRequest, ctx: OwnerArea['ctx'], purpose: FileReadPurpose): Promise<ComposerForm> {
   const { account } = state(request);
@@ -81,7 +102,7 @@ async function readComposer(request: FastifyRequest, ctx: OwnerArea['ctx'], purp
   let draft: CampaignDraft | null = null;
   let file: MultipartFile | undefined;
   try {
-    for await (const part of parts) {
+    for await (const part of upload(parts)) {
       if (part.type === 'field') {
         if (typeof part.value === 'string' && part.fieldname !== '_csrf') values[part.fieldname] = part.value;
         continue;
@@ -92,14 +113,14 @@ async function readComposer(request: FastifyRequest, ctx: OwnerArea['ctx'], purp
         throw new AppError('invalid_request', 'This kind of spreadsheet is not read: save the sheet as “Excel Workbook (.xlsx)” or as “CSV UTF-8” and choose that file.');
       }
       const format = /\.xlsx$/i.test(part.filename) ? 'xlsx' : 'csv';
-      draft = await readCampaign(ctx, account.id, { sender: values.sender ?? '', template: values.template ?? '' }, part.file, { purpose, format });
+      draft = await readCampaign(ctx, account.id, { sender: values.sender ?? '', template: values.template ?? '' }, upload(part.file), { purpose, format });
       file = undefined;
     }
   } catch (err) {
     await drain(parts, file);
-    const code = (err as { code?: string }).code;
+    if (!(err instanceof UploadError)) throw err;
+    const code = (err.reason as { code?: string }).code;
     if (code === 'FST_REQ_FILE_TOO_LARGE') throw new AppError('invalid_request', `The file is larger than ${CAMPAIGN_MAX_BYTES / 1024 / 1024} MiB; split it into several campaigns.`);
-    if (err instanceof AppError) throw err;
     throw new AppError('invalid_request', 'The form could not be read; please try again.');
   }
   if (!draft) throw new AppError('invalid_request', 'Choose the file of recipients (CSV or XLSX).');
