@@ -362,6 +362,29 @@ describe('dashboard: campaigns', () => {
     assert.match(cut.body, /The form could not be read; please try again/);
   });
 
+  test('the time zone the owner picks is stored at once and is the composer’s default from then on; until then the browser’s', async () => {
+    const { client, ownerId } = await owner(0);
+    const zoneOf = async () => (await h.ctx.store.db.selectFrom('owners').select('time_zone').where('id', '=', ownerId).executeTakeFirstOrThrow()).time_zone;
+    const first = await client.get('/dashboard/campaigns/new');
+    // No zone stored: the page's script selects the browser's.
+    assert.match(first.body, /<select id="time-zone" name="time_zone" data-save-url="\/dashboard\/campaigns\/time-zone" data-browser-zone>/);
+    assert.equal(await zoneOf(), null);
+
+    const picked = await client.post('/dashboard/campaigns/time-zone', { time_zone: 'America/New_York' }, first.body);
+    assert.equal(picked.statusCode, 204, picked.body);
+    assert.equal(await zoneOf(), 'America/New_York');
+    const next = await client.get('/dashboard/campaigns/new');
+    assert.match(next.body, /<option value="America\/New_York" selected>/);
+    assert.doesNotMatch(next.body, /data-browser-zone/);
+
+    const unknown = await client.post('/dashboard/campaigns/time-zone', { time_zone: 'Mars/Olympus_Mons' }, first.body);
+    assert.equal(unknown.statusCode, 400);
+    assert.match(unknown.body, /Mars\/Olympus_Mons is not a known time zone/);
+    const forged = await client.post('/dashboard/campaigns/time-zone', { time_zone: 'Asia/Tokyo' });
+    assert.equal(forged.statusCode, 403);
+    assert.equal(await zoneOf(), 'America/New_York');
+  });
+
   test('the results CSV lists every message, cells that a spreadsheet would run escaped; another account sees nothing', async () => {
     const { client } = await owner(10);
     const { res } = await compose(client, { template: '=cmd {{name}}' }, 'to,name\n+33612345678,"@x, ""y"""\n');

@@ -332,11 +332,12 @@ export async function sendCampaign(ctx: Context, draft: CampaignDraft, input: Se
     if (!made) throw err;
     return { campaign: made, repeated: true };
   }
-  if (timeZone !== null) await setOwnerTimeZone(ctx.store.db, input.ownerId, timeZone);
+  // The zone scheduled in is the one the owner chose (or the browser's they kept): the next default.
+  if (timeZone !== null) await saveOwnerTimeZone(ctx, input.ownerId, timeZone);
   return { campaign, repeated: false };
 }
 
-/** Saves the owner's time zone (an IANA name), as the composer's default. */
+/** Saves the owner's time zone (an IANA name), as the composer's default: when they pick one, and when they schedule in one. */
 export async function saveOwnerTimeZone(ctx: Context, ownerId: string, zone: string): Promise<void> {
   if (!isTimeZone(zone)) throw new AppError('invalid_request', `${zone} is not a known time zone.`);
   await setOwnerTimeZone(ctx.store.db, ownerId, zone);

@@ -33,6 +33,7 @@ import {
   newCampaignFormKey,
   optedOutSkipped,
   readCampaign,
+  saveOwnerTimeZone,
   sendCampaign,
   type Campaign,
   type CampaignDraft,
@@ -42,7 +43,7 @@ import type { FileReadPurpose } from '../../../services/campaigns/file-reads.ts'
 import { listSenderIds } from '../../../services/sender-ids/sender-ids.ts';
 import { html, raw, type Html } from '../../html.ts';
 import { alert, csrfField, statusBadge, table, when } from '../layout.ts';
-import { formParts, seeOther } from '../session-guard.ts';
+import { field, formParts, seeOther } from '../session-guard.ts';
 import { state, type OwnerArea } from './owner-area.ts';
 
 const MULTIPART_LIMITS = { fileSize: CAMPAIGN_MAX_BYTES + 1, files: 1, fields: 12, fieldSize: 4 * MAX_TEMPLATE_CHARACTERS + 64, parts: 14 };
@@ -215,7 +216,7 @@ ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register
 <div><label><input type="radio" name="when" value="now"${later ? '' : raw(' checked')}> Send now</label>
 <label><input type="radio" name="when" value="later"${later ? raw(' checked') : ''}> At a date and time</label></div>
 <div><label for="send-at">Date and time</label><input id="send-at" name="send_at_local" type="datetime-local" value="${v.send_at_local ?? ''}" aria-describedby="send-at-hint"></div>
-<div><label for="time-zone">Time zone</label><select id="time-zone" name="time_zone"${zone ? '' : raw(' data-browser-zone')}>${ZONES.map(
+<div><label for="time-zone">Time zone</label><select id="time-zone" name="time_zone" data-save-url="/dashboard/campaigns/time-zone"${zone ? '' : raw(' data-browser-zone')}>${ZONES.map(
         (z) => html`<option value="${z}"${z === (zone ?? 'UTC') ? raw(' selected') : ''}>${z}</option>`,
       )}</select></div>
 <p class="hint" id="send-at-hint">Up to 35 days ahead. A time that a daylight-saving change skips or repeats is refused. The zone is remembered for your next campaign.</p></fieldset>
@@ -229,6 +230,13 @@ ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register
   };
 
   app.get('/campaigns/new', async (request, reply) => composer(request, reply));
+
+  // The zone the owner picks in the composer (posted by app.js as soon as it changes) is the
+  // composer's default from then on; a scheduled send stores its zone too, script or not.
+  app.post('/campaigns/time-zone', async (request, reply) => {
+    await saveOwnerTimeZone(ctx, state(request).owner.id, field(request.body, 'time_zone'));
+    return reply.code(204).send();
+  });
 
   app.post('/campaigns/preview', { config: { multipartLimits: MULTIPART_LIMITS } }, async (request, reply) => {
     reply.type('text/html; charset=utf-8');
