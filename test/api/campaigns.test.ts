@@ -5,6 +5,9 @@
  * scheduling at a local time (DST gaps refused), cancel with refunds, the results CSV escaped.
  */
 import assert from 'node:assert/strict';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { harness, type Harness } from '../helpers/harness.ts';
@@ -383,6 +386,78 @@ describe('dashboard: campaigns', () => {
     const forged = await client.post('/dashboard/campaigns/time-zone', { time_zone: 'Asia/Tokyo' });
     assert.equal(forged.statusCode, 403);
     assert.equal(await zoneOf(), 'America/New_York');
+  });
+
+  test('100,000 rows through the HTTP preview of a listening server: the counts and cost are right, and other requests are answered while it reads', async (t) => {
+    const { client } = await owner(0);
+    const page = await client.get('/dashboard/campaigns/new');
+    await h.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (h.app.server.address() as AddressInfo).port;
+    // Every 100th row is not a number; every 1,000th name is long enough for a second segment.
+    const rows: string[] = [];
+    for (let i = 0; i < 100_000; i++) rows.push(`${i % 100 === 99 ? 'not-a-number' : `+336${10_000_000 + i}`},${i % 1000 === 0 ? 'x'.repeat(200) : `Name${i}`}`);
+    const boundary = '----pigeonlarge';
+    const fields = { _csrf: csrfToken(page.body), form_key: formKey(page.body), sender: 'Acme', when: 'now', template: 'Hi {{name}}' };
+    const head = Buffer.from(
+      `${Object.entries(fields)
+        .map(([k, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`)
+        .join('')}--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="list.csv"\r\nContent-Type: text/csv\r\n\r\nto,name\n${rows.slice(0, 50_000).join('\n')}\n`,
+    );
+    const tail = Buffer.from(`${rows.slice(50_000).join('\n')}\n\r\n--${boundary}--\r\n`);
+    // fetch loads its HTTP client on first use, at once: not something to count against the preview.
+    assert.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 200);
+    let received: IncomingMessage | undefined;
+    h.app.server.once('request', (req: IncomingMessage) => (received = req));
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    const preview = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/dashboard/campaigns/preview',
+          headers: { cookie: cookieHeader(client), 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': head.length + tail.length },
+        },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
+      req.on('error', reject);
+      req.write(head);
+      // Half the file is sent. Once the server has taken it in (and, streaming, checked nearly all of
+      // its 50,000 rows) and is still reading the file, another request must be answered; then the
+      // rest follows.
+      void waitFor(() => fileReads.running === 1 && received !== undefined && received.socket.bytesRead >= head.length, { message: 'the server to have read half the file' })
+        .then(async () => {
+          const health = await fetch(`http://127.0.0.1:${port}/health`);
+          assert.equal(health.status, 200);
+          req.end(tail);
+        })
+        .catch(reject);
+    });
+    let answered = false;
+    const over = () => (answered = true);
+    preview.then(over, over);
+    // All along, from the first bytes of the upload to the preview's answer, cheap requests are answered.
+    let healthMeanwhile = 0;
+    while (!answered) {
+      const res = await fetch(`http://127.0.0.1:${port}/health`);
+      assert.equal(res.status, 200);
+      if (!answered) healthMeanwhile++;
+    }
+    const { status, body } = await preview;
+    delay.disable();
+    t.diagnostic(`health answered ${healthMeanwhile} times while the preview ran; event loop delay max ${(delay.max / 1e6).toFixed(0)} ms`);
+    assert.equal(status, 200, body);
+    assert.ok(healthMeanwhile >= 1, 'requests were answered while the file was read');
+    assert.match(body, /The file has 100,000 rows \(UTF-8, separated by “,”\): <strong>99,000 messages<\/strong> to send, <strong>1,000 rows<\/strong> that cannot be sent/);
+    assert.match(body, /data-credits="99100"/);
+    assert.match(body, /<td data-label="Line">101<\/td><td data-label="To">not-a-number<\/td>/);
+    assert.match(body, /…and 500 more rows; the first 500 are listed/);
   });
 
   test('the results CSV lists every message, cells that a spreadsheet would run escaped; another account sees nothing', async () => {
