@@ -66,7 +66,7 @@ test('per account: a waiting preview is replaced too; a send replaces previews a
   const send = await reads.enter('acc_1', 'send');
   const preview = reads.enter('acc_1', 'preview');
   const secondSend = reads.enter('acc_1', 'send');
-  await assert.rejects(preview, (err: AppError) => err.code === 'campaign_file_busy' && /newer preview/.test(err.message));
+  await assert.rejects(preview, (err: AppError) => err.code === 'campaign_file_busy' && /being sent: its preview was stopped/.test(err.message));
   assert.equal(send.signal.aborted, false, 'a send is never replaced');
   const thirdSend = reads.enter('acc_1', 'send');
   await assert.rejects(reads.enter('acc_1', 'send'), (err: AppError) => err.code === 'campaign_file_busy' && /being checked already/.test(err.message));

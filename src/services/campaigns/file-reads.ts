@@ -136,7 +136,8 @@ export class AccountFileReads {
       this.#lanes.set(accountId, lane);
     }
     const previews = [lane.running, ...lane.waiting].filter((t): t is Turn => t?.purpose === 'preview');
-    for (const turn of previews) turn.controller.abort(new AppError('campaign_file_busy', 'A newer preview of this campaign replaced this one.'));
+    const replaced = purpose === 'preview' ? 'A newer preview of this campaign replaced this one.' : 'The campaign is being sent: its preview was stopped.';
+    for (const turn of previews) turn.controller.abort(new AppError('campaign_file_busy', replaced));
     if (purpose === 'send' && lane.waiting.length >= this.maxWaitingSends) {
       this.#forgetIfIdle(accountId, lane);
       throw new AppError('campaign_file_busy', 'This account’s campaign files are being checked already; wait for that to finish and send again.');
