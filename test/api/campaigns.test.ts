@@ -2,7 +2,9 @@
  * The campaign composer and the campaign page through HTTP (Fastify inject): the preview (first
  * rows, invalid rows with line and reason, cost against the balance), a campaign larger than
  * BULK_MAX_MESSAGES in several batches debited once, a form posted twice making one campaign,
- * scheduling at a local time (DST gaps refused), cancel with refunds, the results CSV escaped.
+ * scheduling at a local time (DST gaps refused) in the zone the owner picked, cancel with refunds,
+ * the results CSV escaped; one file read per account and a bounded number per process, a failure
+ * that is not the form's answered 500, and 100,000 rows through the preview of a listening server.
  */
 import assert from 'node:assert/strict';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
