@@ -302,6 +302,13 @@ export const catalogue = {
     description: 'A Sender ID verification document uploaded in the dashboard is empty, larger than 10 MiB, or not a PDF, PNG or JPEG (checked on the file\'s content, not its name).',
     retryable: false,
   },
+  campaign_file_busy: {
+    status: 409,
+    message: 'Another campaign file of this account is being checked.',
+    description:
+      'The dashboard\'s campaign composer reads one file per account at a time: a newer preview replaced this one (its answer goes to a form that has moved on), or more sends of the account are already waiting for their turn.',
+    retryable: true,
+  },
   internal_error: {
     status: 500,
     message: 'Something went wrong on our side.',
@@ -312,7 +319,7 @@ export const catalogue = {
     status: 503,
     message: 'The service is temporarily unable to accept this request.',
     description:
-      'The service is overloaded or starting up (the request would take the messages waiting for dispatch past `DISPATCH_BACKLOG_LIMIT`), or more passwords are waiting to be hashed than the server lets queue (one hash per core at a time, at most 64 waiting). Retry after the number of seconds in `Retry-After`.',
+      'The service is overloaded or starting up (the request would take the messages waiting for dispatch past `DISPATCH_BACKLOG_LIMIT`), more passwords are waiting to be hashed than the server lets queue (one hash per core at a time, at most 64 waiting), or more campaign files are waiting to be checked than it lets queue (4 at a time and 8 waiting; one XLSX workbook at a time and 4 waiting). Retry after the number of seconds in `Retry-After`.',
     retryable: true,
   },
 } as const satisfies Record<string, ErrorSpec>;

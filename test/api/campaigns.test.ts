@@ -2,11 +2,17 @@
  * The campaign composer and the campaign page through HTTP (Fastify inject): the preview (first
  * rows, invalid rows with line and reason, cost against the balance), a campaign larger than
  * BULK_MAX_MESSAGES in several batches debited once, a form posted twice making one campaign,
- * scheduling at a local time (DST gaps and repeated times refused), cancel with refunds, the
- * campaign page's deliveries per minute (chart data and table) and failures by error code, the
- * results CSV escaped.
+ * scheduling at a local time (DST gaps and repeated times refused) in the zone the owner picked,
+ * cancel with refunds, the campaign page's deliveries per minute (chart data and table) and
+ * failures by error code, the results CSV escaped; one file read per account and a bounded number
+ * per process, a failure that is not the form's answered 500, and 100,000 rows through the
+ * preview of a listening server.
  */
 import assert from 'node:assert/strict';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { harness, type Harness } from '../helpers/harness.ts';
 import { csrfToken, DashboardClient } from '../helpers/dashboard-client.ts';
@@ -16,6 +22,8 @@ import { xlsxWorkbook } from '../helpers/xlsx.ts';
 import { addOptOut } from '../../src/services/opt-outs/opt-outs.ts';
 import { claimJobs } from '../../src/store/repositories/jobs.repository.ts';
 import { dispatchJobs } from '../../src/services/messages/dispatch-messages.ts';
+import { fileReads, xlsxReads } from '../../src/services/campaigns/file-reads.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 
 const PASSWORD = 'correct horse battery';
 
@@ -28,6 +36,27 @@ function formKey(page: string): string {
 function csv(text: string) {
   return [{ name: 'file', filename: 'list.csv', type: 'text/csv', bytes: Buffer.from(text) }];
 }
+
+/**
+ * A multipart form whose file stops after `head` until `resume()`: an upload still arriving, for
+ * requests to overlap on the server. `payload` is the body to post.
+ */
+function uploadInProgress(fields: Record<string, string>, head: string, rest: string) {
+  const boundary = `----pigeon${Math.random().toString(16).slice(2)}`;
+  let resume!: () => void;
+  const resumed = new Promise<void>((resolve) => (resume = resolve));
+  async function* body() {
+    for (const [k, v] of Object.entries(fields)) yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`);
+    yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="list.csv"\r\nContent-Type: text/csv\r\n\r\n`);
+    yield Buffer.from(head);
+    await resumed;
+    yield Buffer.from(rest);
+    yield Buffer.from(`\r\n--${boundary}--\r\n`);
+  }
+  return { payload: Readable.from(body()), contentType: `multipart/form-data; boundary=${boundary}`, resume };
+}
+
+const cookieHeader = (client: DashboardClient) => [...client.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
 
 describe('dashboard: campaigns', () => {
   let h: Harness;
@@ -391,6 +420,188 @@ describe('dashboard: campaigns', () => {
       const line = cells.get(m.id)!;
       assert.ok(line.includes(`,'${m.recipient},failed,1,GSM-7,carrier_rejected,${escaped[i]},`), line);
     }
+  });
+
+  test('a newer preview replaces the account’s preview in progress, which stops and says so; one file read per account at a time', async () => {
+    const { client } = await owner(0);
+    const page = await client.get('/dashboard/campaigns/new');
+    const fields = { _csrf: csrfToken(page.body), form_key: formKey(page.body), sender: 'Acme', when: 'now', template: 'Hi' };
+    const rows = Array.from({ length: 2000 }, (_, i) => `+336${10_000_000 + i}`);
+    const slow = uploadInProgress(fields, `to\n${rows.slice(0, 1000).join('\n')}\n`, `${rows.slice(1000).join('\n')}\n`);
+    const older = h.app.inject({ method: 'POST', url: '/dashboard/campaigns/preview', headers: { cookie: cookieHeader(client), 'content-type': slow.contentType }, payload: slow.payload });
+    // The older preview is reading its file, half of it arrived.
+    await waitFor(() => fileReads.running === 1, { message: 'the first preview to be reading its file' });
+    const newer = await client.postMultipart('/dashboard/campaigns/preview', { ...fields, template: 'Hello' }, csv(`to\n${rows.join('\n')}\n`));
+    assert.equal(newer.statusCode, 200, newer.body);
+    assert.match(newer.body, /<strong>2,000 messages<\/strong> to send/);
+    slow.resume();
+    const replaced = await older;
+    assert.equal(replaced.statusCode, 200);
+    assert.match(replaced.body, /A newer preview of this campaign replaced this one/);
+    assert.doesNotMatch(replaced.body, /campaign-preview/);
+    assert.equal(fileReads.running, 0);
+  });
+
+  test('the process reads a bounded number of files at once: past its queue, a preview says the server is busy (Retry-After)', async () => {
+    const a = await owner(0);
+    const b = await owner(0);
+    const limits = { concurrency: fileReads.concurrency, maxWaiting: fileReads.maxWaiting };
+    const xlsxLimits = { concurrency: xlsxReads.concurrency, maxWaiting: xlsxReads.maxWaiting };
+    fileReads.concurrency = 1;
+    fileReads.maxWaiting = 0;
+    try {
+      const pageA = await a.client.get('/dashboard/campaigns/new');
+      const fieldsA = { _csrf: csrfToken(pageA.body), form_key: formKey(pageA.body), sender: 'Acme', when: 'now', template: 'Hi' };
+      const slow = uploadInProgress(fieldsA, 'to\n+33612345678\n', '+33612345679\n');
+      const first = h.app.inject({ method: 'POST', url: '/dashboard/campaigns/preview', headers: { cookie: cookieHeader(a.client), 'content-type': slow.contentType }, payload: slow.payload });
+      await waitFor(() => fileReads.running === 1, { message: 'the first preview to be reading its file' });
+      const { res } = await compose(b.client, { template: 'Hi' }, 'to\n+33612345678\n', '/dashboard/campaigns/preview');
+      assert.equal(res.statusCode, 200, 'the reason is the preview');
+      assert.match(res.body, /The server is checking too many campaign files at the moment; try again in a minute/);
+      assert.equal(res.headers['retry-after'], '30');
+      slow.resume();
+      assert.match((await first).body, /<strong>2 messages<\/strong> to send/);
+      // A send refused for the same reason sends nothing and says so.
+      fileReads.concurrency = 0;
+      const send = await compose(b.client, { template: 'Hi' }, 'to\n+33612345678\n');
+      assert.equal(send.res.statusCode, 503);
+      assert.match(send.res.body, /checking too many campaign files.*Nothing was sent/s);
+      // One XLSX workbook is parsed at a time per process; past the queue, the same answer.
+      Object.assign(fileReads, limits);
+      Object.assign(xlsxReads, { concurrency: 0, maxWaiting: 0 });
+      const book = xlsxWorkbook(new Map([[1, ['to']], [2, ['+33612345678']]]));
+      const page = await b.client.get('/dashboard/campaigns/new');
+      const xlsx = await b.client.postMultipart(
+        '/dashboard/campaigns/preview',
+        { _csrf: csrfToken(page.body), form_key: formKey(page.body), sender: 'Acme', when: 'now', template: 'Hi' },
+        [{ name: 'file', filename: 'list.xlsx', type: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', bytes: book }],
+      );
+      assert.match(xlsx.body, /reading too many spreadsheets at the moment/);
+    } finally {
+      Object.assign(fileReads, limits);
+      Object.assign(xlsxReads, xlsxLimits);
+    }
+  });
+
+  test('a failure that is not the form’s (the database’s, while the opt-outs are looked up) is a 500, not a refusal of the form; a body cut short is the form’s', async () => {
+    const { client } = await owner(10);
+    const db = h.ctx.store.db;
+    await db.schema.alterTable('opt_outs').renameTo('opt_outs_away').execute();
+    try {
+      const preview = await compose(client, { template: 'Hi' }, 'to\n+33612345678\n', '/dashboard/campaigns/preview');
+      assert.equal(preview.res.statusCode, 500, preview.res.body);
+      assert.match(preview.res.body, /Something went wrong on our side; it has been logged/);
+      assert.doesNotMatch(preview.res.body, /could not be read/);
+      const send = await compose(client, { template: 'Hi' }, 'to\n+33612345678\n');
+      assert.equal(send.res.statusCode, 500, send.res.body);
+    } finally {
+      await db.schema.alterTable('opt_outs_away').renameTo('opt_outs').execute();
+    }
+    const page = await client.get('/dashboard/campaigns/new');
+    const boundary = '----pigeoncut';
+    const cut = await h.app.inject({
+      method: 'POST',
+      url: '/dashboard/campaigns/preview',
+      headers: { cookie: cookieHeader(client), 'content-type': `multipart/form-data; boundary=${boundary}` },
+      payload: `--${boundary}\r\nContent-Disposition: form-data; name="_csrf"\r\n\r\n${csrfToken(page.body)}\r\n--${boundary}\r\nContent-Disposition: form-data; name="sender"\r\n\r\nAcme\r\n--${boundary}\r\nContent-Disposition: form-data; name="template"\r\n\r\nHi\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="list.csv"\r\n\r\nto\n+3361234`,
+    });
+    assert.equal(cut.statusCode, 200);
+    assert.match(cut.body, /The form could not be read; please try again/);
+  });
+
+  test('the time zone the owner picks is stored at once and is the composer’s default from then on; until then the browser’s', async () => {
+    const { client, ownerId } = await owner(0);
+    const zoneOf = async () => (await h.ctx.store.db.selectFrom('owners').select('time_zone').where('id', '=', ownerId).executeTakeFirstOrThrow()).time_zone;
+    const first = await client.get('/dashboard/campaigns/new');
+    // No zone stored: the page's script selects the browser's.
+    assert.match(first.body, /<select id="time-zone" name="time_zone" data-save-url="\/dashboard\/campaigns\/time-zone" data-browser-zone>/);
+    assert.equal(await zoneOf(), null);
+
+    const picked = await client.post('/dashboard/campaigns/time-zone', { time_zone: 'America/New_York' }, first.body);
+    assert.equal(picked.statusCode, 204, picked.body);
+    assert.equal(await zoneOf(), 'America/New_York');
+    const next = await client.get('/dashboard/campaigns/new');
+    assert.match(next.body, /<option value="America\/New_York" selected>/);
+    assert.doesNotMatch(next.body, /data-browser-zone/);
+
+    const unknown = await client.post('/dashboard/campaigns/time-zone', { time_zone: 'Mars/Olympus_Mons' }, first.body);
+    assert.equal(unknown.statusCode, 400);
+    assert.match(unknown.body, /Mars\/Olympus_Mons is not a known time zone/);
+    const forged = await client.post('/dashboard/campaigns/time-zone', { time_zone: 'Asia/Tokyo' });
+    assert.equal(forged.statusCode, 403);
+    assert.equal(await zoneOf(), 'America/New_York');
+  });
+
+  test('100,000 rows through the HTTP preview of a listening server: the counts and cost are right, and other requests are answered while it reads', async (t) => {
+    const { client } = await owner(0);
+    const page = await client.get('/dashboard/campaigns/new');
+    await h.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (h.app.server.address() as AddressInfo).port;
+    // Every 100th row is not a number; every 1,000th name is long enough for a second segment.
+    const rows: string[] = [];
+    for (let i = 0; i < 100_000; i++) rows.push(`${i % 100 === 99 ? 'not-a-number' : `+336${10_000_000 + i}`},${i % 1000 === 0 ? 'x'.repeat(200) : `Name${i}`}`);
+    const boundary = '----pigeonlarge';
+    const fields = { _csrf: csrfToken(page.body), form_key: formKey(page.body), sender: 'Acme', when: 'now', template: 'Hi {{name}}' };
+    const head = Buffer.from(
+      `${Object.entries(fields)
+        .map(([k, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`)
+        .join('')}--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="list.csv"\r\nContent-Type: text/csv\r\n\r\nto,name\n${rows.slice(0, 50_000).join('\n')}\n`,
+    );
+    const tail = Buffer.from(`${rows.slice(50_000).join('\n')}\n\r\n--${boundary}--\r\n`);
+    // fetch loads its HTTP client on first use, at once: not something to count against the preview.
+    assert.equal((await fetch(`http://127.0.0.1:${port}/health`)).status, 200);
+    let received: IncomingMessage | undefined;
+    h.app.server.once('request', (req: IncomingMessage) => (received = req));
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    const preview = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/dashboard/campaigns/preview',
+          headers: { cookie: cookieHeader(client), 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': head.length + tail.length },
+        },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
+      req.on('error', reject);
+      req.write(head);
+      // Half the file is sent. Once the server has taken it in (and, streaming, checked nearly all of
+      // its 50,000 rows) and is still reading the file, another request must be answered; then the
+      // rest follows.
+      void waitFor(() => fileReads.running === 1 && received !== undefined && received.socket.bytesRead >= head.length, { message: 'the server to have read half the file' })
+        .then(async () => {
+          const health = await fetch(`http://127.0.0.1:${port}/health`);
+          assert.equal(health.status, 200);
+          req.end(tail);
+        })
+        .catch(reject);
+    });
+    let answered = false;
+    const over = () => (answered = true);
+    preview.then(over, over);
+    // All along, from the first bytes of the upload to the preview's answer, cheap requests are answered.
+    let healthMeanwhile = 0;
+    while (!answered) {
+      const res = await fetch(`http://127.0.0.1:${port}/health`);
+      assert.equal(res.status, 200);
+      if (!answered) healthMeanwhile++;
+    }
+    const { status, body } = await preview;
+    delay.disable();
+    t.diagnostic(`health answered ${healthMeanwhile} times while the preview ran; event loop delay max ${(delay.max / 1e6).toFixed(0)} ms`);
+    assert.equal(status, 200, body);
+    assert.ok(healthMeanwhile >= 1, 'requests were answered while the file was read');
+    assert.match(body, /The file has 100,000 rows \(UTF-8, separated by “,”\): <strong>99,000 messages<\/strong> to send, <strong>1,000 rows<\/strong> that cannot be sent/);
+    assert.match(body, /data-credits="99100"/);
+    assert.match(body, /<td data-label="Line">101<\/td><td data-label="To">not-a-number<\/td>/);
+    assert.match(body, /…and 500 more rows; the first 500 are listed/);
   });
 
   test('the results CSV lists every message, cells that a spreadsheet would run escaped; another account sees nothing', async () => {

@@ -101,3 +101,30 @@ test('a huge file streams through row by row: 100,000 rows in 64 KiB chunks, eac
   assert.equal(n, 100_000);
   assert.ok(ordered);
 });
+
+test('a file without a line break: refused once it outgrows a row, after reading only that much of it', async () => {
+  // 8 MiB on one line, as an upload arrives (64 KiB chunks). The reader waits for the header's
+  // line break to choose the separator; past a row's length there is nothing more to wait for.
+  const chunk = Buffer.alloc(64 * 1024, 'a');
+  let pulled = 0;
+  async function* oneLine() {
+    for (let i = 0; i < 128; i++) {
+      pulled++;
+      yield chunk;
+    }
+  }
+  await assert.rejects(readCampaignCsv(oneLine(), { maxRows: 10, maxBytes: 10 * 1024 * 1024 }, () => {}), /cannot be read near line 1: a row is longer than 65,536 characters/);
+  assert.ok(pulled <= 2, `read ${pulled} chunks of 64 KiB`);
+
+  // With room for the whole line, it is read to its end once: a header without `to`, its name cut short in the message.
+  await assert.rejects(
+    readCampaignCsv(chunks(Buffer.alloc(3 * 1024 * 1024, 'a'), 64 * 1024), { maxRows: 10, maxBytes: 10 * 1024 * 1024, maxRowCharacters: 4 * 1024 * 1024 }, () => {}),
+    /it has: a{40}…\.$/,
+  );
+});
+
+test('a header ended by a lone carriage return (old Mac line endings) is found as it arrives', async () => {
+  const { summary, rows } = await read('to;name\r+447911123456;Ann\r+447911123457;Bob\r');
+  assert.equal(summary.separator, ';');
+  assert.deepEqual(rows.map((r) => r.cells), [['+447911123456', 'Ann'], ['+447911123457', 'Bob']]);
+});

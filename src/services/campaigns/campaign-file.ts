@@ -44,6 +44,17 @@ export interface CampaignFileSummary {
 
 const refuse = (message: string) => new AppError('invalid_request', message);
 
+/**
+ * The first `max` column names of a header, for a message: each cut to 40 characters, since a
+ * header cell may be as long as a row (64 KiB) and the message is shown in the page.
+ */
+export function columnList(headers: readonly string[], max: number): string {
+  return headers
+    .slice(0, max)
+    .map((h) => (h.length > 40 ? `${h.slice(0, 40)}…` : h))
+    .join(', ');
+}
+
 /** The separator of a header line: the most frequent of `,`, `;` and tab outside quotes (`,` on a tie or none). */
 export function sniffSeparator(headerLine: string): ',' | ';' | '\t' {
   const counts = { ',': 0, ';': 0, '\t': 0 };
@@ -84,7 +95,7 @@ export async function readCampaignCsv(
 
   const records: { record: string[]; info: { lines: number; empty_lines: number } }[] = [];
   const startParser = (firstText: string) => {
-    separator = sniffSeparator(firstText.split(/\r?\n/, 1)[0] ?? '');
+    separator = sniffSeparator(firstText.split(/\r\n|\n|\r/, 1)[0] ?? '');
     parser = parse({
       delimiter: separator,
       // Spreadsheets and editors mix line endings; each is the end of a row.
@@ -112,7 +123,7 @@ export async function readCampaignCsv(
       if (headers === null) {
         headers = record.map((h) => h.trim());
         toColumn = headers.findIndex((h) => columnKey(h) === 'to');
-        if (toColumn < 0) throw refuse(`The first line must name the columns, one of them \`to\` (the recipient); it has: ${headers.slice(0, 10).join(', ') || 'nothing'}.`);
+        if (toColumn < 0) throw refuse(`The first line must name the columns, one of them \`to\` (the recipient); it has: ${columnList(headers, 10) || 'nothing'}.`);
         onHeaders?.(headers);
         continue;
       }
@@ -125,9 +136,15 @@ export async function readCampaignCsv(
 
   const write = async (text: string) => {
     if (!parser) {
-      pending += text;
       // The separator is chosen from the header line: wait for all of it (or the end of the file).
-      if (!/\r?\n/.test(pending)) return;
+      // Only the new text is searched for a line break, so a file without one costs one pass over
+      // its bytes, not one pass over everything gathered so far per chunk.
+      const ended = /[\r\n]/.test(text);
+      pending += text;
+      if (!ended) {
+        if (pending.length > maxRowCharacters) throw refuse(`The file cannot be read near line 1: a row is longer than ${maxRowCharacters.toLocaleString('en')} characters.`);
+        return;
+      }
       startParser(pending);
       text = pending;
       pending = '';

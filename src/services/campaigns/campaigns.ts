@@ -48,8 +48,9 @@ import { accountMayUseApi, approvedSenderName } from '../auth/access.ts';
 import { destinationRule } from '../accounts/account-limits.ts';
 import { accept, checkEntry, messageRow, timingOf, type ValidEntry } from '../messages/submit-messages.ts';
 import { cancelScheduled } from '../messages/cancel-messages.ts';
-import { readCampaignCsv, type CampaignFileSummary } from './campaign-file.ts';
+import { columnList, readCampaignCsv, type CampaignFileSummary } from './campaign-file.ts';
 import { readCampaignXlsx } from './campaign-xlsx.ts';
+import { abortable, accountFileReads, fileReads, type FileReadPurpose } from './file-reads.ts';
 import type { Context } from '../context.ts';
 
 /** Data rows of one campaign file. */
@@ -64,6 +65,8 @@ export const PREVIEW_ROWS = 5;
 export const LISTED_INVALID_ROWS = 500;
 /** Valid rows whose recipients are looked up in the opt-out list in one query. */
 export const OPT_OUT_LOOKUP_ROWS = 1000;
+/** Rows checked between two turns of the event loop. */
+const YIELD_EVERY_ROWS = 250;
 
 export type Campaign = CampaignRow;
 
@@ -125,22 +128,56 @@ function checkTemplate(template: string): void {
   }
 }
 
+export interface ReadCampaignOptions {
+  /** A preview keeps no rows and gives way to a newer preview; a send keeps the valid rows (`entries`). */
+  purpose: FileReadPurpose;
+  format?: 'csv' | 'xlsx';
+}
+
 /**
  * Reads a campaign file (CSV, streamed; or XLSX, its first sheet) against a template and a Sender ID. Throws
  * `invalid_request` for what refuses the whole file (see campaign-file.ts, and a placeholder
- * that names no column), `sender_id_not_allowed` / `invalid_sender_id` for the Sender ID.
+ * that names no column), `sender_id_not_allowed` / `invalid_sender_id` for the Sender ID,
+ * `campaign_file_busy` when a newer preview of the account replaced this one (or too many sends of
+ * the account wait), `service_unavailable` when the process reads as many files as it may and as
+ * many wait (file-reads.ts).
  */
 export async function readCampaign(
   ctx: Context,
   accountId: string,
   input: CampaignInput,
   source: AsyncIterable<Uint8Array | string>,
-  keepEntries: boolean,
-  format: 'csv' | 'xlsx' = 'csv',
+  { purpose, format = 'csv' }: ReadCampaignOptions,
 ): Promise<CampaignDraft> {
   checkTemplate(input.template);
   const sender = await approvedSenderName(ctx, accountId, input.sender);
   const destinations = await destinationRule(ctx, accountId);
+  // The account's turn first, then a place among the process's reads: a replaced preview leaves
+  // both at once, even while its upload stalls.
+  const turn = await accountFileReads.enter(accountId, purpose);
+  try {
+    const release = await fileReads.acquire(turn.signal);
+    try {
+      return await readCampaignRows(ctx, accountId, { sender, template: input.template }, destinations, abortable(source, turn.signal), purpose === 'send', format, turn.signal);
+    } finally {
+      release();
+    }
+  } finally {
+    turn.leave();
+  }
+}
+
+async function readCampaignRows(
+  ctx: Context,
+  accountId: string,
+  input: CampaignInput,
+  destinations: Awaited<ReturnType<typeof destinationRule>>,
+  source: AsyncIterable<Uint8Array | string>,
+  keepEntries: boolean,
+  format: 'csv' | 'xlsx',
+  signal: AbortSignal,
+): Promise<CampaignDraft> {
+  const sender = input.sender;
   const preview: PreviewRow[] = [];
   const invalid: InvalidRow[] = [];
   const entries: ValidEntry[] = [];
@@ -151,6 +188,7 @@ export async function readCampaign(
   let credits = 0;
   let headers: string[] = [];
   let toColumn = 0;
+  let sinceYield = 0;
   const refuseRow = (line: number, to: string, reason: string) => {
     invalidCount++;
     if (invalid.length < LISTED_INVALID_ROWS) invalid.push({ line, to: to.length > 40 ? `${to.slice(0, 40)}…` : to, reason });
@@ -178,6 +216,13 @@ export async function readCampaign(
     source,
     { maxRows: CAMPAIGN_MAX_ROWS, maxBytes: CAMPAIGN_MAX_BYTES },
     async ({ line, cells }) => {
+      signal.throwIfAborted();
+      // The rows of a chunk (64 KiB: some 2,700 rows) are checked on one task otherwise, 30 to
+      // 250 ms during which no other request of the process is answered.
+      if (++sinceYield >= YIELD_EVERY_ROWS) {
+        sinceYield = 0;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
       const to = (cells[toColumn] ?? '').trim();
       if (to === '') return refuseRow(line, to, 'The `to` cell is empty.');
       const { text } = fillTemplate(input.template, rowValues(headers, cells));
@@ -193,10 +238,11 @@ export async function readCampaign(
       if (unknown.length > 0) {
         throw new AppError(
           'invalid_request',
-          `The template names ${unknown.map((p) => `{{${p}}}`).join(', ')}, which the file has no column for. Its columns are: ${h.slice(0, 20).join(', ')}.`,
+          `The template names ${unknown.map((p) => `{{${p}}}`).join(', ')}, which the file has no column for. Its columns are: ${columnList(h, 20)}.`,
         );
       }
     },
+    signal,
   );
   await settle();
   return { sender, template: input.template, file, preview, invalid, invalidCount, optedOut, optedOutCount, messages, credits, balance: await creditBalance(ctx.store.db, accountId), entries };
@@ -296,11 +342,12 @@ export async function sendCampaign(ctx: Context, draft: CampaignDraft, input: Se
     if (!made) throw err;
     return { campaign: made, repeated: true };
   }
-  if (timeZone !== null) await setOwnerTimeZone(ctx.store.db, input.ownerId, timeZone);
+  // The zone scheduled in is the one the owner chose (or the browser's they kept): the next default.
+  if (timeZone !== null) await saveOwnerTimeZone(ctx, input.ownerId, timeZone);
   return { campaign, repeated: false };
 }
 
-/** Saves the owner's time zone (an IANA name), as the composer's default. */
+/** Saves the owner's time zone (an IANA name), as the composer's default: when they pick one, and when they schedule in one. */
 export async function saveOwnerTimeZone(ctx: Context, ownerId: string, zone: string): Promise<void> {
   if (!isTimeZone(zone)) throw new AppError('invalid_request', `${zone} is not a known time zone.`);
   await setOwnerTimeZone(ctx.store.db, ownerId, zone);

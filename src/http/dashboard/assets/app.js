@@ -68,6 +68,22 @@ document.addEventListener('DOMContentLoaded', () => {
   const mine = Intl.DateTimeFormat().resolvedOptions().timeZone;
   if (mine && [...zone.options].some((o) => o.value === mine)) zone.value = mine;
 });
+document.addEventListener('change', (event) => {
+  // The zone the owner picks in the composer is saved at once (<select data-save-url>): it is the
+  // composer's default from then on, on any device. The browser's zone, set above, is not saved
+  // until the owner schedules in it.
+  const zone = event.target;
+  if (!(zone instanceof HTMLSelectElement) || !zone.dataset.saveUrl) return;
+  const token = document.querySelector('input[name="_csrf"]');
+  fetch(zone.dataset.saveUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-csrf-token': token ? token.value : '' },
+    body: new URLSearchParams({ time_zone: zone.value }),
+    credentials: 'same-origin',
+  }).catch(() => {
+    // Not saved: the zone stays chosen on this page, and a scheduled send stores it.
+  });
+});
 document.addEventListener('htmx:xhr:progress', (event) => {
   // The campaign file's upload, while the preview reads it.
   const bar = document.getElementById('upload-progress');

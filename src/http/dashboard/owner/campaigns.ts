@@ -6,7 +6,8 @@
  * per-message results as CSV; Cancel for what is still scheduled).
  *
  * The composer posts the whole form twice, file included: to /campaigns/preview through htmx
- * whenever it changes, and to /campaigns to send (from app.js with the upload's progress, or as a
+ * whenever what the preview shows depends on changes (the Sender ID, the template, the file; not
+ * the date or the zone), and to /campaigns to send (from app.js with the upload's progress, or as a
  * plain form without script: the same answers, a redirect to the campaign or the page again with
  * the reason). Nothing of the file is kept between the two; the
  * send reads it again, streamed. The form's random key makes a resent form (reload, double click)
@@ -33,15 +34,17 @@ import {
   newCampaignFormKey,
   optedOutSkipped,
   readCampaign,
+  saveOwnerTimeZone,
   sendCampaign,
   type Campaign,
   type CampaignDraft,
   type CampaignProgress,
 } from '../../../services/campaigns/campaigns.ts';
+import type { FileReadPurpose } from '../../../services/campaigns/file-reads.ts';
 import { listSenderIds } from '../../../services/sender-ids/sender-ids.ts';
 import { html, raw, type Html } from '../../html.ts';
 import { alert, csrfField, statusBadge, table, when } from '../layout.ts';
-import { formParts, seeOther } from '../session-guard.ts';
+import { field, formParts, seeOther } from '../session-guard.ts';
 import { state, type OwnerArea } from './owner-area.ts';
 
 const MULTIPART_LIMITS = { fileSize: CAMPAIGN_MAX_BYTES + 1, files: 1, fields: 12, fieldSize: 4 * MAX_TEMPLATE_CHARACTERS + 64, parts: 14 };
@@ -70,17 +73,38 @@ async function drain(parts: AsyncIterableIterator<Multipart>, current?: Multipar
 }
 
 /**
- * Reads the composer's multipart form: its fields (which come before the file in the form) and the
- * file, checked row by row as it arrives. `keepEntries` keeps the valid rows (to send them).
+ * A failure of the upload itself (the body cut short or malformed, a part over a limit), told apart
+ * from a failure of the work done with it: only the first is the form's fault.
  */
-async function readComposer(request: FastifyRequest, ctx: OwnerArea['ctx'], keepEntries: boolean): Promise<ComposerForm> {
+class UploadError extends Error {
+  constructor(readonly reason: unknown) {
+    super('the upload could not be read');
+  }
+}
+
+/** `source` with its own failures wrapped in `UploadError`. */
+async function* upload<T>(source: AsyncIterable<T>): AsyncGenerator<T> {
+  try {
+    for await (const item of source) yield item;
+  } catch (err) {
+    throw new UploadError(err);
+  }
+}
+
+/**
+ * Reads the composer's multipart form: its fields (which come before the file in the form) and the
+ * file, checked row by row as it arrives (a preview, or a send that keeps the valid rows). A form
+ * or file that cannot be read is `invalid_request`; any other failure (the database's, say) is
+ * thrown as it is, for the error handler to log and answer 500.
+ */
+async function readComposer(request: FastifyRequest, ctx: OwnerArea['ctx'], purpose: FileReadPurpose): Promise<ComposerForm> {
   const { account } = state(request);
   const parts = formParts(request);
   const values: Record<string, string> = {};
   let draft: CampaignDraft | null = null;
   let file: MultipartFile | undefined;
   try {
-    for await (const part of parts) {
+    for await (const part of upload(parts)) {
       if (part.type === 'field') {
         if (typeof part.value === 'string' && part.fieldname !== '_csrf') values[part.fieldname] = part.value;
         continue;
@@ -91,14 +115,14 @@ async function readComposer(request: FastifyRequest, ctx: OwnerArea['ctx'], keep
         throw new AppError('invalid_request', 'This kind of spreadsheet is not read: save the sheet as “Excel Workbook (.xlsx)” or as “CSV UTF-8” and choose that file.');
       }
       const format = /\.xlsx$/i.test(part.filename) ? 'xlsx' : 'csv';
-      draft = await readCampaign(ctx, account.id, { sender: values.sender ?? '', template: values.template ?? '' }, part.file, keepEntries, format);
+      draft = await readCampaign(ctx, account.id, { sender: values.sender ?? '', template: values.template ?? '' }, upload(part.file), { purpose, format });
       file = undefined;
     }
   } catch (err) {
     await drain(parts, file);
-    const code = (err as { code?: string }).code;
+    if (!(err instanceof UploadError)) throw err;
+    const code = (err.reason as { code?: string }).code;
     if (code === 'FST_REQ_FILE_TOO_LARGE') throw new AppError('invalid_request', `The file is larger than ${CAMPAIGN_MAX_BYTES / 1024 / 1024} MiB; split it into several campaigns.`);
-    if (err instanceof AppError) throw err;
     throw new AppError('invalid_request', 'The form could not be read; please try again.');
   }
   if (!draft) throw new AppError('invalid_request', 'Choose the file of recipients (CSV or XLSX).');
@@ -183,7 +207,7 @@ export function campaignPages(app: FastifyInstance, { ctx, render }: OwnerArea):
       html`${alert(opts.error)}
 ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register one under Sender IDs first.') : ''}
 <form method="post" action="/dashboard/campaigns" enctype="multipart/form-data" id="composer" data-upload-send
- hx-post="/dashboard/campaigns/preview" hx-encoding="multipart/form-data" hx-trigger="change, input from:#template delay:600ms" hx-target="#preview" hx-sync="this:replace">${csrfField(session.csrf_token)}
+ hx-post="/dashboard/campaigns/preview" hx-encoding="multipart/form-data" hx-trigger="change from:#sender, change from:#file, input from:#template delay:600ms" hx-target="#preview" hx-sync="this:replace">${csrfField(session.csrf_token)}
 <input type="hidden" name="form_key" value="${newCampaignFormKey()}">
 <label for="sender">Sender ID</label><select id="sender" name="sender" required>${senders.map((s) => html`<option value="${s}"${s === v.sender ? raw(' selected') : ''}>${s}</option>`)}</select>
 <label for="template">Message template</label>
@@ -193,7 +217,7 @@ ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register
 <div><label><input type="radio" name="when" value="now"${later ? '' : raw(' checked')}> Send now</label>
 <label><input type="radio" name="when" value="later"${later ? raw(' checked') : ''}> At a date and time</label></div>
 <div><label for="send-at">Date and time</label><input id="send-at" name="send_at_local" type="datetime-local" value="${v.send_at_local ?? ''}" aria-describedby="send-at-hint"></div>
-<div><label for="time-zone">Time zone</label><select id="time-zone" name="time_zone"${zone ? '' : raw(' data-browser-zone')}>${ZONES.map(
+<div><label for="time-zone">Time zone</label><select id="time-zone" name="time_zone" data-save-url="/dashboard/campaigns/time-zone"${zone ? '' : raw(' data-browser-zone')}>${ZONES.map(
         (z) => html`<option value="${z}"${z === (zone ?? 'UTC') ? raw(' selected') : ''}>${z}</option>`,
       )}</select></div>
 <p class="hint" id="send-at-hint">Up to 35 days ahead. A time that a daylight-saving change skips or repeats is refused. The zone is remembered for your next campaign.</p></fieldset>
@@ -208,14 +232,23 @@ ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register
 
   app.get('/campaigns/new', async (request, reply) => composer(request, reply));
 
+  // The zone the owner picks in the composer (posted by app.js as soon as it changes) is the
+  // composer's default from then on; a scheduled send stores its zone too, script or not.
+  app.post('/campaigns/time-zone', async (request, reply) => {
+    await saveOwnerTimeZone(ctx, state(request).owner.id, field(request.body, 'time_zone'));
+    return reply.code(204).send();
+  });
+
   app.post('/campaigns/preview', { config: { multipartLimits: MULTIPART_LIMITS } }, async (request, reply) => {
     reply.type('text/html; charset=utf-8');
     try {
-      const { draft } = await readComposer(request, ctx, false);
+      const { draft } = await readComposer(request, ctx, 'preview');
       return previewFragment(draft!).text;
     } catch (err) {
-      if (!(err instanceof AppError) || err.status >= 500) throw err;
-      // htmx swaps only successful answers: the reason is the preview.
+      if (!(err instanceof AppError) || (err.status >= 500 && err.code !== 'service_unavailable')) throw err;
+      if (err.headers) reply.headers(err.headers);
+      // htmx swaps only successful answers: the reason (a server too busy to check the file
+      // included) is the preview.
       return alert(err.message).text;
     }
   });
@@ -224,7 +257,7 @@ ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register
     const { account, owner } = state(request);
     let form: ComposerForm | null = null;
     try {
-      form = await readComposer(request, ctx, true);
+      form = await readComposer(request, ctx, 'send');
       const v = form.values;
       const made = await campaignOfForm(ctx, account.id, v.form_key ?? '');
       if (made) return seeOther(reply, `/dashboard/campaigns/${made.id}`);
