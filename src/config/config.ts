@@ -277,7 +277,7 @@ function readConfig(env: Env): Config {
       }),
     redisUrl: url(env, 'REDIS_URL', null, ['redis:', 'rediss:']),
     bulkMaxMessages: int(env, 'BULK_MAX_MESSAGES', 10_000, 1, 1_000_000),
-    dispatchBacklogLimit: int(env, 'DISPATCH_BACKLOG_LIMIT', 120_000, 1),
+    dispatchBacklogLimit: int(env, 'DISPATCH_BACKLOG_LIMIT', 500_000, 1),
     dispatchBacklogAccountShare: int(env, 'DISPATCH_BACKLOG_ACCOUNT_SHARE', 25, 1, 100),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1024),
     webhook: {
