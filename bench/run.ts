@@ -23,10 +23,11 @@ const suites: { name: string; args: string[] }[] = [
   { name: 'send-pg', args: ['bench/http.bench.ts', quick ? '5' : '20', 'postgres'] },
   { name: 'bulk', args: ['bench/bulk.bench.ts', 'sqlite'] },
   { name: 'bulk-pg', args: ['bench/bulk.bench.ts', 'postgres'] },
-  // Offered at the target rate: delivered at 5,000 msg/s with the dispatch backlog flat means the
-  // pipeline sustains it; offered more, the delivered rate would be a ceiling with a growing backlog.
-  { name: 'throughput', args: ['bench/throughput.bench.ts', quick ? '15' : '60', '5000', 'sqlite'] },
-  { name: 'throughput-pg', args: ['bench/throughput.bench.ts', quick ? '15' : '60', '5000', 'postgres'] },
+  // Offered a tenth above the 5,000 msg/s target: delivered at that rate with the dispatch backlog
+  // flat means the pipeline sustains it (the load generator itself runs a little under what it
+  // offers); offered far more, the delivered rate would be a ceiling with a growing backlog.
+  { name: 'throughput', args: ['bench/throughput.bench.ts', quick ? '15' : '60', '5500', 'sqlite'] },
+  { name: 'throughput-pg', args: ['bench/throughput.bench.ts', quick ? '15' : '60', '5500', 'postgres'] },
   { name: 'reports', args: ['bench/reports.bench.ts', quick ? '5' : '10', quick ? '100000' : '1000000', 'sqlite'] },
   { name: 'scheduling', args: ['bench/scheduling.bench.ts', quick ? '20000' : '100000', 'sqlite'] },
   { name: 'scheduling-pg', args: ['bench/scheduling.bench.ts', quick ? '20000' : '100000', 'postgres'] },
