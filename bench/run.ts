@@ -10,7 +10,7 @@
  * Every figure is printed with the machine's cores and load average when its suite ended: the
  * machine may be shared, and a figure means little without them.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
 import { figure, type Figure } from './lib.ts';
 import { machine } from './peers.ts';
@@ -60,7 +60,11 @@ function runOne(args: string[]): Promise<Figure[]> {
 
 const { existsSync } = await import('node:fs');
 const rows: (Figure & { machine: string })[] = [];
-console.log(`# Pigeon benchmarks on ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`);
+// The commit measured, for the figures written to docs/performance.md ("+ changes" when the tree differs from it).
+const git = (...args: string[]) => spawnSync('git', args, { encoding: 'utf8' });
+const head = git('rev-parse', '--short', 'HEAD');
+const commit = head.status === 0 ? `commit ${head.stdout.trim()}${git('status', '--porcelain', '--untracked-files=no').stdout.trim() ? ' + changes' : ''}` : 'not a git checkout';
+console.log(`# Pigeon benchmarks on ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${commit}`);
 for (const suite of suites) {
   if (only && !only.includes(suite.name)) continue;
   if (!existsSync(suite.args[0]!)) continue;
