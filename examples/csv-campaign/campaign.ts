@@ -9,11 +9,12 @@
  * running the same file again within 24 hours (say, after a crash half-way) sends nothing twice:
  * chunks already sent are answered from Pigeon's idempotency store.
  */
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pigeon, PigeonApiError } from '../../packages/client/src/index.ts';
-import { parseCampaignCsv, type Row } from './csv.ts';
+import { readCampaignFile, type Row } from './csv.ts';
 
 export interface CampaignOptions {
   from: string;
@@ -32,9 +33,8 @@ export interface CampaignSummary {
   batch_ids: string[];
 }
 
-async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
+function sha256Hex(data: Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
 }
 
 /** `[#########...........]  45% 450/1000`, redrawn in place on a terminal, one line per chunk otherwise. */
@@ -82,11 +82,11 @@ async function main(): Promise<void> {
     console.error('usage: PIGEON_KEY=... [PIGEON_URL=...] campaign.ts <file.csv> --from <SenderID> [--template "Hi {{first_name}}"] [--callback-url URL] [--chunk-size N]');
     process.exit(2);
   }
-  const text = await readFile(file, 'utf8');
-  const rows = parseCampaignCsv(text, values.template);
+  const bytes = await readFile(file);
+  const rows = await readCampaignFile(bytes, values.template);
   const pigeon = new Pigeon({ apiKey, baseUrl: process.env.PIGEON_URL ?? 'http://127.0.0.1:3000' });
   try {
-    const summary = await runCampaign(pigeon, rows, { from: values.from, callbackUrl: values['callback-url'], chunkSize: Number(values['chunk-size']) }, await sha256Hex(values.template === undefined ? text : `${values.template}\u0000${text}`));
+    const summary = await runCampaign(pigeon, rows, { from: values.from, callbackUrl: values['callback-url'], chunkSize: Number(values['chunk-size']) }, sha256Hex(values.template === undefined ? bytes : Buffer.concat([Buffer.from(`${values.template}\u0000`), bytes])));
     console.log(JSON.stringify(summary, null, 2));
   } catch (err) {
     if (err instanceof PigeonApiError) {

@@ -11,7 +11,7 @@ import { getAccount } from '../../../src/services/accounts/accounts.ts';
 import { WebhookDispatcher } from '../../../src/webhooks/dispatcher.ts';
 import { createWorkers, type Workers } from '../../../src/workers/workers.ts';
 import { makeTestCa, type TestCa } from '../../../test/api/webhooks-receiver.ts';
-import { parseCampaignCsv } from '../../../examples/csv-campaign/csv.ts';
+import { readCampaignFile } from '../../../examples/csv-campaign/csv.ts';
 import { progressBar, runCampaign } from '../../../examples/csv-campaign/campaign.ts';
 import { webhookHandler } from '../../../examples/csv-campaign/receiver.ts';
 import { Pigeon, type WebhookEvent } from '../src/index.ts';
@@ -57,28 +57,33 @@ describe('examples/csv-campaign', () => {
     ca.cleanup();
   });
 
-  test('parses quoted CSV fields', () => {
-    const rows = parseCampaignCsv(CSV);
+  test('reads quoted CSV fields with the dashboard composer\'s reader: its separators and encodings too', async () => {
+    const rows = await readCampaignFile(CSV);
     assert.equal(rows.length, 5);
     assert.deepEqual(rows[1], { line: 3, to: '+254712345678', message: 'Say "hello", Bo' });
-    assert.throws(() => parseCampaignCsv('phone,text\n1,2'), /"to" and "message"/);
+    await assert.rejects(readCampaignFile('to,text\n1,2'), /"to" and "message"/);
+    await assert.rejects(readCampaignFile('phone,message\n1,2'), /must name the columns, one of them `to`/);
+    // A spreadsheet's export in a decimal-comma locale, and Excel's "Unicode text" (UTF-16 with its mark).
+    assert.deepEqual(await readCampaignFile('\uFEFFto;message\r\n+447911123456;"Hi; Ann"\r\n'), [{ line: 2, to: '+447911123456', message: 'Hi; Ann' }]);
+    const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('to\tmessage\n+447911123456\tCafé ☕\n', 'utf16le')]);
+    assert.deepEqual(await readCampaignFile(utf16), [{ line: 2, to: '+447911123456', message: 'Café ☕' }]);
   });
 
-  test('fills a template from the other columns, with the dashboard composer\'s syntax', () => {
+  test('fills a template from the other columns, with the dashboard composer\'s syntax', async () => {
     const csv = 'to,First_Name,time\n+447911123456,Ann,19:30\n+447911123457,"Bo, Jr.",20:00\n';
-    assert.deepEqual(parseCampaignCsv(csv, 'Hi {{first_name}}, your table is ready at {{ time }}.'), [
+    assert.deepEqual(await readCampaignFile(csv, 'Hi {{first_name}}, your table is ready at {{ time }}.'), [
       { line: 2, to: '+447911123456', message: 'Hi Ann, your table is ready at 19:30.' },
       { line: 3, to: '+447911123457', message: 'Hi Bo, Jr., your table is ready at 20:00.' },
     ]);
-    assert.throws(() => parseCampaignCsv(csv, 'Hi {{nickname}}'), /columns the CSV does not have: nickname/);
-    assert.throws(() => parseCampaignCsv('phone,name\n1,2', 'Hi {{name}}'), /"to"/);
+    await assert.rejects(readCampaignFile(csv, 'Hi {{nickname}}'), /columns the CSV does not have: nickname/);
+    await assert.rejects(readCampaignFile('phone,name\n1,2', 'Hi {{name}}'), /`to`/);
   });
 
   test('sends the campaign in chunks with a progress bar, and re-running it sends nothing twice', async () => {
     const { key, accountId } = await server.h.customer({ credits: 20 });
     secret = (await getAccount(server.h.ctx, accountId)).webhook_secret;
     const pigeon = new Pigeon({ apiKey: key, baseUrl: server.baseUrl });
-    const rows = parseCampaignCsv(CSV);
+    const rows = await readCampaignFile(CSV);
     const lines: string[] = [];
     const progress = { write: (t: string) => lines.push(t) };
     const summary = await runCampaign(pigeon, rows, { from: 'Acme', chunkSize: 2, callbackUrl: receiverUrl, progress }, 'f'.repeat(64));
