@@ -12,6 +12,7 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { AppError } from '../../errors/catalogue.ts';
+import { Slots } from '../../util/slots.ts';
 
 const N = 2 ** 17;
 const R = 8;
@@ -21,47 +22,15 @@ const KEY_LENGTH = 32;
 /** Seconds a refused request is told to wait: a queue of 64 drains in a few seconds. */
 const RETRY_AFTER_SECONDS = 5;
 
-/** A counting semaphore that bounds both the work in progress and the queue in front of it. */
-export class HashPool {
-  #running = 0;
-  readonly #waiting: (() => void)[] = [];
-  /** The most that ever ran at once and waited at once (for tests and metrics). */
-  peakRunning = 0;
-  peakWaiting = 0;
-
-  constructor(
-    public concurrency: number,
-    public maxWaiting: number,
-  ) {}
-
-  async run<T>(work: () => Promise<T>): Promise<T> {
-    if (this.#running >= this.concurrency) {
-      if (this.#waiting.length >= this.maxWaiting) {
-        throw new AppError('service_unavailable', 'The server is busy checking passwords; try again in a few seconds.', {
-          headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
-        });
-      }
-      await new Promise<void>((resolve) => {
-        this.#waiting.push(resolve);
-        this.peakWaiting = Math.max(this.peakWaiting, this.#waiting.length);
-      });
-    } else {
-      this.#running++;
-    }
-    this.peakRunning = Math.max(this.peakRunning, this.#running);
-    try {
-      return await work();
-    } finally {
-      // The slot passes straight to the next in line, so `running` never dips and rises again.
-      const next = this.#waiting.shift();
-      if (next) next();
-      else this.#running--;
-    }
-  }
-}
-
 /** The process's pool; its limits may be changed (tests make it small to reach the bound). */
-export const hashPool = new HashPool(availableParallelism(), 64);
+export const hashPool = new Slots(
+  availableParallelism(),
+  64,
+  () =>
+    new AppError('service_unavailable', 'The server is busy checking passwords; try again in a few seconds.', {
+      headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
+    }),
+);
 
 function derive(password: string, salt: Buffer, n: number, r: number, p: number): Promise<Buffer> {
   return hashPool.run(

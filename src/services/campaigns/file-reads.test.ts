@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { AppError } from '../../errors/catalogue.ts';
-import { abortable, AccountFileReads, Slots } from './file-reads.ts';
+import { abortable, AccountFileReads } from './file-reads.ts';
 
-const busy = () => new AppError('service_unavailable', 'busy');
 const settled = async (p: Promise<unknown>) => {
   let done = false;
   p.then(
@@ -14,34 +13,6 @@ const settled = async (p: Promise<unknown>) => {
   await new Promise(setImmediate);
   return done;
 };
-
-test('slots: at most `concurrency` run and `maxWaiting` wait, the rest are refused at once; a slot passes to the next in line', async () => {
-  const slots = new Slots(1, 1, busy);
-  const first = await slots.acquire();
-  const second = slots.acquire();
-  assert.equal(await settled(second), false, 'the second waits');
-  await assert.rejects(slots.acquire(), (err: AppError) => err.code === 'service_unavailable');
-  first();
-  first(); // a second release changes nothing
-  const releaseSecond = await second;
-  assert.equal(slots.running, 1);
-  releaseSecond();
-  assert.equal(slots.running, 0);
-  assert.equal(slots.peakRunning, 1);
-  assert.equal(slots.peakWaiting, 1);
-});
-
-test('slots: a wait ends with the signal’s reason when it is aborted, and leaves the queue', async () => {
-  const slots = new Slots(1, 1, busy);
-  const first = await slots.acquire();
-  const controller = new AbortController();
-  const waiting = slots.acquire(controller.signal);
-  controller.abort(new AppError('campaign_file_busy', 'replaced'));
-  await assert.rejects(waiting, (err: AppError) => err.code === 'campaign_file_busy');
-  assert.equal(slots.waiting, 0);
-  first();
-  assert.equal(slots.running, 0, 'nobody was waiting any more: the slot is free');
-});
 
 test('per account: a newer preview replaces the one in progress, which stops; it runs once the older has left', async () => {
   const reads = new AccountFileReads();

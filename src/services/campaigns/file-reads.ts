@@ -17,71 +17,10 @@
  *   (their uploads gathered), then `503 service_unavailable`.
  */
 import { AppError } from '../../errors/catalogue.ts';
+import { Slots } from '../../util/slots.ts';
 
 /** Seconds a refused read is told to wait: the reads ahead of it take seconds each. */
 const RETRY_AFTER_SECONDS = 30;
-
-/** A counting semaphore bounding both the work in progress and the queue in front of it. */
-export class Slots {
-  #running = 0;
-  readonly #waiting: { grant: () => void }[] = [];
-  /** The most that ever ran at once and waited at once (for tests). */
-  peakRunning = 0;
-  peakWaiting = 0;
-
-  constructor(
-    public concurrency: number,
-    public maxWaiting: number,
-    private readonly busy: () => AppError,
-  ) {}
-
-  get running(): number {
-    return this.#running;
-  }
-
-  get waiting(): number {
-    return this.#waiting.length;
-  }
-
-  /**
-   * Resolves with the function that gives the slot back, once there is one. Throws `busy()` at once
-   * when the queue is full, and the signal's reason when it is aborted while waiting.
-   */
-  async acquire(signal?: AbortSignal): Promise<() => void> {
-    signal?.throwIfAborted();
-    if (this.#running < this.concurrency) {
-      this.#running++;
-    } else {
-      if (this.#waiting.length >= this.maxWaiting) throw this.busy();
-      await new Promise<void>((resolve, reject) => {
-        const onAbort = () => {
-          const at = this.#waiting.indexOf(entry);
-          if (at >= 0) this.#waiting.splice(at, 1);
-          reject(signal!.reason);
-        };
-        const entry = {
-          grant: () => {
-            signal?.removeEventListener('abort', onAbort);
-            resolve();
-          },
-        };
-        this.#waiting.push(entry);
-        this.peakWaiting = Math.max(this.peakWaiting, this.#waiting.length);
-        signal?.addEventListener('abort', onAbort, { once: true });
-      });
-    }
-    this.peakRunning = Math.max(this.peakRunning, this.#running);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      // The slot passes straight to the next in line, so `running` never dips and rises again.
-      const next = this.#waiting.shift();
-      if (next) next.grant();
-      else this.#running--;
-    };
-  }
-}
 
 export const fileReads = new Slots(
   4,
