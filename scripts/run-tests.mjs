@@ -1,14 +1,41 @@
 #!/usr/bin/env node
 // Runs every *.test.ts under src/ and test/ with node's test runner through tsx.
 // Node 20's runner does not expand globs itself, so the files are listed here.
-// Usage: node scripts/run-tests.mjs [--pg] [dir-or-file ...]
-// --pg runs the same tests against PostgreSQL: TEST_DATABASE_URL, by default the local `test` database.
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+//
+// Usage: node scripts/run-tests.mjs [--pg] [--suite=node-versions] [--concurrency=N] [dir-or-file ...]
+//   --pg             the same tests against PostgreSQL: TEST_DATABASE_URL, by default the local
+//                    `test` database. The store suites then run on PostgreSQL only: their SQLite
+//                    half is the plain run's (TEST_DIALECTS=sqlite,postgres runs both).
+//   --suite=node-versions   only the tests that can behave differently on another Node: what
+//                    .ci/run runs on Node 22 and 24 (docs/testing.md says why these).
+//   --concurrency=N  test files run N at a time (TEST_CONCURRENCY; default 2). Every file builds
+//                    its own stores, ports and folders, so files never share state.
+//
+// At the end it prints the slowest files (each file's wall time, its process's start included) for
+// whoever wants to make the suite faster; it judges nothing.
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
 
 // Default test roots; `npm test` runs these.
 const DEFAULT_ROOTS = ['src', 'test/api', 'test/cli', 'test/smpp', 'packages/client/test', 'test/crash', 'test/security', 'test/docs', 'test/store', 'test/multiprocess'];
+
+// What can change with the Node version: native code (the SQLite drivers and their choice, the
+// read and checkpoint threads), worker threads (XLSX), scrypt hashing, V8 flags and heap limits,
+// process crashes and restarts, and the client package (fetch, streams, its own build).
+// Everything else is plain JavaScript over Fastify's inject and runs on Node 20 and PostgreSQL.
+const NODE_VERSION_ROOTS = [
+  'src',
+  'test/store',
+  'test/crash',
+  'test/multiprocess',
+  'packages/client/test',
+  'test/cli/bin.test.ts',
+  'test/cli/startup-errors.test.ts',
+  'test/api/dashboard-auth.test.ts',
+  'test/security/memory.test.ts',
+];
 
 function find(path, out) {
   if (statSync(path).isFile()) {
@@ -22,20 +49,67 @@ function find(path, out) {
   return out;
 }
 
-const args = process.argv.slice(2);
 const env = { ...process.env };
-const pg = args[0] === '--pg';
+let pg = false;
+let roots = [];
+let concurrency = Number(process.env.TEST_CONCURRENCY ?? 2);
+for (const arg of process.argv.slice(2)) {
+  if (arg === '--pg') pg = true;
+  else if (arg === '--suite=node-versions') roots.push(...NODE_VERSION_ROOTS);
+  else if (arg.startsWith('--concurrency=')) concurrency = Number(arg.slice('--concurrency='.length));
+  else if (arg.startsWith('--')) {
+    console.error(`unknown option ${arg}`);
+    process.exit(2);
+  } else roots.push(arg);
+}
+if (!Number.isInteger(concurrency) || concurrency < 1) {
+  console.error('--concurrency takes a whole number of files, 1 or more');
+  process.exit(2);
+}
 if (pg) {
-  args.shift();
   env.TEST_DATABASE_URL ||= 'postgres://postgres@127.0.0.1:5432/test';
+  env.TEST_DIALECTS ||= 'postgres';
 }
 // test/multiprocess: the scheduled release runs on both databases; the scale-out test skips
 // itself without PostgreSQL.
-const roots = args.length ? args : DEFAULT_ROOTS;
-const files = roots.filter((r) => existsSync(r)).flatMap((r) => find(r, [])).sort();
+if (roots.length === 0) roots = DEFAULT_ROOTS;
+const files = [...new Set(roots.filter((r) => existsSync(r)).flatMap((r) => find(r, [])))].sort();
 if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);
 }
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], { stdio: 'inherit', env });
+
+const timesDir = mkdtempSync(join(tmpdir(), 'pigeon-test-times-'));
+const timesFile = join(timesDir, 'times.jsonl');
+const reporter = new URL('./test-times-reporter.mjs', import.meta.url).pathname;
+const result = spawnSync(
+  process.execPath,
+  [
+    '--import',
+    'tsx',
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${reporter}`,
+    `--test-reporter-destination=${timesFile}`,
+    ...files,
+  ],
+  { stdio: 'inherit', env },
+);
+const records = existsSync(timesFile) ? readFileSync(timesFile, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line)) : [];
+rmSync(timesDir, { recursive: true, force: true });
+printSlowest(records, 20);
+// CI_TEST_LOG: .ci/run collects every run's files and results there, for its closing summary.
+if (process.env.CI_TEST_LOG) {
+  const stage = process.env.CI_TEST_STAGE ?? '';
+  appendFileSync(process.env.CI_TEST_LOG, records.map((r) => `${JSON.stringify({ stage, ...r, file: r.file && relative(process.cwd(), r.file) })}\n`).join(''));
+}
 process.exit(result.status ?? 1);
+
+function printSlowest(records, count) {
+  const slowest = records.filter((r) => r.file).sort((a, b) => b.ms - a.ms).slice(0, count);
+  if (slowest.length === 0) return;
+  console.log(`\nslowest ${slowest.length} test files (seconds, wall time of each):`);
+  for (const { file, ms } of slowest) console.log(`${(ms / 1000).toFixed(1).padStart(8)}  ${relative(process.cwd(), file)}`);
+}

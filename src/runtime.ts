@@ -7,16 +7,14 @@ import type { AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import type { Carrier } from './carriers/carrier.ts';
-import { createCarrier } from './carriers/create-carrier.ts';
 import { loadConfig, type Config } from './config/config.ts';
 import { checkDatabaseLocation } from './config/startup-checks.ts';
-import { buildApp } from './http/app.ts';
 import type { Context } from './services/context.ts';
 import { installReviewMail } from './services/mail/mail.ts';
 import { openStore } from './store/connect.ts';
 import { migrateToLatest } from './store/migrate.ts';
 import { systemClock } from './util/ids.ts';
-import { createWorkers, type Workers } from './workers/workers.ts';
+import type { Workers } from './workers/workers.ts';
 
 /** Never log a key, password, secret or message body. */
 const REDACT = ['req.headers.authorization', 'headers.authorization', '*.password', '*.key', '*.body', '*.message', '*.webhook_secret'];
@@ -100,6 +98,13 @@ export async function start(opts: { api: boolean; workers: boolean; env?: NodeJS
   const log = createLogger(config);
   const ctx = await openContext(config, log);
   ctx.store.startBackgroundCheckpoints?.();
+  // The server's parts are loaded here, not with this module: every CLI command opens a context
+  // through it, and none but serve and worker needs Fastify, the workers or a carrier.
+  const [{ createCarrier }, { createWorkers }, { buildApp }] = await Promise.all([
+    import('./carriers/create-carrier.ts'),
+    import('./workers/workers.ts'),
+    opts.api ? import('./http/app.ts') : Promise.resolve({ buildApp: null }),
+  ]);
   const carrier = createCarrier(config, ctx.clock, log);
   const workers = opts.workers ? createWorkers(ctx, carrier) : null;
   if (workers) ctx.setWake((queue) => workers.wake(queue));
@@ -110,7 +115,7 @@ export async function start(opts: { api: boolean; workers: boolean; env?: NodeJS
   const rateLimits =
     opts.api && config.redisUrl ? new (await import('./http/redis-rate-limit-store.ts')).RedisRateLimitStore(config.redisUrl, log) : undefined;
   if (rateLimits && !(await rateLimits.ready())) log.warn('Redis is not reachable yet; rate limits are counted per process until it is');
-  if (opts.api) {
+  if (opts.api && buildApp) {
     app = await buildApp({ ctx, carrier, logger: log, ...(rateLimits ? { rateLimits } : {}) });
     await app.listen({ port: config.port, host: config.host });
   }

@@ -20,13 +20,17 @@ import type { Store } from '../../src/store/connect.ts';
 import { createCustomer } from '../helpers/customers.ts';
 import { freePort, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
 import { processDatabase, serviceContext, testDialect, waitForEmptyQueues } from '../helpers/test-store.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 
 const CREDITS = 1_000_000;
 const LOOPS = 4;
 const BULK_SIZE = 10;
 const KILLS = 3;
-/** Time the stream runs between kills: long enough for requests to be mid-flight at each kill. */
-const RUN_BETWEEN_KILLS_MS = testDialect === 'postgres' ? 3000 : 1500;
+/**
+ * Requests the server answers between two kills: the stream is then in full flow, with requests
+ * mid-flight at each kill, however fast the machine.
+ */
+const ANSWERED_BETWEEN_KILLS = 200;
 
 interface Sent {
   n: number;
@@ -119,16 +123,21 @@ describe(`SIGKILL during a steady stream of sends (${testDialect})`, () => {
       }
     };
     const loops = Array.from({ length: LOOPS }, loop);
+    const answers = () => sent.filter((s) => s.status !== null).length;
+    const flowing = async () => {
+      const from = answers();
+      await waitFor(() => answers() - from >= ANSWERED_BETWEEN_KILLS, { timeout: 30_000, message: () => `${ANSWERED_BETWEEN_KILLS} answers (${answers() - from} so far)` });
+    };
 
     for (let k = 0; k < KILLS; k++) {
-      await sleep(RUN_BETWEEN_KILLS_MS);
+      await flowing();
       let restarted!: () => void;
       up = new Promise((resolve) => (restarted = resolve));
       await server.kill('SIGKILL');
       server = await startPigeon(['serve'], env);
       restarted();
     }
-    await sleep(RUN_BETWEEN_KILLS_MS);
+    await flowing();
     running = false;
     await Promise.all(loops);
 

@@ -1,13 +1,20 @@
 /**
- * Runs a store suite once per dialect available: SQLite always, PostgreSQL when TEST_DATABASE_URL
- * names one (`npm run test:pg`). `open()` gives a fresh, migrated store built as production builds
- * it; stores a test leaves open are closed after it.
+ * Runs a store suite once per dialect available (`availableDialects`). `open()` gives a fresh,
+ * migrated store built as production builds it; stores a test leaves open are closed after it.
  */
 import { afterEach, describe } from 'node:test';
 import type { Store } from '../../src/store/connect.ts';
 import { TEST_DATABASE_URL, openTestStore, type TestDialect } from './test-store.ts';
 
-export const availableDialects: readonly TestDialect[] = TEST_DATABASE_URL.startsWith('postgres') ? ['sqlite', 'postgres'] : ['sqlite'];
+/**
+ * SQLite always, PostgreSQL when TEST_DATABASE_URL names one; TEST_DIALECTS (a comma-separated
+ * list) narrows that: `npm run test:pg` sets it to `postgres`, since the plain run covers SQLite.
+ */
+export const availableDialects: readonly TestDialect[] = (() => {
+  const available: TestDialect[] = TEST_DATABASE_URL.startsWith('postgres') ? ['sqlite', 'postgres'] : ['sqlite'];
+  const wanted = process.env.TEST_DIALECTS?.split(',').map((d) => d.trim()).filter(Boolean);
+  return wanted?.length ? available.filter((d) => wanted.includes(d)) : available;
+})();
 
 export function forEachDialect(suite: (dialect: TestDialect, open: () => Promise<Store>) => void): void {
   for (const dialect of availableDialects) {
