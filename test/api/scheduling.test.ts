@@ -364,11 +364,11 @@ describe('dispatch jobs staged before the time', () => {
   async function status(id: string) {
     return (await h.ctx.store.db.selectFrom('messages').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
   }
-  /** Runs a scheduler's own loop until `ids` all have their dispatch job (or 5 s pass). */
+  /** Runs a scheduler's own loop until `ids` all have their dispatch job (or 20 s pass). */
   async function stageWithScheduler(ids: string[]) {
     const scheduler = new Scheduler(h.ctx, { idleMs: 20 });
     scheduler.start();
-    const until = Date.now() + 5000;
+    const until = Date.now() + 20_000;
     while ((await jobsOf(ids)).length < ids.length && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
     await scheduler.stop();
   }

@@ -3,7 +3,11 @@
  * fixed time. The value the condition returns (anything but undefined, null or false) is handed back.
  */
 export interface WaitOptions {
-  /** How long to wait at most, in milliseconds (default 10 s). */
+  /**
+   * How long to wait at most, in milliseconds (default 30 s): a deadline for a stuck test, not a
+   * measure of speed. A condition that holds ends the wait at once, so a generous deadline costs
+   * a passing test nothing, and a loaded CI machine may take seconds for what takes milliseconds here.
+   */
   timeout?: number;
   /** The pause between two checks, in milliseconds (default 10). */
   interval?: number;
@@ -12,7 +16,7 @@ export interface WaitOptions {
 }
 
 export async function waitFor<T>(check: () => T | Promise<T>, opts: WaitOptions = {}): Promise<Exclude<T, undefined | null | false>> {
-  const { timeout = 10_000, interval = 10 } = opts;
+  const { timeout = 30_000, interval = 10 } = opts;
   const deadline = Date.now() + timeout;
   for (;;) {
     const value = await check();

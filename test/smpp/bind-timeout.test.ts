@@ -25,7 +25,7 @@ test('an SMSC that accepts the connection but never answers the bind is dropped 
   const carrier = new SmppCarrier(config.smpp, pino({ level: 'silent' }), Date.now);
   carrier.start();
   try {
-    await waitFor(() => sockets.length >= 2, { timeout: 3000, message: 'a second connection after the silent one was dropped' });
+    await waitFor(() => sockets.length >= 2, { timeout: 20_000, message: 'a second connection after the silent one was dropped' });
     assert.ok(sockets.length >= 2, 'connected again after the silent one was dropped');
     assert.equal(carrier.status().ready, false);
     assert.match(carrier.status().detail, /not bound within 100 ms/);

@@ -75,7 +75,7 @@ describe('SMPP: throttling, dropped links, binds', () => {
     // Five sent and unanswered, the SMSC has them, and the link holds the next one back.
     const link = p.carrier.links[0]!;
     await waitFor(() => smsc.submits.length === 5 && link.awaitingResponse === 5 && link.queued > 0, {
-      timeout: 5000,
+      timeout: 20_000,
       message: () => `five submits in the window and more queued (SMSC has ${smsc.submits.length}, ${link.awaitingResponse} unanswered, ${link.queued} queued)`,
     });
     assert.equal(smsc.submits.length, 5, 'the sixth waits for an answer');

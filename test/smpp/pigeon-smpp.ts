@@ -48,7 +48,8 @@ export async function smppPigeon(env: Record<string, string>): Promise<SmppPigeo
       return h.ctx.store.db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
     },
     async settle(done, what = 'condition') {
-      const until = Date.now() + 5000;
+      // A deadline for a stuck test, not a measure of speed: a loaded machine may take seconds.
+      const until = Date.now() + 20_000;
       for (;;) {
         await workers.drain();
         if (await done()) return;

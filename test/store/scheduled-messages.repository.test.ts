@@ -156,7 +156,7 @@ forEachDialect((dialect, open) => {
         await held;
       });
       // Wait until the first transaction holds its rows.
-      const deadline = Date.now() + 5000;
+      const deadline = Date.now() + 20_000;
       while (firstIds.length === 0 && Date.now() < deadline) await new Promise((r) => setImmediate(r));
       const second = await store.db.transaction().execute((trx) => releaseDueMessages(trx, NOW, 100));
       release();

@@ -14,6 +14,7 @@ import { migrateToLatest } from '../../../src/store/migrate.ts';
 import { startPigeon } from '../../helpers/processes.ts';
 import { smppPigeon, type SmppPigeon } from '../pigeon-smpp.ts';
 import { decodeSubmit, PerlSmsc, type SubmitEvent } from './perl-smsc.ts';
+import { waitFor } from '../../helpers/wait-for.ts';
 
 const GSM_LONG = 'Prices: {10} [EUR] €5 ~ 20^2 | back\\slash. '.repeat(6);
 const UCS_LONG = 'Grüße aus Köln 🐦🎉 — ça marche! '.repeat(5);
@@ -68,12 +69,16 @@ describe('interop (Net::SMPP): encodings, receipts, throttling', () => {
       const a = await p.send(key, '+447911500010', `receipt ${format} a`);
       const b = await p.send(key, '+447911500011', `receipt ${format} b`);
       await p.settle(async () => (await status(p, a)) === 'sent' && (await status(p, b)) === 'sent', 'sent');
+      const answered = smsc.count('deliver_sm_resp');
       await smsc.receipt(smsc.submitsTo('447911500010').at(-1)!.id!, 'DELIVRD', format);
       await smsc.receipt(smsc.submitsTo('447911500011').at(-1)!.id!, 'UNDELIV', format);
       await p.settle(async () => (await status(p, a)) === 'delivered' && (await status(p, b)) === 'failed', 'receipts applied');
       assert.equal((await p.message(b)).error_code, 'undeliverable');
+      // A receipt is stored before its deliver_sm_resp is written: the SMSC reads the answers
+      // after the statuses change, so they are awaited rather than expected at once.
+      await waitFor(() => smsc.count('deliver_sm_resp') >= answered + 2, { timeout: 20_000, message: 'both receipts answered' });
       const answers = smsc.events.filter((e) => e.ev === 'deliver_sm_resp');
-      assert.ok(answers.length >= 2 && answers.every((e) => e.status === 0));
+      assert.ok(answers.every((e) => e.status === 0), JSON.stringify(answers));
     });
   }
 
@@ -133,7 +138,7 @@ describe('interop (Net::SMPP): decimal ids and receipts that race the commit', (
     await smsc.command({ cmd: 'release' });
     await dispatching;
     assert.equal(await status(p, seventeen), 'sent');
-    for (const until = Date.now() + 5000; (await status(p, seventeen)) !== 'delivered' && Date.now() < until; ) {
+    for (const until = Date.now() + 20_000; (await status(p, seventeen)) !== 'delivered' && Date.now() < until; ) {
       p.h.clock.advance(1000);
       await p.workers.drain();
     }
@@ -145,7 +150,7 @@ describe('interop (Net::SMPP): decimal ids and receipts that race the commit', (
     for (const action of ['receipt-first', 'receipt-tlv-first'] as const) {
       await smsc.next(action);
       const id = await p.send(key, '+447911600099', `early ${action}`);
-      for (const until = Date.now() + 5000; (await status(p, id)) !== 'delivered' && Date.now() < until; ) {
+      for (const until = Date.now() + 20_000; (await status(p, id)) !== 'delivered' && Date.now() < until; ) {
         await p.workers.drain();
         p.h.clock.advance(1000);
       }
