@@ -1,0 +1,66 @@
+/**
+ * Phone numbers as people write them in their own country (`07400 123401`, `(415) 555-2671`),
+ * read against a default country chosen for a campaign file. A number with a `+` is international
+ * and read exactly as the API reads `to` (phone-number.ts), whatever the country. Without one it
+ * is parsed by libphonenumber-js as a national number of the country, which also accepts what
+ * spreadsheets and exports make of them: the trunk `0` lost when a cell was typed as a number
+ * (`7400123401`), the country code without its `+` (`447400123401`), or the international
+ * call prefix (`0044 7400 123401`). As for `to`, a number must be possible (the right length for
+ * its country), not known to be in service (`isPossible`, never `isValid`).
+ */
+import { getCountries, getCountryCallingCode, parsePhoneNumberFromString, validatePhoneNumberLength, type CountryCode } from 'libphonenumber-js/max';
+import { parseRecipient } from './phone-number.ts';
+
+export interface Country {
+  /** ISO 3166-1 alpha-2, as libphonenumber-js names it. */
+  code: string;
+  name: string;
+  callingCode: string;
+}
+
+const regionNames = new Intl.DisplayNames(['en'], { type: 'region' });
+
+/** Every country libphonenumber-js knows, by English name. */
+export const COUNTRIES: readonly Country[] = getCountries()
+  .map((code) => ({ code, name: regionNames.of(code) ?? code, callingCode: getCountryCallingCode(code) }))
+  .sort((a, b) => a.name.localeCompare(b.name, 'en'));
+
+const BY_CODE = new Map(COUNTRIES.map((c) => [c.code, c]));
+
+export function countryByCode(code: string | null | undefined): Country | undefined {
+  return code ? BY_CODE.get(code.toUpperCase()) : undefined;
+}
+
+/** The country of an international number (`+447400123401` → GB), when its digits tell. */
+export function countryOfNumber(e164: string): string | undefined {
+  return parsePhoneNumberFromString(e164)?.country;
+}
+
+export type PhoneReading = { ok: true; e164: string; national: boolean } | { ok: false; reason: string; national: boolean };
+
+/** What people write in a phone number beside its digits: a `+` or `00` first, spaces, `-`, `.`, `/`, brackets. */
+const WRITTEN = /^[0-9 ()./-]+$/;
+
+/**
+ * Reads `input` (already trimmed) as a recipient: international when it starts with `+`, else a
+ * national number of `country` (an alpha-2 code; none means every number needs its `+`).
+ */
+export function readPhoneNumber(input: string, country: string | null | undefined): PhoneReading {
+  const known = countryByCode(country);
+  if (input.startsWith('+') || !known) {
+    const international = parseRecipient(input);
+    return international.ok ? { ok: true, e164: international.e164, national: false } : { ok: false, reason: international.reason, national: false };
+  }
+  const where = `a number of ${known.name} (+${known.callingCode})`;
+  if (!WRITTEN.test(input) || !/[0-9]/.test(input)) return { ok: false, reason: `It is not a phone number: only digits, spaces and - . / ( ) are read, or a “+” and the country code.`, national: true };
+  const code = known.code as CountryCode;
+  const parsed = parsePhoneNumberFromString(input, code);
+  if (!parsed || !parsed.isPossible()) {
+    const length = validatePhoneNumberLength(input, code);
+    const why = length === 'TOO_SHORT' ? 'it is too short' : length === 'TOO_LONG' ? 'it is too long' : 'its length is not possible there';
+    return { ok: false, reason: `It cannot be read as ${where}: ${why}. A number of another country needs its “+” and country code.`, national: true };
+  }
+  // The number libphonenumber made is E.164; it must also pass the API's own reading of `to`.
+  const international = parseRecipient(parsed.number);
+  return international.ok ? { ok: true, e164: international.e164, national: true } : { ok: false, reason: `It cannot be read as ${where}: ${international.reason}`, national: true };
+}
