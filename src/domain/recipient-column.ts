@@ -8,6 +8,9 @@
 /** The usual names of a recipient column, as `recipientKey` writes them. */
 export const RECIPIENT_COLUMN_NAMES: readonly string[] = ['to', 'phone', 'phonenumber', 'mobile', 'mobilenumber', 'cell', 'msisdn', 'number', 'recipient'];
 
+/** The usual names as people write them, for messages. */
+export const RECIPIENT_COLUMN_LABELS: readonly string[] = ['to', 'phone', 'phone number', 'mobile', 'mobile number', 'cell', 'msisdn', 'number', 'recipient'];
+
 const KNOWN = new Set(RECIPIENT_COLUMN_NAMES);
 
 /** A header as it is compared with the usual names: lower case, without spaces, `_`, `-` or `.`. */

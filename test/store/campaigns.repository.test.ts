@@ -5,6 +5,8 @@ import {
   campaignBatchIds,
   campaignById,
   campaignByFormKey,
+  campaignDefaults,
+  saveCampaignDefaults,
   campaignDeliveries,
   campaignFailures,
   campaignResultsPage,
@@ -20,7 +22,7 @@ import { forEachDialect } from '../helpers/dialects.ts';
 import { addOwner, insertAccount } from './fixtures.ts';
 
 function campaign(id: string, accountId: string, formKey: string, createdAt: number): CampaignsTable {
-  return { id, account_id: accountId, form_key: formKey, sender: 'Acme', template: 'Hi {{name}}', file_rows: 3, invalid_rows: 1, messages: 2, credits: 2, send_at: null, time_zone: null, created_at: createdAt };
+  return { id, account_id: accountId, form_key: formKey, sender: 'Acme', template: 'Hi {{name}}', file_rows: 3, invalid_rows: 1, messages: 2, credits: 2, send_at: null, time_zone: null, created_at: createdAt, name: `Campaign ${id}`, duplicate_rows: 0, opt_out_line: 0 };
 }
 
 function message(id: string, accountId: string, batchId: string, over: Partial<MessagesTable> = {}): MessagesTable {
@@ -32,6 +34,26 @@ function message(id: string, accountId: string, batchId: string, over: Partial<M
 }
 
 forEachDialect((_dialect, open) => {
+  test('a campaign keeps its name, its duplicate rows and whether the opt-out line was added', async () => {
+    const store = await open();
+    await insertAccount(store, 'acc_a');
+    await insertCampaign(store.db, { ...campaign('cmp_1', 'acc_a', 'key-aaaaaaaaaaaaaaaa', 10), name: 'customers.csv 2026-11-26', duplicate_rows: 2, opt_out_line: 1 });
+    const row = await campaignById(store.db, 'acc_a', 'cmp_1');
+    assert.deepEqual([row?.name, Number(row?.duplicate_rows), Number(row?.opt_out_line)], ['customers.csv 2026-11-26', 2, 1]);
+  });
+
+  test('the composer’s defaults are remembered per account, replaced by the next ones', async () => {
+    const store = await open();
+    await insertAccount(store, 'acc_a');
+    await insertAccount(store, 'acc_b');
+    assert.equal(await campaignDefaults(store.db, 'acc_a'), undefined);
+    await saveCampaignDefaults(store.db, 'acc_a', { country: 'GB', recipient_column: 'Mobile' }, 10);
+    await saveCampaignDefaults(store.db, 'acc_b', { country: 'US', recipient_column: null }, 10);
+    await saveCampaignDefaults(store.db, 'acc_a', { country: 'FR', recipient_column: 'Phone Number' }, 20);
+    assert.deepEqual(await campaignDefaults(store.db, 'acc_a'), { country: 'FR', recipient_column: 'Phone Number' });
+    assert.deepEqual(await campaignDefaults(store.db, 'acc_b'), { country: 'US', recipient_column: null });
+  });
+
   test('a campaign is found by id and by form key, only in its account; a form key is unique per account', async () => {
     const store = await open();
     await insertAccount(store, 'acc_a');
