@@ -53,4 +53,7 @@ test('countries: by code, named in English with their calling code; the country 
   assert.ok(COUNTRIES.length > 200);
   assert.equal(countryOfNumber('+447400123401'), 'GB');
   assert.equal(countryOfNumber('+14155552671'), 'US');
+  // A range kept for drama (not in service): the calling code's main country.
+  assert.equal(countryOfNumber('+447700900123'), 'GB');
+  assert.equal(countryOfNumber('+999123'), undefined);
 });

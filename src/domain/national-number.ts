@@ -9,6 +9,7 @@
  * its country), not known to be in service (`isPossible`, never `isValid`).
  */
 import { getCountries, getCountryCallingCode, parsePhoneNumberFromString, validatePhoneNumberLength, type CountryCode } from 'libphonenumber-js/max';
+import metadataJson from 'libphonenumber-js/max/metadata';
 import { parseRecipient } from './phone-number.ts';
 
 export interface Country {
@@ -31,9 +32,18 @@ export function countryByCode(code: string | null | undefined): Country | undefi
   return code ? BY_CODE.get(code.toUpperCase()) : undefined;
 }
 
-/** The country of an international number (`+447400123401` → GB), when its digits tell. */
+const MAIN_COUNTRY: ReadonlyMap<string, string> = new Map(
+  Object.entries((metadataJson as unknown as { country_calling_codes: Record<string, string[]> }).country_calling_codes).map(([code, countries]) => [code, countries[0]!]),
+);
+
+/**
+ * The country of an international number (`+447400123401` → GB): the one its digits belong to, or
+ * else the main country of its calling code (a number in a range not yet in the metadata still
+ * says where the business is).
+ */
 export function countryOfNumber(e164: string): string | undefined {
-  return parsePhoneNumberFromString(e164)?.country;
+  const parsed = parsePhoneNumberFromString(e164);
+  return parsed ? (parsed.country ?? MAIN_COUNTRY.get(parsed.countryCallingCode)) : undefined;
 }
 
 export type PhoneReading = { ok: true; e164: string; national: boolean } | { ok: false; reason: string; national: boolean };

@@ -109,7 +109,7 @@ export async function readCampaignCsv(
   source: AsyncIterable<Uint8Array | string>,
   limits: CampaignFileLimits,
   onRow: (row: CampaignRow) => void | Promise<void>,
-  onHeaders?: (headers: string[]) => void,
+  onHeaders?: (headers: string[], toColumn: number) => void,
 ): Promise<CampaignFileSummary> {
   const maxRowCharacters = limits.maxRowCharacters ?? 64 * 1024;
   let decoder: TextDecoder | null = null;
@@ -156,7 +156,7 @@ export async function readCampaignCsv(
       if (headers === null) {
         headers = record.map((h) => h.trim());
         ({ index: toColumn, how: toColumnHow } = recipientColumnOf(headers, limits.recipientColumn));
-        onHeaders?.(headers);
+        onHeaders?.(headers, toColumn);
         continue;
       }
       if (record.every((c) => c.trim() === '')) continue;

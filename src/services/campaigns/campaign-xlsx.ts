@@ -94,7 +94,7 @@ export async function readCampaignXlsx(
   source: AsyncIterable<Uint8Array | string>,
   limits: CampaignFileLimits,
   onRow: (row: CampaignRow) => void | Promise<void>,
-  onHeaders?: (headers: string[]) => void,
+  onHeaders?: (headers: string[], toColumn: number) => void,
   signal?: AbortSignal,
 ): Promise<CampaignFileSummary> {
   const file = await gather(source, limits.maxBytes);
@@ -112,7 +112,7 @@ export async function readCampaignXlsx(
     if (first.type !== 'headers') throw new Error(`the XLSX reader sent ${first.type} first`);
     const headers = first.headers;
     const { index: toColumn, how: toColumnHow } = recipientColumnOf(headers, limits.recipientColumn);
-    onHeaders?.(headers);
+    onHeaders?.(headers, toColumn);
     let rows = 0;
     for (;;) {
       worker.postMessage('more');
