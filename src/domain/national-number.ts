@@ -62,7 +62,8 @@ export function readPhoneNumber(input: string, country: string | null | undefine
     return international.ok ? { ok: true, e164: international.e164, national: false } : { ok: false, reason: international.reason, national: false };
   }
   const where = `a number of ${known.name} (+${known.callingCode})`;
-  if (!WRITTEN.test(input) || !/[0-9]/.test(input)) return { ok: false, reason: `It is not a phone number: only digits, spaces and - . / ( ) are read, or a “+” and the country code.`, national: true };
+  // Not written as a number at all: refused in the words used for `to` in any file.
+  if (!WRITTEN.test(input) || !/[0-9]/.test(input)) return { ok: false, reason: 'it is not a phone number (only digits, spaces and - . / ( ) are read, or a "+" and the country code).', national: false };
   const code = known.code as CountryCode;
   const parsed = parsePhoneNumberFromString(input, code);
   if (!parsed || !parsed.isPossible()) {

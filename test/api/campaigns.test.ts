@@ -653,7 +653,7 @@ describe('dashboard: campaigns', () => {
     const found = await post(client, { template: 'Hi {{first_name}}' }, csv('First Name,Phone Number\nAnn,+447400123401\n'), PREVIEW);
     assert.match(found.body, /Phone numbers from the column <strong>“Phone Number”<\/strong> \(found by its name\)/);
     assert.match(found.body, /Hi Ann/);
-    assert.deepEqual(columnSelect(found.body), [['', 'Phone Number (found by its name)', false], ['First Name', 'First Name', false], ['Phone Number', 'Phone Number', false]]);
+    assert.deepEqual(columnSelect(found.body), [['', 'Phone Number (found by its name)', true], ['First Name', 'First Name', false], ['Phone Number', 'Phone Number', false]]);
     for (const header of ['MOBILE', 'cell', 'MSISDN', 'mobile_number', 'Recipient', 'number']) {
       const res = await post(client, {}, csv(`Name,${header}\nAnn,+447400123401\n`), PREVIEW);
       assert.match(res.body, /<strong>1 message<\/strong> to send/, header);
@@ -665,7 +665,7 @@ describe('dashboard: campaigns', () => {
     assert.equal(asked.statusCode, 200);
     assert.match(asked.body, /Which column holds the phone numbers\? Several could: Phone, Mobile\. Choose it in “Phone numbers column” above/);
     assert.doesNotMatch(asked.body, /campaign-preview/);
-    assert.deepEqual(columnSelect(asked.body), [['', 'Choose the column…', false], ['Name', 'Name', false], ['Phone', 'Phone', false], ['Mobile', 'Mobile', false]]);
+    assert.deepEqual(columnSelect(asked.body), [['', 'Choose the column…', true], ['Name', 'Name', false], ['Phone', 'Phone', false], ['Mobile', 'Mobile', false]]);
     const none = await post(client, {}, csv('Name,Contact\nAnn,+447400123401\n'), PREVIEW);
     assert.match(none.body, /Which column holds the phone numbers\? None is named to, phone, phone number, mobile, mobile number or the like; the file has: Name, Contact/);
 
@@ -678,7 +678,7 @@ describe('dashboard: campaigns', () => {
     const unclear = await post(client, {}, file);
     assert.equal(unclear.statusCode, 422);
     assert.match(unclear.body, /Which column holds the phone numbers\? Several could: Phone, Mobile\..*Nothing was sent/s);
-    assert.deepEqual(columnSelect(unclear.body)[0], ['', 'Choose the column…', false]);
+    assert.deepEqual(columnSelect(unclear.body)[0], ['', 'Choose the column…', true]);
     assert.equal((await messages(accountId)).length, 0);
 
     const sent = await post(client, { recipient_column: 'Mobile' }, file);
@@ -687,6 +687,8 @@ describe('dashboard: campaigns', () => {
     // The next upload starts on that column, and a file that has it uses it.
     const next = await client.get('/dashboard/campaigns/new');
     assert.deepEqual(columnSelect(next.body), [['', 'Found by its name (to, phone, phone number, mobile, mobile number…)', false], ['Mobile', 'Mobile', true]]);
+    const fresh = await (await owner(0)).client.get('/dashboard/campaigns/new');
+    assert.deepEqual(columnSelect(fresh.body), [['', 'Found by its name (to, phone, phone number, mobile, mobile number…)', true]], 'another account remembers nothing');
     const again = await post(client, { recipient_column: 'Mobile' }, csv('Mobile,Phone\n+447400123405,+447400123406\n'), PREVIEW);
     assert.deepEqual(previewTo(again.body), ['+447400123405']);
   });
@@ -715,7 +717,7 @@ describe('dashboard: campaigns', () => {
     ]);
     assert.deepEqual(tableRows(res.body, 'Rows that cannot be sent (2)'), [
       ['4', '0740 01', 'It cannot be read as a number of United Kingdom (+44): it is too short. A number of another country needs its “+” and country code.'],
-      ['7', 'call me', 'It is not a phone number: only digits, spaces and - . / ( ) are read, or a “+” and the country code.'],
+      ['7', 'call me', '`to` is not a valid E.164 number: it is not a phone number (only digits, spaces and - . / ( ) are read, or a &quot;+&quot; and the country code).'],
     ]);
     const us = await post(client, { country: 'US' }, csv('phone\n(415) 555-2671\n'), PREVIEW);
     assert.deepEqual(previewTo(us.body), ['+14155552671written (415) 555-2671']);

@@ -154,14 +154,23 @@ function columnOptions(opts: { columns?: string[]; selected?: string | null; fou
   const first = opts.unclear ? 'Choose the column…' : opts.found ? `${opts.found} (found by its name)` : FOUND_BY_NAME;
   const columns = opts.columns ?? (opts.selected ? [opts.selected] : []);
   const selected = opts.found ? null : (opts.selected ?? null);
-  return html`<option value="">${first}</option>${[...new Set(columns.filter((c) => c.trim() !== ''))].map(
+  const firstSelected = selected === null || !columns.includes(selected);
+  return html`<option value=""${firstSelected ? raw(' selected') : ''}>${first}</option>${[...new Set(columns.filter((c) => c.trim() !== ''))].map(
     (c) => html`<option value="${c}"${c === selected ? raw(' selected') : ''}>${c.length > 60 ? `${c.slice(0, 60)}…` : c}</option>`,
   )}`;
 }
 
-/** The select's options again, swapped in by htmx beside the preview (the select itself stays, with its listeners). */
+function columnSelect(options: Html, oob = false): Html {
+  return html`<select id="recipient-column" name="recipient_column" aria-describedby="column-hint"${oob ? raw(' hx-swap-oob="true"') : ''}>${options}</select>`;
+}
+
+/**
+ * The select again, swapped in by htmx beside the preview: a new element, so that the browser
+ * selects the option marked (options swapped into a live select keep their own selection). The
+ * form listens for its changes on its parent, which stays.
+ */
 function columnOptionsUpdate(options: Html): Html {
-  return html`<select id="recipient-column" hx-swap-oob="innerHTML">${options}</select>`;
+  return columnSelect(options, true);
 }
 
 function draftColumnOptions(draft: CampaignDraft): Html {
@@ -289,7 +298,7 @@ export function campaignPages(app: FastifyInstance, { ctx, render }: OwnerArea):
       html`${alert(opts.error)}
 ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register one under Sender IDs first.') : ''}
 <form method="post" action="/dashboard/campaigns" enctype="multipart/form-data" id="composer" data-upload-send
- hx-post="/dashboard/campaigns/preview" hx-encoding="multipart/form-data" hx-trigger="change from:#sender, change from:#recipient-column, change from:#country, change from:#every-row, change from:#opt-out-line, change from:#file, input from:#template delay:600ms" hx-target="#preview" hx-sync="this:replace">${csrfField(session.csrf_token)}
+ hx-post="/dashboard/campaigns/preview" hx-encoding="multipart/form-data" hx-trigger="change from:#sender, change from:#column-field, change from:#country, change from:#every-row, change from:#opt-out-line, change from:#file, input from:#template delay:600ms" hx-target="#preview" hx-sync="this:replace">${csrfField(session.csrf_token)}
 <input type="hidden" name="form_key" value="${newCampaignFormKey()}">
 <label for="campaign-name">Campaign name</label>
 <input id="campaign-name" name="name" maxlength="${MAX_CAMPAIGN_NAME_CHARACTERS}" value="${v.name ?? ''}" placeholder="The file’s name and today’s date" aria-describedby="name-hint">
@@ -311,10 +320,10 @@ ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register
 <div><label for="country">Country of numbers without “+”</label><select id="country" name="country" aria-describedby="country-hint"${guessCountry ? raw(' data-browser-country') : ''}>
 <option value="">None: every number has its “+” and country code</option>${COUNTRIES.map((c) => html`<option value="${c.code}"${c.code === country ? raw(' selected') : ''}>${c.name} (+${c.callingCode})</option>`)}</select></div>
 <p class="hint" id="country-hint">Numbers written as at home, such as 07400 123401 or (415) 555-2671, are read as numbers of this country; numbers with a “+” are read as they are. Remembered for your next campaign.</p>
-<div><label for="recipient-column">Phone numbers column</label><select id="recipient-column" name="recipient_column" aria-describedby="column-hint">${columns}</select></div>
+<div id="column-field"><label for="recipient-column">Phone numbers column</label>${columnSelect(columns)}</div>
 <p class="hint" id="column-hint">Found by its name (to, phone, phone number, mobile, cell, msisdn, number, recipient; any case and spacing). When the file has none or several, choose it here.</p>
 <label><input type="checkbox" id="every-row" name="every_row"${v.every_row === 'on' ? raw(' checked') : ''}> Send every row, even when a number repeats (by default each number gets one message, the first row’s)</label>
-<div><label for="file">File (CSV or XLSX)</label>
+<div><label for="file">Recipients (CSV or XLSX file)</label>
 <input id="file" name="file" type="file" required accept=".csv,.xlsx,text/csv,text/plain,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" aria-describedby="file-hint"></div>
 <p class="hint" id="file-hint">A first line naming the columns: one of phone numbers, any others for the template. CSV: separated by commas, semicolons or tabs; UTF-8 or UTF-16. XLSX: the first sheet. Up to ${CAMPAIGN_MAX_ROWS.toLocaleString('en')} rows and ${CAMPAIGN_MAX_BYTES / 1024 / 1024} MiB.</p></fieldset>
 <progress id="upload-progress" max="100" value="0" hidden aria-label="Upload progress" aria-describedby="send-status"></progress>
