@@ -9,6 +9,9 @@
  * exports name their columns in words. Anything else is literal text, braces included.
  */
 
+/** The line a campaign adds to each message when the owner asks for it (composer and example alike). */
+export const OPT_OUT_LINE = 'Reply STOP to opt out';
+
 const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_-]+)\s*\}\}/g;
 
 /** A column name as templates compare it. */

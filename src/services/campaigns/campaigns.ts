@@ -26,7 +26,7 @@
  * same form posted twice finds the campaign it made.
  */
 import { AppError } from '../../errors/catalogue.ts';
-import { fillTemplate, rowValues, unknownPlaceholders } from '../../domain/message-template.ts';
+import { fillTemplate, OPT_OUT_LINE, rowValues, unknownPlaceholders } from '../../domain/message-template.ts';
 import { isTimeZone, localTimeToInstant } from '../../domain/local-time.ts';
 import { countryByCode, countryOfNumber, readPhoneNumber } from '../../domain/national-number.ts';
 import type { Encoding } from '../../domain/segmentation.ts';
@@ -81,8 +81,6 @@ export const OPT_OUT_LOOKUP_ROWS = 1000;
 const YIELD_EVERY_ROWS = 250;
 /** Characters of a campaign's name. */
 export const MAX_CAMPAIGN_NAME_CHARACTERS = 100;
-/** The line added to each message when the owner asks for it. */
-export const OPT_OUT_LINE = 'Reply STOP to opt out';
 
 export type Campaign = CampaignRow;
 

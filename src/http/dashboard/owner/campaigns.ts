@@ -24,6 +24,7 @@ import { AppError } from '../../../errors/catalogue.ts';
 import { isTimeZone } from '../../../domain/local-time.ts';
 import { COUNTRIES, countryByCode } from '../../../domain/national-number.ts';
 import { RECIPIENT_COLUMN_LABELS } from '../../../domain/recipient-column.ts';
+import { OPT_OUT_LINE } from '../../../domain/message-template.ts';
 import { RecipientColumnUnclear } from '../../../services/campaigns/campaign-file.ts';
 import { MESSAGE_STATUSES } from '../../../domain/message-status.ts';
 import {
@@ -42,7 +43,6 @@ import {
   MAX_CAMPAIGN_NAME_CHARACTERS,
   MAX_TEMPLATE_CHARACTERS,
   newCampaignFormKey,
-  OPT_OUT_LINE,
   optedOutSkipped,
   readCampaign,
   saveOwnerTimeZone,
@@ -301,13 +301,13 @@ ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register
  hx-post="/dashboard/campaigns/preview" hx-encoding="multipart/form-data" hx-trigger="change from:#sender, change from:#column-field, change from:#country, change from:#every-row, change from:#opt-out-line, change from:#file, input from:#template delay:600ms" hx-target="#preview" hx-sync="this:replace">${csrfField(session.csrf_token)}
 <input type="hidden" name="form_key" value="${newCampaignFormKey()}">
 <label for="campaign-name">Campaign name</label>
-<input id="campaign-name" name="name" maxlength="${MAX_CAMPAIGN_NAME_CHARACTERS}" value="${v.name ?? ''}" placeholder="The file’s name and today’s date" aria-describedby="name-hint">
+<input id="campaign-name" name="name" type="text" maxlength="${MAX_CAMPAIGN_NAME_CHARACTERS}" value="${v.name ?? ''}" placeholder="The file’s name and today’s date" aria-describedby="name-hint">
 <p class="hint" id="name-hint">Shown in your list of campaigns and in the results file. Left empty, the file’s name and the date.</p>
 <label for="sender">Sender ID</label><select id="sender" name="sender" required>${senders.map((s) => html`<option value="${s}"${s === v.sender ? raw(' selected') : ''}>${s}</option>`)}</select>
 <label for="template">Message template</label>
 <textarea id="template" name="template" rows="4" required maxlength="${MAX_TEMPLATE_CHARACTERS}" aria-describedby="template-hint">${v.template ?? ''}</textarea>
 <p class="hint" id="template-hint">Write <code>{{first_name}}</code> where a column of the file goes (any column, by its header; case does not matter, and a space is written <code>_</code>: a column “First Name” is <code>{{first_name}}</code>). Each row gets its own text, checked as the API checks a message.</p>
-<label><input type="checkbox" id="opt-out-line" name="opt_out_line"${v.opt_out_line === 'on' ? raw(' checked') : ''}> Add “${OPT_OUT_LINE}” on a line of its own at the end of each message</label>
+<label class="check"><input type="checkbox" id="opt-out-line" name="opt_out_line"${v.opt_out_line === 'on' ? raw(' checked') : ''}> Add “${OPT_OUT_LINE}” on a line of its own at the end of each message</label>
 <fieldset><legend>When</legend>
 <div><label><input type="radio" name="when" value="now"${later ? '' : raw(' checked')}> Send now</label>
 <label><input type="radio" name="when" value="later"${later ? raw(' checked') : ''}> At a date and time</label></div>
