@@ -9,6 +9,7 @@
  * preview of a listening server.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -819,5 +820,21 @@ describe('dashboard: campaigns', () => {
     assert.match(asked.body, /Several could: Phone, Cell/);
     const chosen = await post(client, { country: 'GB', recipient_column: 'Cell' }, xlsx(two), PREVIEW);
     assert.deepEqual(previewTo(chosen.body), ['+447400123402written 07400 123402']);
+  });
+  test('the sample files of docs/campaign-files.md read as the guide says, in the United Kingdom', async () => {
+    const { client } = await owner(0);
+    const template = 'Hi {{first_name}}, your table for {{table}} is ready';
+    for (const [file, column] of [
+      [csv(readFileSync('docs/samples/contacts.csv', 'utf8'), 'contacts.csv'), 'Phone Number'],
+      [xlsx(readFileSync('docs/samples/contacts.xlsx'), 'contacts.xlsx'), 'Mobile Number'],
+    ] as const) {
+      const res = await post(client, { country: 'GB', template }, file, PREVIEW);
+      assert.match(res.body, /The file has 5 rows \([^)]*\): <strong>3 messages<\/strong> to send, <strong>1 row<\/strong> that cannot be sent/, column);
+      assert.match(res.body, new RegExp(`column <strong>“${column}”</strong> \\(found by its name\\)`));
+      assert.match(res.body, /data-duplicates="1"/);
+      assert.match(res.body, /Hi Ann, your table for 4 is ready/);
+      assert.deepEqual(previewTo(res.body).map((t) => t.replace(/written.*/, '')), ['+447400123401', column === 'Phone Number' ? '+442079460958' : '+447400123402', '+33612345678']);
+      assert.deepEqual(tableRows(res.body, 'Rows that cannot be sent (1)').map((r) => r.slice(0, 2)), [['6', '0740 01']]);
+    }
   });
 });
