@@ -647,7 +647,7 @@ describe('dashboard: campaigns', () => {
     return client.postMultipart(url, { _csrf: csrfToken(page.body), form_key: formKey(page.body), sender: 'Acme', when: 'now', template: 'Hi', ...fields }, file);
   }
   const PREVIEW = '/dashboard/campaigns/preview';
-  const previewTo = (body: string) => tableRows(body, `The first ${(/<caption>The first (\d+ messages?)<\/caption>/.exec(body) ?? [])[1]}`).map((r) => r[1]);
+  const previewTo = (body: string) => tableRows(body, `The first ${(/<caption>The first (\d+ messages?)<\/caption>/.exec(body) ?? [])[1]}`).map((r) => r[1]!);
 
   test('the recipient column is found by its usual names; with none or several the preview asks which, the select filled from the header; the choice is used and kept for the next upload', async () => {
     const { client, accountId } = await owner(10);

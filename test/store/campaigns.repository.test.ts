@@ -19,6 +19,9 @@ import { insertBatches, insertMessages } from '../../src/store/repositories/mess
 import { findOwnerById } from '../../src/store/repositories/owners.repository.ts';
 import { isUniqueViolation } from '../../src/store/dialect.ts';
 import { forEachDialect } from '../helpers/dialects.ts';
+import { openTestStore } from '../helpers/test-store.ts';
+import { migrateToLatest } from '../../src/store/migrate.ts';
+import { sql } from 'kysely';
 import { addOwner, insertAccount } from './fixtures.ts';
 
 function campaign(id: string, accountId: string, formKey: string, createdAt: number): CampaignsTable {
@@ -33,7 +36,22 @@ function message(id: string, accountId: string, batchId: string, over: Partial<M
   };
 }
 
-forEachDialect((_dialect, open) => {
+forEachDialect((dialect, open) => {
+  test('migration 019: campaigns made before it have no name (shown by id), no repeats skipped, no opt-out line', async () => {
+    const store = await openTestStore(dialect, { upTo: '017-dispatch-jobs-one-index' });
+    try {
+      await insertAccount(store, 'acc_a');
+      await sql`insert into campaigns (id, account_id, form_key, sender, template, file_rows, invalid_rows, messages, credits, send_at, time_zone, created_at)
+        values ('cmp_old', 'acc_a', 'key-aaaaaaaaaaaaaaaa', 'Acme', 'Hi', 3, 1, 2, 2, null, null, 10)`.execute(store.db);
+      await migrateToLatest(store.db);
+      const row = await campaignById(store.db, 'acc_a', 'cmp_old');
+      assert.deepEqual([row?.name, Number(row?.duplicate_rows), Number(row?.opt_out_line), Number(row?.messages)], [null, 0, 0, 2]);
+      assert.equal(await campaignDefaults(store.db, 'acc_a'), undefined);
+    } finally {
+      await store.close();
+    }
+  });
+
   test('a campaign keeps its name, its duplicate rows and whether the opt-out line was added', async () => {
     const store = await open();
     await insertAccount(store, 'acc_a');
