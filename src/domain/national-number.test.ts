@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { COUNTRIES, countryByCode, countryOfNumber, readPhoneNumber } from './national-number.ts';
+import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
+import { COUNTRIES, countryByCode, countryOfNumber, nationalShortcut, readPhoneNumber } from './national-number.ts';
 
 const reads = (input: string, country: string | null, e164: string, national = true) => assert.deepEqual(readPhoneNumber(input, country), { ok: true, e164, national }, `${input} in ${country}`);
 
@@ -56,4 +57,28 @@ test('countries: by code, named in English with their calling code; the country 
   // A range kept for drama (not in service): the calling code's main country.
   assert.equal(countryOfNumber('+447700900123'), 'GB');
   assert.equal(countryOfNumber('+999123'), undefined);
+});
+
+test('the shortcut reads a number as libphonenumber-js does, whenever it answers', () => {
+  // A seeded generator: the same numbers on every run.
+  let seed = 36;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const digits = (n: number) => Array.from({ length: n }, () => Math.floor(random() * 10)).join('');
+  let answered = 0;
+  for (const { code, callingCode } of COUNTRIES) {
+    for (let i = 0; i < 120; i++) {
+      const kind = i % 4;
+      const number = kind === 0 ? `0${digits(6 + (i % 7))}` : kind === 1 ? digits(6 + (i % 8)) : kind === 2 ? `${callingCode}${digits(8)}` : `00${callingCode}${digits(9)}`;
+      const fast = nationalShortcut(number, code);
+      if (fast === undefined) continue;
+      answered++;
+      const parsed = parsePhoneNumberFromString(number, code as CountryCode);
+      assert.ok(parsed?.isPossible(), `${number} in ${code}: the shortcut says ${fast}, libphonenumber-js says not possible`);
+      assert.equal(fast, parsed!.number, `${number} in ${code}`);
+    }
+  }
+  assert.ok(answered > 3000, `the shortcut answered ${answered} times`);
+  assert.equal(nationalShortcut('07400123401', 'GB'), '+447400123401');
+  assert.equal(nationalShortcut('4155552671', 'US'), '+14155552671');
+  assert.equal(nationalShortcut('447400123401', 'GB'), undefined, 'the calling code first: the full parse');
 });

@@ -9,8 +9,9 @@
  * its country), not known to be in service (`isPossible`, never `isValid`).
  */
 import { getCountries, getCountryCallingCode, parsePhoneNumberFromString, validatePhoneNumberLength, type CountryCode } from 'libphonenumber-js/max';
+import { Metadata } from 'libphonenumber-js/core';
 import metadataJson from 'libphonenumber-js/max/metadata';
-import { parseRecipient } from './phone-number.ts';
+import { parseRecipient, surelyPossible } from './phone-number.ts';
 
 export interface Country {
   /** ISO 3166-1 alpha-2, as libphonenumber-js names it. */
@@ -46,6 +47,66 @@ export function countryOfNumber(e164: string): string | undefined {
   return parsed ? (parsed.country ?? MAIN_COUNTRY.get(parsed.countryCallingCode)) : undefined;
 }
 
+/**
+ * What a shortcut needs of a country's numbering plan: its calling code, its national (trunk)
+ * prefix, the rule that finds that prefix when parsing, whether the rule rewrites what follows,
+ * and the international call prefix.
+ */
+interface NationalPlan {
+  callingCode: string;
+  prefix: string | null;
+  rule: RegExp | null;
+  rewrites: boolean;
+  idd: RegExp | null;
+  /** The country's national numbers, whole: one that matches keeps what looks like its prefix. */
+  pattern: RegExp;
+}
+
+const nationalPlans = new Map<string, NationalPlan>();
+let planMetadata: { selectNumberingPlan(country: string): void; numberingPlan: Record<string, () => string | 0 | undefined> } | null = null;
+
+function nationalPlan(country: string): NationalPlan {
+  let plan = nationalPlans.get(country);
+  if (plan) return plan;
+  planMetadata ??= new Metadata(metadataJson as never) as never;
+  planMetadata!.selectNumberingPlan(country);
+  const p = planMetadata!.numberingPlan;
+  const rule = p.nationalPrefixForParsing!();
+  const idd = p.IDDPrefix!();
+  plan = {
+    callingCode: String(p.callingCode!()),
+    prefix: p.nationalPrefix!() || null,
+    rule: rule ? new RegExp(`^(?:${rule})`) : null,
+    rewrites: Boolean(p.nationalPrefixTransformRule!()),
+    idd: idd ? new RegExp(`^(?:${idd})`) : null,
+    pattern: new RegExp(`^(?:${String(p.nationalNumberPattern!())})$`),
+  };
+  nationalPlans.set(country, plan);
+  return plan;
+}
+
+/**
+ * The common case without libphonenumber's parse (about 20 µs a number: 2 s of a 100,000-row
+ * file): the country's national prefix, if any, then a national number that no country of the
+ * calling code could read otherwise (`surelyPossible`). The prefix is dropped only where the
+ * digits whole are not a national number of the country (libphonenumber-js keeps it then).
+ * Anything else (an international call prefix, the calling code written first, a rule that
+ * rewrites the number, a length that needs the country decided) returns undefined, for the full
+ * parse. A test compares both on many random numbers.
+ */
+export function nationalShortcut(digits: string, country: string): string | undefined {
+  const plan = nationalPlan(country);
+  if (plan.rewrites || plan.idd?.test(digits) || digits.startsWith(plan.callingCode)) return undefined;
+  let national = digits;
+  const m = plan.rule?.exec(digits);
+  if (m && m[0].length > 0) {
+    if (m[0] !== plan.prefix || m.slice(1).some((g) => g !== undefined) || plan.pattern.test(digits)) return undefined;
+    national = digits.slice(m[0].length);
+  }
+  const all = plan.callingCode + national;
+  return national.length > 0 && surelyPossible(all) ? `+${all}` : undefined;
+}
+
 export type PhoneReading = { ok: true; e164: string; national: boolean } | { ok: false; reason: string; national: boolean };
 
 /** What people write in a phone number beside its digits: a `+` or `00` first, spaces, `-`, `.`, `/`, brackets. */
@@ -64,6 +125,11 @@ export function readPhoneNumber(input: string, country: string | null | undefine
   const where = `a number of ${known.name} (+${known.callingCode})`;
   // Not written as a number at all: refused in the words used for `to` in any file.
   if (!WRITTEN.test(input) || !/[0-9]/.test(input)) return { ok: false, reason: 'it is not a phone number (only digits, spaces and - . / ( ) are read, or a "+" and the country code).', national: false };
+  const shortcut = nationalShortcut(input.replace(/[ ()./-]/g, ''), known.code);
+  if (shortcut) {
+    const international = parseRecipient(shortcut);
+    if (international.ok) return { ok: true, e164: international.e164, national: true };
+  }
   const code = known.code as CountryCode;
   const parsed = parsePhoneNumberFromString(input, code);
   if (!parsed || !parsed.isPossible()) {
