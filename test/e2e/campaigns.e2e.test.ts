@@ -185,6 +185,10 @@ describe('campaigns in a browser', () => {
     assert.equal(await page.locator('[data-credits]').getAttribute('data-credits'), '2');
     assert.equal(await page.getByLabel('Campaign name').getAttribute('placeholder'), `contacts.csv ${new Date().toISOString().slice(0, 10)}`);
     await page.screenshot({ path: `${SHOTS}/campaign-contacts-preview-desktop.png`, fullPage: true });
+    await page.setViewportSize({ width: 390, height: 844 });
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 390), 'the composer and its preview fit a phone');
+    await page.screenshot({ path: `${SHOTS}/campaign-contacts-preview-phone.png`, fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 900 });
 
     await page.getByRole('button', { name: 'Send campaign' }).click();
     await page.waitForURL(/\/dashboard\/campaigns\/cmp_/);
@@ -196,6 +200,10 @@ describe('campaigns in a browser', () => {
     assert.deepEqual(lines.map((l) => l.split(',')[2]).sort(), ["'+447400123401", "'+447400123402"]);
     assert.ok(lines.every((l) => l.endsWith(`,contacts.csv ${new Date().toISOString().slice(0, 10)}`)), csv);
     assert.equal(cli<{ data: { credits_remaining: number }[] }>('account', 'list', '--email', 'uk-owner@bakery.test').data[0]!.credits_remaining, 8, 'two credits debited');
+    await page.screenshot({ path: `${SHOTS}/campaign-contacts-sent-desktop.png`, fullPage: true });
+    await page.getByRole('link', { name: 'All campaigns' }).click();
+    assert.ok(await page.getByRole('link', { name: new RegExp(`^contacts\\.csv ${new Date().toISOString().slice(0, 10)} cmp_`) }).isVisible(), 'listed by its name');
+    await page.screenshot({ path: `${SHOTS}/campaign-list-desktop.png`, fullPage: true });
     await context.close();
   });
 
