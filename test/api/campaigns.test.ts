@@ -692,6 +692,9 @@ describe('dashboard: campaigns', () => {
     assert.deepEqual(columnSelect(fresh.body), [['', 'Found by its name (to, phone, phone number, mobile, mobile number…)', true]], 'another account remembers nothing');
     const again = await post(client, { recipient_column: 'Mobile' }, csv('Mobile,Phone\n+447400123405,+447400123406\n'), PREVIEW);
     assert.deepEqual(previewTo(again.body), ['+447400123405']);
+    // A file whose column is found by its name leaves the choice remembered as it was.
+    assert.equal((await post(client, {}, csv('to\n+447400123407\n'))).statusCode, 303);
+    assert.ok(columnSelect((await client.get('/dashboard/campaigns/new')).body).some(([v, , selected]) => v === 'Mobile' && selected));
   });
 
   test('national numbers are read in the default country and shown normalised; unreadable ones listed with line and reason; the country is remembered per account, first guessed from its numbers', async () => {

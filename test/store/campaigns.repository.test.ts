@@ -69,6 +69,8 @@ forEachDialect((dialect, open) => {
     await saveCampaignDefaults(store.db, 'acc_b', { country: 'US', recipient_column: null }, 10);
     await saveCampaignDefaults(store.db, 'acc_a', { country: 'FR', recipient_column: 'Phone Number' }, 20);
     assert.deepEqual(await campaignDefaults(store.db, 'acc_a'), { country: 'FR', recipient_column: 'Phone Number' });
+    await saveCampaignDefaults(store.db, 'acc_a', { country: 'GB' }, 30);
+    assert.deepEqual(await campaignDefaults(store.db, 'acc_a'), { country: 'GB', recipient_column: 'Phone Number' }, 'no column given: the one remembered stays');
     assert.deepEqual(await campaignDefaults(store.db, 'acc_b'), { country: 'US', recipient_column: null });
   });
 

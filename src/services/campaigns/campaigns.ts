@@ -437,8 +437,9 @@ export async function sendCampaign(ctx: Context, draft: CampaignDraft, input: Se
   }
   // The zone scheduled in is the one the owner chose (or the browser's they kept): the next default.
   if (timeZone !== null) await saveOwnerTimeZone(ctx, input.ownerId, timeZone);
-  // The country and the column this file was read with are the next file's defaults.
-  await saveCampaignDefaults(ctx.store.db, accountId, { country: draft.country, recipient_column: draft.recipientColumn || null }, now);
+  // The country this file was read in is the next file's default, and so is the column the owner
+  // chose; a column found by its name changes nothing remembered.
+  await saveCampaignDefaults(ctx.store.db, accountId, { country: draft.country, ...(draft.file.toColumnHow === 'chosen' ? { recipient_column: draft.recipientColumn } : {}) }, now);
   return { campaign, repeated: false };
 }
 

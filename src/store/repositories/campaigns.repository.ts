@@ -115,11 +115,14 @@ export async function campaignDefaults(db: Executor, accountId: string): Promise
   return db.selectFrom('campaign_defaults').select(['country', 'recipient_column']).where('account_id', '=', accountId).executeTakeFirst();
 }
 
-/** Remembers the composer's country and recipient column for the account's next file. */
-export async function saveCampaignDefaults(db: Executor, accountId: string, defaults: CampaignDefaults, now: number): Promise<void> {
+/**
+ * Remembers the composer's country and, when given, recipient column for the account's next file
+ * (a column left out keeps the one remembered).
+ */
+export async function saveCampaignDefaults(db: Executor, accountId: string, defaults: Pick<CampaignDefaults, 'country'> & Partial<CampaignDefaults>, now: number): Promise<void> {
   await db
     .insertInto('campaign_defaults')
-    .values({ account_id: accountId, ...defaults, updated_at: now })
+    .values({ account_id: accountId, recipient_column: null, ...defaults, updated_at: now })
     .onConflict((oc) => oc.column('account_id').doUpdateSet({ ...defaults, updated_at: now }))
     .execute();
 }
