@@ -6,7 +6,11 @@
  * cancel with refunds, the campaign page's deliveries per minute (chart data and table) and
  * failures by error code, the results CSV escaped; one file read per account and a bounded number
  * per process, a failure that is not the form's answered 500, and 100,000 rows through the
- * preview of a listening server.
+ * preview of a listening server. Contact lists as people have them: the phone numbers column by
+ * its usual names or asked for (and remembered), national numbers read in a default country
+ * (remembered, first guessed from the account's numbers), repeated numbers sent once unless every
+ * row is asked for, the campaign's name, the optional opt-out line in segments and cost, the same
+ * for XLSX, and the sample files of docs/campaign-files.md.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -735,6 +739,12 @@ describe('dashboard: campaigns', () => {
     assert.equal(sent.statusCode, 303, sent.body);
     assert.deepEqual((await messages(accountId)).map((m) => m.recipient), ['+33612345678']);
     assert.equal(selectedCountry((await client.get('/dashboard/campaigns/new')).body), 'FR', 'the country of the last campaign, over the guess');
+  });
+
+  test('an account whose Sender ID is a phone number starts on that number’s country', async () => {
+    const { client, accountId } = await owner(0);
+    await approveSenderId(h.ctx, (await registerSenderId(h.ctx, accountId, '14155552671')).id);
+    assert.equal(selectedCountry((await client.get('/dashboard/campaigns/new')).body), 'US');
   });
 
   test('duplicates are counted in the preview and sent once per number (the first row’s text) unless every row is asked for; the campaign page accounts for them', async () => {
