@@ -1,9 +1,11 @@
 /**
- * Sends a campaign from a CSV file (`to,message`) through `POST /v1/sms/bulk`, in chunks, with a
- * progress bar on stderr and a JSON summary on stdout.
+ * Sends a campaign from a CSV or XLSX file (`to,message`, or a phone column and others with a
+ * template) through `POST /v1/sms/bulk`, in chunks, with a progress bar on stderr and a JSON
+ * summary on stdout.
  *
  *   PIGEON_URL=http://127.0.0.1:3000 PIGEON_KEY=pk_live_... \
- *     node --import tsx examples/csv-campaign/campaign.ts recipients.csv --from Acme [--callback-url URL] [--chunk-size 1000]
+ *     node --import tsx examples/csv-campaign/campaign.ts recipients.csv --from Acme [--template T]
+ *       [--country GB] [--column "Mobile"] [--every-row] [--opt-out-line] [--callback-url URL] [--chunk-size 1000]
  *
  * Each chunk's Idempotency-Key is derived from the file's content and the chunk's position, so
  * running the same file again within 24 hours (say, after a crash half-way) sends nothing twice:
@@ -14,7 +16,7 @@ import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pigeon, PigeonApiError } from '../../packages/client/src/index.ts';
-import { readCampaignFile, type Row } from './csv.ts';
+import { readCampaign, type Row } from './csv.ts';
 
 export interface CampaignOptions {
   from: string;
@@ -74,20 +76,41 @@ export async function runCampaign(pigeon: Pigeon, rows: Row[], options: Campaign
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { from: { type: 'string' }, template: { type: 'string' }, 'callback-url': { type: 'string' }, 'chunk-size': { type: 'string', default: '1000' } },
+    options: {
+      from: { type: 'string' },
+      template: { type: 'string' },
+      country: { type: 'string' },
+      column: { type: 'string' },
+      'every-row': { type: 'boolean', default: false },
+      'opt-out-line': { type: 'boolean', default: false },
+      'callback-url': { type: 'string' },
+      'chunk-size': { type: 'string', default: '1000' },
+    },
   });
   const file = positionals[0];
   const apiKey = process.env.PIGEON_KEY;
   if (!file || !values.from || !apiKey) {
-    console.error('usage: PIGEON_KEY=... [PIGEON_URL=...] campaign.ts <file.csv> --from <SenderID> [--template "Hi {{first_name}}"] [--callback-url URL] [--chunk-size N]');
+    console.error(
+      'usage: PIGEON_KEY=... [PIGEON_URL=...] campaign.ts <file.csv|file.xlsx> --from <SenderID> [--template "Hi {{first_name}}"] [--country GB] [--column NAME] [--every-row] [--opt-out-line] [--callback-url URL] [--chunk-size N]',
+    );
     process.exit(2);
   }
   const bytes = await readFile(file);
-  const rows = await readCampaignFile(bytes, values.template);
+  const { rows, duplicates } = await readCampaign(bytes, {
+    template: values.template,
+    country: values.country,
+    column: values.column,
+    everyRow: values['every-row'],
+    optOutLine: values['opt-out-line'],
+    format: /\.xlsx$/i.test(file) ? 'xlsx' : 'csv',
+  });
+  const options = JSON.stringify([values.template, values.country, values.column, values['every-row'], values['opt-out-line']]);
   const pigeon = new Pigeon({ apiKey, baseUrl: process.env.PIGEON_URL ?? 'http://127.0.0.1:3000' });
   try {
-    const summary = await runCampaign(pigeon, rows, { from: values.from, callbackUrl: values['callback-url'], chunkSize: Number(values['chunk-size']) }, sha256Hex(values.template === undefined ? bytes : Buffer.concat([Buffer.from(`${values.template}\u0000`), bytes])));
-    console.log(JSON.stringify(summary, null, 2));
+    // The same file read another way is another campaign: the options are part of the key.
+    const hash = sha256Hex(options === JSON.stringify([undefined, undefined, undefined, false, false]) ? bytes : Buffer.concat([Buffer.from(`${options}\u0000`), bytes]));
+    const summary = await runCampaign(pigeon, rows, { from: values.from, callbackUrl: values['callback-url'], chunkSize: Number(values['chunk-size']) }, hash);
+    console.log(JSON.stringify({ ...summary, duplicates_skipped: duplicates.map((d) => ({ line: d.line, to: d.to })) }, null, 2));
   } catch (err) {
     if (err instanceof PigeonApiError) {
       console.error(`\nPigeon refused the campaign: ${err.status} ${err.code}: ${err.message}\nSee ${err.docs_url}`);

@@ -22,3 +22,9 @@ test('a column the row lacks is reported, and the placeholder kept', () => {
 test('the first of two columns with the same name wins', () => {
   assert.equal(fillTemplate('{{a}}', rowValues(['a', 'A'], ['first', 'second'])).text, 'first');
 });
+
+test('a header written in words is named with underscores: `First Name` is {{first_name}}', () => {
+  const row = rowValues(['Phone Number', ' First  Name '], ['07400 123401', 'Ann']);
+  assert.equal(fillTemplate('Hi {{first_name}} / {{FIRST_NAME}}', row).text, 'Hi Ann / Ann');
+  assert.deepEqual(unknownPlaceholders('{{first_name}} {{phone_number}} {{firstname}}', ['Phone Number', 'First Name']), ['firstname']);
+});

@@ -4,15 +4,19 @@
  * one syntax, so a template means the same in both. The API itself stays per-message text.
  *
  * A placeholder is `{{`, optional spaces, a column name of letters, digits, `_` or `-`, optional
- * spaces, `}}`; names match column headers without regard to case or surrounding spaces. Anything
- * else is literal text, braces included.
+ * spaces, `}}`; names match column headers without regard to case or surrounding spaces, and a
+ * header's inner spaces count as `_` (a column `First Name` is `{{first_name}}`), since contact
+ * exports name their columns in words. Anything else is literal text, braces included.
  */
+
+/** The line a campaign adds to each message when the owner asks for it (composer and example alike). */
+export const OPT_OUT_LINE = 'Reply STOP to opt out';
 
 const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_-]+)\s*\}\}/g;
 
 /** A column name as templates compare it. */
 export function columnKey(name: string): string {
-  return name.trim().toLowerCase();
+  return name.trim().toLowerCase().replace(/\s+/g, '_');
 }
 
 /** The distinct column keys a template names, in order of first use. */

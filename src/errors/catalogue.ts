@@ -309,6 +309,13 @@ export const catalogue = {
       'The dashboard\'s campaign composer reads one file per account at a time: a newer preview replaced this one (its answer goes to a form that has moved on), or more sends of the account are already waiting for their turn.',
     retryable: true,
   },
+  recipient_column_unclear: {
+    status: 422,
+    message: 'Which column of the file holds the phone numbers?',
+    description:
+      'The dashboard\'s campaign composer finds the recipient column by its usual names (to, phone, phone number, mobile, mobile number, cell, msisdn, number, recipient; any case and spacing). When the file has none of them, or several, the owner chooses the column (`recipient_column`, by its header) and the file is read again.',
+    retryable: false,
+  },
   internal_error: {
     status: 500,
     message: 'Something went wrong on our side.',

@@ -116,6 +116,22 @@ export interface CampaignsTable {
   /** The zone `send_at` was chosen in. */
   time_zone: string | null;
   created_at: number;
+  /** The owner's name for it (migration 019); null for campaigns made before, shown by id. */
+  name: string | null;
+  /** Rows skipped because an earlier row had the same number (sent once per number). */
+  duplicate_rows: number;
+  /** 1 when "Reply STOP to opt out" was added to each message. */
+  opt_out_line: number;
+}
+
+/** What the campaign composer remembers per account for the next file (migration 019). */
+export interface CampaignDefaultsTable {
+  account_id: string;
+  /** ISO 3166-1 alpha-2: the country national numbers are read in; null: none chosen yet. */
+  country: string | null;
+  /** The header of the recipient column last used. */
+  recipient_column: string | null;
+  updated_at: number;
 }
 
 export interface MessagesTable {
@@ -406,6 +422,7 @@ export interface Database {
   credit_ledger: CreditLedgerTable;
   batches: BatchesTable;
   campaigns: CampaignsTable;
+  campaign_defaults: CampaignDefaultsTable;
   messages: MessagesTable;
   jobs: JobsTable;
   webhook_events: WebhookEventsTable;

@@ -6,9 +6,14 @@
  * cancel with refunds, the campaign page's deliveries per minute (chart data and table) and
  * failures by error code, the results CSV escaped; one file read per account and a bounded number
  * per process, a failure that is not the form's answered 500, and 100,000 rows through the
- * preview of a listening server.
+ * preview of a listening server. Contact lists as people have them: the phone numbers column by
+ * its usual names or asked for (and remembered), national numbers read in a default country
+ * (remembered, first guessed from the account's numbers), repeated numbers sent once unless every
+ * row is asked for, the campaign's name, the optional opt-out line in segments and cost, the same
+ * for XLSX, and the sample files of docs/campaign-files.md.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -20,6 +25,7 @@ import { addCredits, setAccountStatus } from '../../src/services/accounts/accoun
 import { approveSenderId, registerSenderId } from '../../src/services/sender-ids/sender-ids.ts';
 import { xlsxWorkbook } from '../helpers/xlsx.ts';
 import { addOptOut } from '../../src/services/opt-outs/opt-outs.ts';
+import { assignNumber } from '../../src/services/numbers/numbers.ts';
 import { claimJobs } from '../../src/store/repositories/jobs.repository.ts';
 import { dispatchJobs } from '../../src/services/messages/dispatch-messages.ts';
 import { fileReads, xlsxReads } from '../../src/services/campaigns/file-reads.ts';
@@ -33,8 +39,25 @@ function formKey(page: string): string {
   return m[1]!;
 }
 
-function csv(text: string) {
-  return [{ name: 'file', filename: 'list.csv', type: 'text/csv', bytes: Buffer.from(text) }];
+function csv(text: string, filename = 'list.csv') {
+  return [{ name: 'file', filename, type: 'text/csv', bytes: Buffer.from(text) }];
+}
+
+function xlsx(book: Buffer, filename = 'list.xlsx') {
+  return [{ name: 'file', filename, type: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', bytes: Buffer.from(book) }];
+}
+
+/** The options of the phone numbers column select, as the page or a preview's out-of-band update holds them: [value, text, selected]. */
+function columnSelect(body: string): [string, string, boolean][] {
+  const select = /<select id="recipient-column"[^>]*>(.*?)<\/select>/s.exec(body)?.[1];
+  assert.ok(select !== undefined, 'the phone numbers column select');
+  return [...select.matchAll(/<option value="([^"]*)"( selected)?>([^<]*)<\/option>/g)].map((m) => [m[1]!, m[3]!, m[2] !== undefined]);
+}
+
+/** The country the composer's select starts on ('' for none). */
+function selectedCountry(body: string): string {
+  const select = /<select id="country"[^>]*>(.*?)<\/select>/s.exec(body)?.[1] ?? '';
+  return /<option value="([^"]*)" selected>/.exec(select)?.[1] ?? '';
 }
 
 /**
@@ -125,8 +148,8 @@ describe('dashboard: campaigns', () => {
 
     const unknown = await compose(client, { template: 'Hi {{surname}}' }, file, '/dashboard/campaigns/preview');
     assert.match(unknown.res.body, /The template names \{\{surname\}\}, which the file has no column for/);
-    const noTo = await compose(client, { template: 'Hi' }, 'phone\n+33612345678\n', '/dashboard/campaigns/preview');
-    assert.match(noTo.res.body, /one of them `to`/);
+    const noTo = await compose(client, { template: 'Hi' }, 'name\n+33612345678\n', '/dashboard/campaigns/preview');
+    assert.match(noTo.res.body, /Which column holds the phone numbers\? None is named to, phone, phone number/);
   });
 
   test('a campaign over BULK_MAX_MESSAGES becomes several batches under one campaign, debited once; the same form again makes nothing', async () => {
@@ -615,11 +638,216 @@ describe('dashboard: campaigns', () => {
     assert.match(String(download.headers['content-disposition']), /^attachment; filename="cmp_[a-z0-9]+-results\.csv"$/);
     const lines = download.body.trimEnd().split('\r\n');
     assert.equal(lines.length, 2);
-    assert.equal(lines[0], 'message_id,batch_id,to,status,segments,encoding,error_code,error_message,created_at,send_at,sent_at,delivered_at');
+    assert.equal(lines[0], 'message_id,batch_id,to,status,segments,encoding,error_code,error_message,created_at,send_at,sent_at,delivered_at,campaign');
     assert.match(lines[1]!, /^msg_[a-z0-9]+,bat_[a-z0-9]+,'\+33612345678,pending,1,GSM-7,,,2026-/);
 
     const other = await owner(0);
     assert.equal((await other.client.get(location)).statusCode, 404);
     assert.equal((await other.client.get(`${location}/results.csv`)).statusCode, 404);
+  });
+  /** Posts the composer (a fresh form) with `fields`, to preview or to send. */
+  async function post(client: DashboardClient, fields: Record<string, string>, file: ReturnType<typeof csv>, url = '/dashboard/campaigns') {
+    const page = await client.get('/dashboard/campaigns/new');
+    return client.postMultipart(url, { _csrf: csrfToken(page.body), form_key: formKey(page.body), sender: 'Acme', when: 'now', template: 'Hi', ...fields }, file);
+  }
+  const PREVIEW = '/dashboard/campaigns/preview';
+  const previewTo = (body: string) => tableRows(body, `The first ${(/<caption>The first (\d+ messages?)<\/caption>/.exec(body) ?? [])[1]}`).map((r) => r[1]!);
+
+  test('the recipient column is found by its usual names; with none or several the preview asks which, the select filled from the header; the choice is used and kept for the next upload', async () => {
+    const { client, accountId } = await owner(10);
+    const found = await post(client, { template: 'Hi {{first_name}}' }, csv('First Name,Phone Number\nAnn,+447400123401\n'), PREVIEW);
+    assert.match(found.body, /Phone numbers from the column <strong>“Phone Number”<\/strong> \(found by its name\)/);
+    assert.match(found.body, /Hi Ann/);
+    assert.deepEqual(columnSelect(found.body), [['', 'Phone Number (found by its name)', true], ['First Name', 'First Name', false], ['Phone Number', 'Phone Number', false]]);
+    for (const header of ['MOBILE', 'cell', 'MSISDN', 'mobile_number', 'Recipient', 'number']) {
+      const res = await post(client, {}, csv(`Name,${header}\nAnn,+447400123401\n`), PREVIEW);
+      assert.match(res.body, /<strong>1 message<\/strong> to send/, header);
+    }
+
+    // Two candidates: nothing is guessed; the preview asks, and the select offers the file's columns.
+    const file = csv('Name,Phone,Mobile\nAnn,+447400123401,+447400123402\nBob,+447400123403,+447400123404\n');
+    const asked = await post(client, {}, file, PREVIEW);
+    assert.equal(asked.statusCode, 200);
+    assert.match(asked.body, /Which column holds the phone numbers\? Several could: Phone, Mobile\. Choose it in “Phone numbers column” above/);
+    assert.doesNotMatch(asked.body, /campaign-preview/);
+    assert.deepEqual(columnSelect(asked.body), [['', 'Choose the column…', true], ['Name', 'Name', false], ['Phone', 'Phone', false], ['Mobile', 'Mobile', false]]);
+    const none = await post(client, {}, csv('Name,Contact\nAnn,+447400123401\n'), PREVIEW);
+    assert.match(none.body, /Which column holds the phone numbers\? None is named to, phone, phone number, mobile, mobile number or the like; the file has: Name, Contact/);
+
+    const chosen = await post(client, { recipient_column: 'Mobile' }, file, PREVIEW);
+    assert.deepEqual(previewTo(chosen.body), ['+447400123402', '+447400123404']);
+    assert.match(chosen.body, /column <strong>“Mobile”<\/strong>;/);
+    assert.ok(columnSelect(chosen.body).some(([v, , selected]) => v === 'Mobile' && selected));
+
+    // Sent without script while the column is unclear: the form comes back asking, nothing sent.
+    const unclear = await post(client, {}, file);
+    assert.equal(unclear.statusCode, 422);
+    assert.match(unclear.body, /Which column holds the phone numbers\? Several could: Phone, Mobile\..*Nothing was sent/s);
+    assert.deepEqual(columnSelect(unclear.body)[0], ['', 'Choose the column…', true]);
+    assert.equal((await messages(accountId)).length, 0);
+
+    const sent = await post(client, { recipient_column: 'Mobile' }, file);
+    assert.equal(sent.statusCode, 303, sent.body);
+    assert.deepEqual((await messages(accountId)).map((m) => m.recipient).sort(), ['+447400123402', '+447400123404']);
+    // The next upload starts on that column, and a file that has it uses it.
+    const next = await client.get('/dashboard/campaigns/new');
+    assert.deepEqual(columnSelect(next.body), [['', 'Found by its name (to, phone, phone number, mobile, mobile number…)', false], ['Mobile', 'Mobile', true]]);
+    const fresh = await (await owner(0)).client.get('/dashboard/campaigns/new');
+    assert.deepEqual(columnSelect(fresh.body), [['', 'Found by its name (to, phone, phone number, mobile, mobile number…)', true]], 'another account remembers nothing');
+    const again = await post(client, { recipient_column: 'Mobile' }, csv('Mobile,Phone\n+447400123405,+447400123406\n'), PREVIEW);
+    assert.deepEqual(previewTo(again.body), ['+447400123405']);
+    // A file whose column is found by its name leaves the choice remembered as it was.
+    assert.equal((await post(client, {}, csv('to\n+447400123407\n'))).statusCode, 303);
+    assert.ok(columnSelect((await client.get('/dashboard/campaigns/new')).body).some(([v, , selected]) => v === 'Mobile' && selected));
+  });
+
+  test('national numbers are read in the default country and shown normalised; unreadable ones listed with line and reason; the country is remembered per account, first guessed from its numbers', async () => {
+    const { client, accountId } = await owner(10);
+    // No campaign and no number yet: the page leaves the guess to the browser's language.
+    const first = await client.get('/dashboard/campaigns/new');
+    assert.match(first.body, /<select id="country" name="country" aria-describedby="country-hint" data-browser-country>/);
+    assert.equal(selectedCountry(first.body), '');
+    await assignNumber(h.ctx, accountId, '+447700900123');
+    const guessed = await client.get('/dashboard/campaigns/new');
+    assert.equal(selectedCountry(guessed.body), 'GB', 'the country of the account’s number');
+    assert.doesNotMatch(guessed.body, /data-browser-country/);
+
+    const file = 'Phone Number,First Name\n07400 123401,Ann\n(020) 7946 0958,Bob\n0740 01,Cy\n+33 6 12 34 56 78,Dee\n7400123402,Eve\ncall me,Flo\n';
+    const res = await post(client, { country: 'GB', template: 'Hi {{first_name}}' }, csv(file), PREVIEW);
+    assert.equal(res.statusCode, 200, res.body);
+    assert.match(res.body, /<strong>4 messages<\/strong> to send, <strong>2 rows<\/strong> that cannot be sent/);
+    assert.match(res.body, /numbers without “\+” read as numbers of <strong>United Kingdom \(\+44\)<\/strong>/);
+    assert.deepEqual(tableRows(res.body, 'The first 4 messages').map((r) => [r[0], r[1]]), [
+      ['2', '+447400123401written 07400 123401'],
+      ['3', '+442079460958written (020) 7946 0958'],
+      ['5', '+33612345678written +33 6 12 34 56 78'],
+      ['6', '+447400123402written 7400123402'],
+    ]);
+    assert.deepEqual(tableRows(res.body, 'Rows that cannot be sent (2)'), [
+      ['4', '0740 01', 'It cannot be read as a number of United Kingdom (+44): it is too short. A number of another country needs its “+” and country code.'],
+      ['7', 'call me', '`to` is not a valid E.164 number: it is not a phone number (only digits, spaces and - . / ( ) are read, or a &quot;+&quot; and the country code).'],
+    ]);
+    const us = await post(client, { country: 'US' }, csv('phone\n(415) 555-2671\n'), PREVIEW);
+    assert.deepEqual(previewTo(us.body), ['+14155552671written (415) 555-2671']);
+    // Without a country, a number needs its +, as before.
+    const without = await post(client, { country: '' }, csv('phone\n07400 123401\n'), PREVIEW);
+    assert.match(without.body, /`to` is not a valid E\.164 number: it must start with &quot;\+&quot;/);
+    const unknown = await post(client, { country: 'XX' }, csv('phone\n07400 123401\n'), PREVIEW);
+    assert.match(unknown.body, /XX is not a country this server knows/);
+
+    const sent = await post(client, { country: 'FR' }, csv('mobile\n06 12 34 56 78\n'));
+    assert.equal(sent.statusCode, 303, sent.body);
+    assert.deepEqual((await messages(accountId)).map((m) => m.recipient), ['+33612345678']);
+    assert.equal(selectedCountry((await client.get('/dashboard/campaigns/new')).body), 'FR', 'the country of the last campaign, over the guess');
+  });
+
+  test('an account whose Sender ID is a phone number starts on that number’s country', async () => {
+    const { client, accountId } = await owner(0);
+    await approveSenderId(h.ctx, (await registerSenderId(h.ctx, accountId, '14155552671')).id);
+    assert.equal(selectedCountry((await client.get('/dashboard/campaigns/new')).body), 'US');
+  });
+
+  test('duplicates are counted in the preview and sent once per number (the first row’s text) unless every row is asked for; the campaign page accounts for them', async () => {
+    const { client, accountId } = await owner(20);
+    // The same number three times, written three ways; another once.
+    const file = 'phone,name\n07400 123401,Ann\n+447400123402,Bob\n+44 7400 123401,Ann again\n7400123401,Ann thrice\n';
+    const res = await post(client, { country: 'GB', template: 'Hi {{name}}' }, csv(file), PREVIEW);
+    assert.match(res.body, /<strong>2 messages<\/strong> to send/);
+    assert.match(res.body, /<p id="duplicates" data-duplicates="2"><strong>2 rows<\/strong> repeat a number already in the file: each number gets one message, the first row’s/);
+    assert.match(res.body, /data-credits="2"/);
+    const everyRow = await post(client, { country: 'GB', template: 'Hi {{name}}', every_row: 'on' }, csv(file), PREVIEW);
+    assert.match(everyRow.body, /<strong>4 messages<\/strong> to send/);
+    assert.match(everyRow.body, /<strong>2 rows<\/strong> repeat a number already in the file: every row is sent, as asked/);
+    assert.match(everyRow.body, /data-credits="4"/);
+
+    const sent = await post(client, { country: 'GB', template: 'Hi {{name}}' }, csv(file));
+    assert.equal(sent.statusCode, 303, sent.body);
+    assert.deepEqual((await messages(accountId)).map((m) => [m.recipient, m.body]).sort(), [['+447400123401', 'Hi Ann'], ['+447400123402', 'Hi Bob']]);
+    assert.equal(await balance(accountId), 18);
+    const location = String(sent.headers.location);
+    const page = await client.get(location);
+    assert.match(page.body, /4 rows: 2 messages, <span id="duplicates-skipped">2 rows repeating a number skipped<\/span><\/dd>/, 'not counted as opted out');
+    const list = await client.get('/dashboard/campaigns');
+    assert.match(list.body, new RegExp(`${location.split('/').pop()}</code></a></td><td[^>]*>Acme</td><td[^>]*>2</td><td[^>]*>0</td>`));
+
+    const all = await post(client, { country: 'GB', template: 'Hi {{name}}', every_row: 'on' }, csv(file));
+    assert.equal(all.statusCode, 303, all.body);
+    assert.equal((await messages(accountId)).length, 6);
+    assert.equal(await balance(accountId), 14);
+  });
+
+  test('a campaign has a name, by default the file’s and the date, shown in the list, the page title and the results CSV', async () => {
+    const { client } = await owner(10);
+    const named = await post(client, { name: '  Spring   sale ' }, csv('to\n+447400123401\n', 'customers.csv'));
+    assert.equal(named.statusCode, 303, named.body);
+    const location = String(named.headers.location);
+    const page = await client.get(location);
+    assert.match(page.body, /<title>Campaign Spring sale · Pigeon<\/title>/);
+    const results = await client.get(`${location}/results.csv`);
+    assert.match(results.body.split('\r\n')[1]!, /,Spring sale$/);
+    const unnamed = await post(client, {}, csv('to\n+447400123402\n', 'customers.csv'));
+    assert.equal(unnamed.statusCode, 303, unnamed.body);
+    // The harness's clock: 2026-03-01.
+    assert.match((await client.get(String(unnamed.headers.location))).body, /<title>Campaign customers\.csv 2026-03-01 · Pigeon<\/title>/);
+    const list = await client.get('/dashboard/campaigns');
+    assert.match(list.body, /<span class="campaign-name">customers\.csv 2026-03-01<\/span> <code>cmp_/);
+    assert.match(list.body, /<span class="campaign-name">Spring sale<\/span> <code>cmp_/);
+    const long = await post(client, { name: 'x'.repeat(101) }, csv('to\n+447400123403\n'));
+    assert.equal(long.statusCode, 400);
+    assert.match(long.body, /The campaign name has 101 characters; the maximum is 100\. Nothing was sent/);
+  });
+
+  test('the opt-out line is added only when asked, and counted in the segments and the cost the preview shows', async () => {
+    const { client, accountId } = await owner(10);
+    // 150 characters: one segment alone, two with the line (150 + 1 + 21 > 160).
+    const template = `${'x'.repeat(144)} {{name}}`;
+    const file = csv('to,name\n+447400123401,Ann12\n+447400123402,Bob12\n');
+    const plain = await post(client, { template }, file, PREVIEW);
+    assert.match(plain.body, /data-credits="2"/);
+    assert.doesNotMatch(plain.body, /Reply STOP/);
+    const withLine = await post(client, { template, opt_out_line: 'on' }, file, PREVIEW);
+    assert.match(withLine.body, /Each message ends with “Reply STOP to opt out”, counted in its segments and the cost/);
+    assert.match(withLine.body, /x Ann12\nReply STOP to opt out<\/span><\/td><td data-label="Encoding">GSM-7<\/td><td data-label="Segments">2<\/td>/);
+    assert.match(withLine.body, /data-credits="4"/);
+    const sent = await post(client, { template, opt_out_line: 'on' }, file);
+    assert.equal(sent.statusCode, 303, sent.body);
+    const stored = await messages(accountId);
+    assert.ok(stored.every((m) => m.body.endsWith('\nReply STOP to opt out') && Number(m.segments) === 2));
+    assert.equal(await balance(accountId), 6);
+    assert.match((await client.get(String(sent.headers.location))).body, /with “Reply STOP to opt out” added on its own line/);
+  });
+
+  test('an XLSX file follows the same rules: the column by its name or asked, national numbers (typed as numbers too), duplicates', async () => {
+    const { client, accountId } = await owner(10);
+    // A number typed in a cell loses its leading 0: 7400123401 is 07400 123401.
+    const book = xlsxWorkbook(new Map<number, (string | number)[]>([[1, ['First Name', 'Mobile Number']], [2, ['Ann', '07400 123401']], [3, ['Bob', 7400123402]], [4, ['Ann', 7400123401]]]));
+    const res = await post(client, { country: 'GB', template: 'Hi {{first_name}}' }, xlsx(book), PREVIEW);
+    assert.match(res.body, /The file has 3 rows \(XLSX, first sheet\): <strong>2 messages<\/strong> to send/);
+    assert.deepEqual(previewTo(res.body), ['+447400123401written 07400 123401', '+447400123402written 7400123402']);
+    assert.match(res.body, /data-duplicates="1"/);
+    const sent = await post(client, { country: 'GB', template: 'Hi {{first_name}}' }, xlsx(book));
+    assert.equal(sent.statusCode, 303, sent.body);
+    assert.equal((await messages(accountId)).length, 2);
+    const two = xlsxWorkbook(new Map<number, (string | number)[]>([[1, ['Phone', 'Cell']], [2, ['07400 123401', '07400 123402']]]));
+    const asked = await post(client, { country: 'GB' }, xlsx(two), PREVIEW);
+    assert.match(asked.body, /Several could: Phone, Cell/);
+    const chosen = await post(client, { country: 'GB', recipient_column: 'Cell' }, xlsx(two), PREVIEW);
+    assert.deepEqual(previewTo(chosen.body), ['+447400123402written 07400 123402']);
+  });
+  test('the sample files of docs/campaign-files.md read as the guide says, in the United Kingdom', async () => {
+    const { client } = await owner(0);
+    const template = 'Hi {{first_name}}, your table for {{table}} is ready';
+    for (const [file, column] of [
+      [csv(readFileSync('docs/samples/contacts.csv', 'utf8'), 'contacts.csv'), 'Phone Number'],
+      [xlsx(readFileSync('docs/samples/contacts.xlsx'), 'contacts.xlsx'), 'Mobile Number'],
+    ] as const) {
+      const res = await post(client, { country: 'GB', template }, file, PREVIEW);
+      assert.match(res.body, /The file has 5 rows \([^)]*\): <strong>3 messages<\/strong> to send, <strong>1 row<\/strong> that cannot be sent/, column);
+      assert.match(res.body, new RegExp(`column <strong>“${column}”</strong> \\(found by its name\\)`));
+      assert.match(res.body, /data-duplicates="1"/);
+      assert.match(res.body, /Hi Ann, your table for 4 is ready/);
+      assert.deepEqual(previewTo(res.body).map((t) => t.replace(/written.*/, '')), ['+447400123401', column === 'Phone Number' ? '+442079460958' : '+447400123402', '+33612345678']);
+      assert.deepEqual(tableRows(res.body, 'Rows that cannot be sent (1)').map((r) => r.slice(0, 2)), [['6', '0740 01']]);
+    }
   });
 });

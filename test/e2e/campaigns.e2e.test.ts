@@ -3,7 +3,9 @@
  * `pigeon serve` (a child process on a free port, a throwaway SQLite file). An owner whose browser
  * is in Paris uploads a CSV, checks the preview and the cost, schedules the campaign for a date in
  * Paris time, cancels it (refunded), then sends another at once, following the upload's progress
- * bar, and watches it finish and its chart of deliveries drawn.
+ * bar, and watches it finish and its chart of deliveries drawn. Two owners in the United Kingdom
+ * upload contact lists as people export them: one with a `Phone Number` column, national numbers
+ * and a number twice, sent as it comes; one with two phone columns, asked which to use.
  * Screenshots go to test-results/dashboard/.
  */
 import assert from 'node:assert/strict';
@@ -145,6 +147,93 @@ describe('campaigns in a browser', () => {
     assert.match(csv, /'\+33612345678,delivered/);
     await page.goto(`${base}/dashboard/campaigns`);
     assert.equal(await page.locator('tbody tr').count(), 2, 'the scheduled campaign and this one: the double click made one');
+    await context.close();
+  });
+  /** A new owner, signed up in `page`, with the approved Sender ID `Bakery` and `credits`. */
+  async function readyOwner(page: import('playwright-core').Page, email: string, credits: number) {
+    await page.goto(`${base}/dashboard/signup`);
+    await signUp(page, base, { name: 'Corner Bakery', email, password: OWNER.password });
+    await page.getByRole('link', { name: 'Sender IDs' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('Bakery');
+    await page.getByRole('button', { name: 'Register' }).click();
+    await page.waitForURL(`${base}/dashboard/sender-ids`);
+    const accountId = cli<{ data: { id: string }[] }>('account', 'list', '--email', email).data[0]!.id;
+    cli('sender-id', 'approve', cli<{ data: { id: string }[] }>('sender-id', 'list', '--account', accountId).data[0]!.id);
+    cli('credits', 'add', accountId, String(credits));
+    await page.goto(`${base}/dashboard/campaigns/new`);
+    return accountId;
+  }
+  const toCells = async (page: import('playwright-core').Page) => page.locator('#campaign-preview tbody tr td[data-label="To"]').allTextContents();
+
+  test('a contact export (Phone Number, First Name; national UK numbers, one twice) is read as it is: nothing picked by hand, the right preview, cost and sends', async () => {
+    const { context, page } = await openPage(stack.browser, { viewport: { width: 1280, height: 900 }, locale: 'en-GB', timezoneId: 'Europe/London' });
+    await readyOwner(page, 'uk-owner@bakery.test', 10);
+    assert.equal(await page.getByLabel('Country of numbers without “+”').inputValue(), 'GB', 'guessed from the browser’s language');
+    await page.getByLabel('Message template').fill('Hi {{first_name}}, your loaf is ready');
+    await page.getByLabel('Recipients (CSV or XLSX file)').setInputFiles({
+      name: 'contacts.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from('Phone Number,First Name\n07400 123401,Ann\n07400 123402,Bob\n+44 7400 123401,Ann again\n'),
+    });
+    await page.locator('#campaign-cost').waitFor();
+    assert.match((await page.locator('#file-summary').textContent()) ?? '', /3 rows .*2 messages to send\.$/);
+    assert.match((await page.locator('#recipients-summary').textContent()) ?? '', /column “Phone Number” \(found by its name\); numbers without “\+” read as numbers of United Kingdom \(\+44\)/);
+    assert.deepEqual(await toCells(page), ['+447400123401written 07400 123401', '+447400123402written 07400 123402']);
+    assert.ok(await page.getByRole('cell', { name: 'Hi Ann, your loaf is ready' }).isVisible());
+    assert.equal(await page.getByRole('cell', { name: 'Hi Ann again, your loaf is ready' }).count(), 0, 'the repeat is not sent');
+    assert.match((await page.locator('#duplicates').textContent()) ?? '', /1 row repeats a number already in the file: each number gets one message, the first row’s/);
+    assert.equal(await page.locator('[data-credits]').getAttribute('data-credits'), '2');
+    assert.equal(await page.getByLabel('Campaign name').getAttribute('placeholder'), `contacts.csv ${new Date().toISOString().slice(0, 10)}`);
+    await page.screenshot({ path: `${SHOTS}/campaign-contacts-preview-desktop.png`, fullPage: true });
+    await page.setViewportSize({ width: 390, height: 844 });
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 390), 'the composer and its preview fit a phone');
+    await page.screenshot({ path: `${SHOTS}/campaign-contacts-preview-phone.png`, fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 900 });
+
+    await page.getByRole('button', { name: 'Send campaign' }).click();
+    await page.waitForURL(/\/dashboard\/campaigns\/cmp_/);
+    assert.equal(await page.title(), `Campaign contacts.csv ${new Date().toISOString().slice(0, 10)} · Pigeon`);
+    assert.match((await page.locator('main').textContent()) ?? '', /3 rows: 2 messages, 1 row repeating a number skipped/);
+    await page.locator('[data-status-count="delivered"]', { hasText: '2' }).waitFor({ timeout: 30_000 });
+    const csv = await page.evaluate(async (href) => (await fetch(href)).text(), `${page.url()}/results.csv`);
+    const lines = csv.trimEnd().split('\r\n').slice(1);
+    assert.deepEqual(lines.map((l) => l.split(',')[2]).sort(), ["'+447400123401", "'+447400123402"]);
+    assert.ok(lines.every((l) => l.endsWith(`,contacts.csv ${new Date().toISOString().slice(0, 10)}`)), csv);
+    assert.equal(cli<{ data: { credits_remaining: number }[] }>('account', 'list', '--email', 'uk-owner@bakery.test').data[0]!.credits_remaining, 8, 'two credits debited');
+    await page.screenshot({ path: `${SHOTS}/campaign-contacts-sent-desktop.png`, fullPage: true });
+    await page.getByRole('link', { name: 'All campaigns' }).click();
+    assert.ok(await page.getByRole('link', { name: new RegExp(`^contacts\\.csv ${new Date().toISOString().slice(0, 10)} cmp_`) }).isVisible(), 'listed by its name');
+    await page.screenshot({ path: `${SHOTS}/campaign-list-desktop.png`, fullPage: true });
+    await context.close();
+  });
+
+  test('a file with two phone columns: the composer asks which to use, and sends to that one', async () => {
+    const { context, page } = await openPage(stack.browser, { viewport: { width: 1280, height: 900 }, locale: 'en-GB', timezoneId: 'Europe/London' });
+    await readyOwner(page, 'two-columns@bakery.test', 10);
+    await page.getByLabel('Message template').fill('Hi {{name}}');
+    await page.getByLabel('Recipients (CSV or XLSX file)').setInputFiles({
+      name: 'staff.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from('Name,Phone,Mobile\nAnn,020 7946 0958,07400 123411\nBob,020 7946 0959,07400 123412\n'),
+    });
+    const question = page.getByRole('alert').filter({ hasText: 'Which column holds the phone numbers?' });
+    await question.waitFor();
+    assert.match((await question.textContent()) ?? '', /Several could: Phone, Mobile/);
+    assert.equal(await page.locator('#campaign-cost').count(), 0, 'no preview until the column is known');
+    const column = page.getByLabel('Phone numbers column');
+    assert.deepEqual(await column.locator('option').allTextContents(), ['Choose the column…', 'Name', 'Phone', 'Mobile']);
+    await page.screenshot({ path: `${SHOTS}/campaign-column-question-desktop.png`, fullPage: true });
+    await column.selectOption('Mobile');
+    await page.locator('#campaign-cost').waitFor();
+    assert.deepEqual(await toCells(page), ['+447400123411written 07400 123411', '+447400123412written 07400 123412']);
+    assert.match((await page.locator('#recipients-summary').textContent()) ?? '', /column “Mobile”;/);
+    await page.getByRole('button', { name: 'Send campaign' }).click();
+    await page.waitForURL(/\/dashboard\/campaigns\/cmp_/);
+    const csv = await page.evaluate(async (href) => (await fetch(href)).text(), `${page.url()}/results.csv`);
+    assert.deepEqual(csv.trimEnd().split('\r\n').slice(1).map((l) => l.split(',')[2]).sort(), ["'+447400123411", "'+447400123412"]);
+    // The next upload starts on the column chosen.
+    await page.goto(`${base}/dashboard/campaigns/new`);
+    assert.equal(await page.getByLabel('Phone numbers column').inputValue(), 'Mobile');
     await context.close();
   });
 });

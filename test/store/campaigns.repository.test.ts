@@ -5,6 +5,8 @@ import {
   campaignBatchIds,
   campaignById,
   campaignByFormKey,
+  campaignDefaults,
+  saveCampaignDefaults,
   campaignDeliveries,
   campaignFailures,
   campaignResultsPage,
@@ -17,10 +19,13 @@ import { insertBatches, insertMessages } from '../../src/store/repositories/mess
 import { findOwnerById } from '../../src/store/repositories/owners.repository.ts';
 import { isUniqueViolation } from '../../src/store/dialect.ts';
 import { forEachDialect } from '../helpers/dialects.ts';
+import { openTestStore } from '../helpers/test-store.ts';
+import { migrateToLatest } from '../../src/store/migrate.ts';
+import { sql } from 'kysely';
 import { addOwner, insertAccount } from './fixtures.ts';
 
 function campaign(id: string, accountId: string, formKey: string, createdAt: number): CampaignsTable {
-  return { id, account_id: accountId, form_key: formKey, sender: 'Acme', template: 'Hi {{name}}', file_rows: 3, invalid_rows: 1, messages: 2, credits: 2, send_at: null, time_zone: null, created_at: createdAt };
+  return { id, account_id: accountId, form_key: formKey, sender: 'Acme', template: 'Hi {{name}}', file_rows: 3, invalid_rows: 1, messages: 2, credits: 2, send_at: null, time_zone: null, created_at: createdAt, name: `Campaign ${id}`, duplicate_rows: 0, opt_out_line: 0 };
 }
 
 function message(id: string, accountId: string, batchId: string, over: Partial<MessagesTable> = {}): MessagesTable {
@@ -31,7 +36,44 @@ function message(id: string, accountId: string, batchId: string, over: Partial<M
   };
 }
 
-forEachDialect((_dialect, open) => {
+forEachDialect((dialect, open) => {
+  test('migration 019: campaigns made before it have no name (shown by id), no repeats skipped, no opt-out line', async () => {
+    const store = await openTestStore(dialect, { upTo: '017-dispatch-jobs-one-index' });
+    try {
+      await insertAccount(store, 'acc_a');
+      await sql`insert into campaigns (id, account_id, form_key, sender, template, file_rows, invalid_rows, messages, credits, send_at, time_zone, created_at)
+        values ('cmp_old', 'acc_a', 'key-aaaaaaaaaaaaaaaa', 'Acme', 'Hi', 3, 1, 2, 2, null, null, 10)`.execute(store.db);
+      await migrateToLatest(store.db);
+      const row = await campaignById(store.db, 'acc_a', 'cmp_old');
+      assert.deepEqual([row?.name, Number(row?.duplicate_rows), Number(row?.opt_out_line), Number(row?.messages)], [null, 0, 0, 2]);
+      assert.equal(await campaignDefaults(store.db, 'acc_a'), undefined);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('a campaign keeps its name, its duplicate rows and whether the opt-out line was added', async () => {
+    const store = await open();
+    await insertAccount(store, 'acc_a');
+    await insertCampaign(store.db, { ...campaign('cmp_1', 'acc_a', 'key-aaaaaaaaaaaaaaaa', 10), name: 'customers.csv 2026-11-26', duplicate_rows: 2, opt_out_line: 1 });
+    const row = await campaignById(store.db, 'acc_a', 'cmp_1');
+    assert.deepEqual([row?.name, Number(row?.duplicate_rows), Number(row?.opt_out_line)], ['customers.csv 2026-11-26', 2, 1]);
+  });
+
+  test('the composer’s defaults are remembered per account, replaced by the next ones', async () => {
+    const store = await open();
+    await insertAccount(store, 'acc_a');
+    await insertAccount(store, 'acc_b');
+    assert.equal(await campaignDefaults(store.db, 'acc_a'), undefined);
+    await saveCampaignDefaults(store.db, 'acc_a', { country: 'GB', recipient_column: 'Mobile' }, 10);
+    await saveCampaignDefaults(store.db, 'acc_b', { country: 'US', recipient_column: null }, 10);
+    await saveCampaignDefaults(store.db, 'acc_a', { country: 'FR', recipient_column: 'Phone Number' }, 20);
+    assert.deepEqual(await campaignDefaults(store.db, 'acc_a'), { country: 'FR', recipient_column: 'Phone Number' });
+    await saveCampaignDefaults(store.db, 'acc_a', { country: 'GB' }, 30);
+    assert.deepEqual(await campaignDefaults(store.db, 'acc_a'), { country: 'GB', recipient_column: 'Phone Number' }, 'no column given: the one remembered stays');
+    assert.deepEqual(await campaignDefaults(store.db, 'acc_b'), { country: 'US', recipient_column: null });
+  });
+
   test('a campaign is found by id and by form key, only in its account; a form key is unique per account', async () => {
     const store = await open();
     await insertAccount(store, 'acc_a');

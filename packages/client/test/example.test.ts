@@ -11,7 +11,8 @@ import { getAccount } from '../../../src/services/accounts/accounts.ts';
 import { WebhookDispatcher } from '../../../src/webhooks/dispatcher.ts';
 import { createWorkers, type Workers } from '../../../src/workers/workers.ts';
 import { makeTestCa, type TestCa } from '../../../test/api/webhooks-receiver.ts';
-import { readCampaignFile } from '../../../examples/csv-campaign/csv.ts';
+import { readCampaign, readCampaignFile } from '../../../examples/csv-campaign/csv.ts';
+import { xlsxWorkbook } from '../../../test/helpers/xlsx.ts';
 import { progressBar, runCampaign } from '../../../examples/csv-campaign/campaign.ts';
 import { webhookHandler } from '../../../examples/csv-campaign/receiver.ts';
 import { Pigeon, type WebhookEvent } from '../src/index.ts';
@@ -61,8 +62,8 @@ describe('examples/csv-campaign', () => {
     const rows = await readCampaignFile(CSV);
     assert.equal(rows.length, 5);
     assert.deepEqual(rows[1], { line: 3, to: '+254712345678', message: 'Say "hello", Bo' });
-    await assert.rejects(readCampaignFile('to,text\n1,2'), /"to" and "message"/);
-    await assert.rejects(readCampaignFile('phone,message\n1,2'), /must name the columns, one of them `to`/);
+    await assert.rejects(readCampaignFile('to,text\n1,2'), /must name a "message" column/);
+    await assert.rejects(readCampaignFile('name,message\n1,2'), /Which column holds the phone numbers\? None is named to, phone/);
     // A spreadsheet's export in a decimal-comma locale, and Excel's "Unicode text" (UTF-16 with its mark).
     assert.deepEqual(await readCampaignFile('\uFEFFto;message\r\n+447911123456;"Hi; Ann"\r\n'), [{ line: 2, to: '+447911123456', message: 'Hi; Ann' }]);
     const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('to\tmessage\n+447911123456\tCafé ☕\n', 'utf16le')]);
@@ -75,8 +76,29 @@ describe('examples/csv-campaign', () => {
       { line: 2, to: '+447911123456', message: 'Hi Ann, your table is ready at 19:30.' },
       { line: 3, to: '+447911123457', message: 'Hi Bo, Jr., your table is ready at 20:00.' },
     ]);
-    await assert.rejects(readCampaignFile(csv, 'Hi {{nickname}}'), /columns the CSV does not have: nickname/);
-    await assert.rejects(readCampaignFile('phone,name\n1,2', 'Hi {{name}}'), /`to`/);
+    await assert.rejects(readCampaignFile(csv, 'Hi {{nickname}}'), /columns the file does not have: nickname/);
+    await assert.rejects(readCampaignFile('phone,mobile,name\n1,2,3', 'Hi {{name}}'), /Several could: phone, mobile/);
+  });
+
+  test('reads contact lists as the composer does: the phone column by its name or chosen, national numbers of a country, repeats sent once, the opt-out line; XLSX too', async () => {
+    const contacts = 'Phone Number,First Name\n07400 123401,Ann\n(020) 7946 0958,Bob\n+44 7400 123401,Ann again\n0740 01,Cy\n';
+    const file = await readCampaign(contacts, { template: 'Hi {{first_name}}', country: 'GB' });
+    assert.equal(file.column, 'Phone Number');
+    assert.deepEqual(file.rows, [
+      { line: 2, to: '+447400123401', message: 'Hi Ann' },
+      { line: 3, to: '+442079460958', message: 'Hi Bob' },
+      // Unreadable: sent as written, for the API to reject with its line.
+      { line: 5, to: '0740 01', message: 'Hi Cy' },
+    ]);
+    assert.deepEqual(file.duplicates, [{ line: 4, to: '+447400123401', message: 'Hi Ann again' }]);
+    assert.equal((await readCampaignFile(contacts, { template: 'Hi', country: 'GB', everyRow: true })).length, 4);
+    assert.deepEqual((await readCampaignFile('to,message\n+447400123401,Hello\n', { optOutLine: true }))[0]!.message, 'Hello\nReply STOP to opt out');
+    const twoColumns = 'Name,Phone,Mobile\nAnn,020 7946 0958,07400 123411\n';
+    assert.deepEqual(await readCampaignFile(twoColumns, { template: 'Hi {{name}}', country: 'GB', column: 'Mobile' }), [{ line: 2, to: '+447400123411', message: 'Hi Ann' }]);
+    await assert.rejects(readCampaignFile(contacts, { template: 'Hi', country: 'ZZ' }), /unknown country code: ZZ/);
+    const book = xlsxWorkbook(new Map<number, (string | number)[]>([[1, ['Mobile', 'Name']], [2, [7400123401, 'Ann']], [3, ['07400 123401', 'Ann again']]]));
+    const xlsx = await readCampaign(book, { template: 'Hi {{name}}', country: 'GB', format: 'xlsx' });
+    assert.deepEqual([xlsx.rows, xlsx.duplicates.length], [[{ line: 2, to: '+447400123401', message: 'Hi Ann' }], 1]);
   });
 
   test('sends the campaign in chunks with a progress bar, and re-running it sends nothing twice', async () => {

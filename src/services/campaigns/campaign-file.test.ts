@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AppError } from '../../errors/catalogue.ts';
-import { readCampaignCsv, sniffSeparator, type CampaignFileLimits, type CampaignRow } from './campaign-file.ts';
+import { readCampaignCsv, RecipientColumnUnclear, sniffSeparator, type CampaignFileLimits, type CampaignRow } from './campaign-file.ts';
 
 const LIMITS = { maxRows: 1000, maxBytes: 1024 * 1024 };
 
@@ -32,7 +32,7 @@ async function refusal(bytes: Buffer | string, limits: CampaignFileLimits = LIMI
 test('quoting: separators, escaped quotes and line breaks inside quotes; each row keeps the line it starts on', async () => {
   const csv = 'to,first_name,note\r\n+447911123456,"Ann, Jr.","She said ""hi"""\r\n\r\n+447911123457,Bob,"two\nlines"\n+447911123458,Cy,last\n';
   const { summary, rows } = await read(csv);
-  assert.deepEqual(summary, { headers: ['to', 'first_name', 'note'], toColumn: 0, rows: 3, separator: ',', encoding: 'utf-8' });
+  assert.deepEqual(summary, { headers: ['to', 'first_name', 'note'], toColumn: 0, toColumnHow: 'found', rows: 3, separator: ',', encoding: 'utf-8' });
   assert.deepEqual(rows, [
     { line: 2, cells: ['+447911123456', 'Ann, Jr.', 'She said "hi"'] },
     { line: 4, cells: ['+447911123457', 'Bob', 'two\nlines'] },
@@ -45,6 +45,30 @@ test('a byte-order mark is dropped; `To` is found in any case and position; shor
   assert.deepEqual(summary.headers, ['name', 'To']);
   assert.equal(summary.toColumn, 1);
   assert.deepEqual(rows.map((r) => r.cells), [['Zoë', '+447911123456'], ['solo']]);
+});
+
+test('the recipient column is found by its usual name, or the chosen one; unclear, the reader stops at the header with the columns to ask about', async () => {
+  const found = await read('Phone Number,First Name\n07400 123401,Ann\n');
+  assert.deepEqual([found.summary.toColumn, found.summary.toColumnHow], [0, 'found']);
+  const unclear = async (csv: string, chosen?: string) => {
+    const rows: CampaignRow[] = [];
+    const err = await readCampaignCsv(chunks(Buffer.from(csv)), { ...LIMITS, recipientColumn: chosen }, (r) => void rows.push(r)).then(
+      () => assert.fail('the file was accepted'),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof RecipientColumnUnclear, String(err));
+    assert.equal(err.code, 'recipient_column_unclear');
+    assert.equal(rows.length, 0, 'no row is read before the column is known');
+    return err;
+  };
+  const two = await unclear('Name,Phone,Mobile\nAnn,07400 123401,07400 123402\n');
+  assert.deepEqual([two.columns, two.candidates], [['Name', 'Phone', 'Mobile'], [1, 2]]);
+  assert.match(two.message, /Several could: Phone, Mobile/);
+  const none = await unclear('Name,Contact\nAnn,07400 123401\n', 'Cell');
+  assert.deepEqual(none.candidates, []);
+  assert.match(none.message, /None is named to, phone, phone number, .* the file has: Name, Contact/);
+  const chosen = await readCampaignCsv(chunks(Buffer.from('Name,Phone,Mobile\nAnn,1,2\n')), { ...LIMITS, recipientColumn: 'Mobile' }, () => {});
+  assert.deepEqual([chosen.toColumn, chosen.toColumnHow], [2, 'chosen']);
 });
 
 test('separators: semicolon and tab are recognised from the header', async () => {
@@ -71,10 +95,10 @@ test('encodings: UTF-16 LE and BE by their mark; other bytes that are not UTF-8 
   assert.match(await refusal(latin1), /not UTF-8 text/);
 });
 
-test('empty files, a header without `to`, and a header alone', async () => {
+test('empty files, a header without a recipient column, and a header alone', async () => {
   assert.match(await refusal(''), /empty/);
   assert.match(await refusal('\n\n'), /empty/);
-  assert.match(await refusal('phone,name\n+447911123456,Ann\n'), /`to`.*phone, name/);
+  await assert.rejects(read('contact,name\n+447911123456,Ann\n'), /Which column holds the phone numbers\?.*the file has: contact, name/);
   const alone = await read('to,name');
   assert.equal(alone.summary.rows, 0);
   assert.deepEqual(alone.rows, []);
@@ -116,10 +140,10 @@ test('a file without a line break: refused once it outgrows a row, after reading
   await assert.rejects(readCampaignCsv(oneLine(), { maxRows: 10, maxBytes: 10 * 1024 * 1024 }, () => {}), /cannot be read near line 1: a row is longer than 65,536 characters/);
   assert.ok(pulled <= 2, `read ${pulled} chunks of 64 KiB`);
 
-  // With room for the whole line, it is read to its end once: a header without `to`, its name cut short in the message.
+  // With room for the whole line, it is read to its end once: a header without a recipient column, its name cut short in the message.
   await assert.rejects(
     readCampaignCsv(chunks(Buffer.alloc(3 * 1024 * 1024, 'a'), 64 * 1024), { maxRows: 10, maxBytes: 10 * 1024 * 1024, maxRowCharacters: 4 * 1024 * 1024 }, () => {}),
-    /it has: a{40}…\.$/,
+    /the file has: a{40}…\.$/,
   );
 });
 

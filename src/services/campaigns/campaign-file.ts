@@ -8,12 +8,13 @@
  *   mark; anything else that is not valid UTF-8 is refused with a hint, never read as garbage;
  * - separators: `,`, `;` (spreadsheets in locales with a decimal comma) or a tab, chosen from the
  *   header line;
- * - a header row with a `to` column (any case), other columns free for templates;
+ * - a header row with a recipient column, found by its usual names or chosen by the owner
+ *   (src/domain/recipient-column.ts), other columns free for templates;
  * - bounds: rows, bytes and the size of one row.
  */
 import { parse, type Parser } from 'csv-parse';
 import { AppError } from '../../errors/catalogue.ts';
-import { columnKey } from '../../domain/message-template.ts';
+import { findRecipientColumn, RECIPIENT_COLUMN_LABELS } from '../../domain/recipient-column.ts';
 
 export interface CampaignFileLimits {
   /** Data rows (the header is not counted). */
@@ -22,6 +23,8 @@ export interface CampaignFileLimits {
   maxBytes: number;
   /** Characters of one row. */
   maxRowCharacters?: number;
+  /** The recipient column the owner chose, by its header; absent, it is found by its name. */
+  recipientColumn?: string | null;
 }
 
 export interface CampaignRow {
@@ -33,8 +36,10 @@ export interface CampaignRow {
 
 export interface CampaignFileSummary {
   headers: string[];
-  /** The index of the `to` column in `headers`. */
+  /** The index of the recipient column in `headers`. */
   toColumn: number;
+  /** Whether the recipient column was chosen by the owner or found by its name. */
+  toColumnHow: 'chosen' | 'found';
   rows: number;
   separator: ',' | ';' | '\t';
   encoding: 'utf-8' | 'utf-16le' | 'utf-16be';
@@ -43,6 +48,32 @@ export interface CampaignFileSummary {
 }
 
 const refuse = (message: string) => new AppError('invalid_request', message);
+
+/**
+ * A file whose recipient column is not clear: none of its columns has a usual name, or several
+ * have. Carries the header, for the form to ask which column to use.
+ */
+export class RecipientColumnUnclear extends AppError {
+  constructor(
+    readonly columns: string[],
+    /** Indexes in `columns` of those with a usual name. */
+    readonly candidates: number[],
+  ) {
+    super(
+      'recipient_column_unclear',
+      candidates.length === 0
+        ? `Which column holds the phone numbers? None is named ${RECIPIENT_COLUMN_LABELS.slice(0, 5).join(', ')} or the like; the file has: ${columnList(columns, 10) || 'nothing'}.`
+        : `Which column holds the phone numbers? Several could: ${columnList(candidates.map((i) => columns[i]!), 10)}.`,
+    );
+  }
+}
+
+/** The recipient column of a header: chosen or found (recipient-column.ts); unclear, the owner is asked. */
+export function recipientColumnOf(headers: string[], chosen: string | null | undefined): { index: number; how: 'chosen' | 'found' } {
+  const found = findRecipientColumn(headers, chosen);
+  if (!found.ok) throw new RecipientColumnUnclear(headers, found.candidates);
+  return { index: found.index, how: found.how };
+}
 
 /**
  * The first `max` column names of a header, for a message: each cut to 40 characters, since a
@@ -71,13 +102,14 @@ export function sniffSeparator(headerLine: string): ',' | ';' | '\t' {
 /**
  * Streams `source` through the parser, calling `onRow` for every data row in order (awaited, so a
  * slow consumer slows the reading). Throws `invalid_request` with a message for the whole file's
- * problems: empty, no `to` column, over a limit, not UTF-8 or UTF-16, malformed CSV (with its line).
+ * problems: empty, over a limit, not UTF-8 or UTF-16, malformed CSV (with its line);
+ * `RecipientColumnUnclear` when the recipient column is not clear.
  */
 export async function readCampaignCsv(
   source: AsyncIterable<Uint8Array | string>,
   limits: CampaignFileLimits,
   onRow: (row: CampaignRow) => void | Promise<void>,
-  onHeaders?: (headers: string[]) => void,
+  onHeaders?: (headers: string[], toColumn: number) => void,
 ): Promise<CampaignFileSummary> {
   const maxRowCharacters = limits.maxRowCharacters ?? 64 * 1024;
   let decoder: TextDecoder | null = null;
@@ -89,6 +121,7 @@ export async function readCampaignCsv(
   let separator: CampaignFileSummary['separator'] = ',';
   let headers: string[] | null = null;
   let toColumn = -1;
+  let toColumnHow: CampaignFileSummary['toColumnHow'] = 'found';
   let rows = 0;
   let previousEnd = 0;
   let previousEmpty = 0;
@@ -122,9 +155,8 @@ export async function readCampaignCsv(
       previousEmpty = info.empty_lines;
       if (headers === null) {
         headers = record.map((h) => h.trim());
-        toColumn = headers.findIndex((h) => columnKey(h) === 'to');
-        if (toColumn < 0) throw refuse(`The first line must name the columns, one of them \`to\` (the recipient); it has: ${columnList(headers, 10) || 'nothing'}.`);
-        onHeaders?.(headers);
+        ({ index: toColumn, how: toColumnHow } = recipientColumnOf(headers, limits.recipientColumn));
+        onHeaders?.(headers, toColumn);
         continue;
       }
       if (record.every((c) => c.trim() === '')) continue;
@@ -210,5 +242,5 @@ export async function readCampaignCsv(
     throw err;
   }
   if (headers === null) throw refuse('The file is empty.');
-  return { headers, toColumn, rows, separator, encoding };
+  return { headers, toColumn, toColumnHow, rows, separator, encoding };
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { zipSync } from 'fflate';
 import { readCampaignXlsx } from './campaign-xlsx.ts';
-import type { CampaignRow } from './campaign-file.ts';
+import { RecipientColumnUnclear, type CampaignRow } from './campaign-file.ts';
 import { xlsxWorkbook } from '../../../test/helpers/xlsx.ts';
 import { checkArchive, firstSheetPath, Refused, rowCounter } from './xlsx-archive.mjs';
 
@@ -37,8 +37,14 @@ test('the first sheet: headers, rows with their sheet row number, numbers kept e
   assert.equal(summary.toColumn, 0);
 });
 
-test('refused whole: no `to` column, too many rows, not a workbook, an old .xls, too large once unpacked', async () => {
-  await assert.rejects(read(xlsxWorkbook(new Map([[1, ['phone']], [2, ['+33612345678']]]))), /one of them `to`/);
+test('the recipient column by its usual name, as in a CSV; unclear, the owner is asked', async () => {
+  const { summary } = await read(xlsxWorkbook(new Map<number, (string | number)[]>([[1, ['First Name', 'Mobile Number']], [2, ['Ann', 7400123401]]])));
+  assert.deepEqual([summary.toColumn, summary.toColumnHow], [1, 'found']);
+  await assert.rejects(read(xlsxWorkbook(new Map([[1, ['Phone', 'Cell']], [2, ['1', '2']]]))), (err: Error) => err instanceof RecipientColumnUnclear && err.candidates.join() === '0,1');
+});
+
+test('refused whole: no recipient column, too many rows, not a workbook, an old .xls, too large once unpacked', async () => {
+  await assert.rejects(read(xlsxWorkbook(new Map([[1, ['name']], [2, ['+33612345678']]]))), /Which column holds the phone numbers\? None is named/);
   await assert.rejects(read(xlsxWorkbook(new Map([[1, ['to']], [2, ['+1']], [3, ['+2']]])), 1), /more than 1 rows/);
   await assert.rejects(read(Buffer.from('to\n+33612345678\n')), /not an XLSX workbook/);
   await assert.rejects(read(Buffer.concat([Buffer.from('d0cf11e0a1b11ae1', 'hex'), Buffer.alloc(600)])), /not an XLSX workbook|old Excel/);

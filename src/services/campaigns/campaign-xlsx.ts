@@ -16,8 +16,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { AppError } from '../../errors/catalogue.ts';
-import { columnKey } from '../../domain/message-template.ts';
-import { columnList, type CampaignFileLimits, type CampaignFileSummary, type CampaignRow } from './campaign-file.ts';
+import { recipientColumnOf, type CampaignFileLimits, type CampaignFileSummary, type CampaignRow } from './campaign-file.ts';
 import { xlsxReads } from './file-reads.ts';
 
 const MiB = 1024 * 1024;
@@ -95,7 +94,7 @@ export async function readCampaignXlsx(
   source: AsyncIterable<Uint8Array | string>,
   limits: CampaignFileLimits,
   onRow: (row: CampaignRow) => void | Promise<void>,
-  onHeaders?: (headers: string[]) => void,
+  onHeaders?: (headers: string[], toColumn: number) => void,
   signal?: AbortSignal,
 ): Promise<CampaignFileSummary> {
   const file = await gather(source, limits.maxBytes);
@@ -112,9 +111,8 @@ export async function readCampaignXlsx(
     if (first.type === 'refused') throw refuse(first.message);
     if (first.type !== 'headers') throw new Error(`the XLSX reader sent ${first.type} first`);
     const headers = first.headers;
-    const toColumn = headers.findIndex((h) => columnKey(h) === 'to');
-    if (toColumn < 0) throw refuse(`The first row must name the columns, one of them \`to\` (the recipient); it has: ${columnList(headers, 10) || 'nothing'}.`);
-    onHeaders?.(headers);
+    const { index: toColumn, how: toColumnHow } = recipientColumnOf(headers, limits.recipientColumn);
+    onHeaders?.(headers, toColumn);
     let rows = 0;
     for (;;) {
       worker.postMessage('more');
@@ -127,7 +125,7 @@ export async function readCampaignXlsx(
       }
       if (m.last) break;
     }
-    return { headers, toColumn, rows, separator: ',', encoding: 'utf-8', format: 'xlsx' };
+    return { headers, toColumn, toColumnHow, rows, separator: ',', encoding: 'utf-8', format: 'xlsx' };
   } finally {
     release();
     await worker.terminate();

@@ -1,6 +1,13 @@
 /**
- * Campaigns from the dashboard's composer: a file of recipients (a `to` column and any others),
- * a template filled per row, one Sender ID, sent now or at a local time in the owner's time zone.
+ * Campaigns from the dashboard's composer: a file of recipients (a column of phone numbers, found
+ * by its usual names or chosen by the owner, and any others), a template filled per row, one
+ * Sender ID, sent now or at a local time in the owner's time zone.
+ *
+ * Files are contact lists as people export them: numbers without a `+` are national numbers of
+ * the campaign's default country (national-number.ts), and a number repeated in the file gets one
+ * message (the first row's) unless the owner asks for every row. An optional "Reply STOP to opt
+ * out" line is added to each message before it is checked, so the preview's segments and cost
+ * include it.
  *
  * `readCampaign` streams the file once, checks every row as the API would check a message (the
  * recipient, the destination rules, the text once filled) and keeps what the preview shows: the
@@ -19,14 +26,16 @@
  * same form posted twice finds the campaign it made.
  */
 import { AppError } from '../../errors/catalogue.ts';
-import { fillTemplate, rowValues, unknownPlaceholders } from '../../domain/message-template.ts';
+import { fillTemplate, OPT_OUT_LINE, rowValues, unknownPlaceholders } from '../../domain/message-template.ts';
 import { isTimeZone, localTimeToInstant } from '../../domain/local-time.ts';
+import { countryByCode, countryOfNumber, readPhoneNumber } from '../../domain/national-number.ts';
 import type { Encoding } from '../../domain/segmentation.ts';
 import { csvLine } from '../../domain/csv-cell.ts';
 import type { MessageStatus } from '../../domain/message-status.ts';
 import type { MessagesTable } from '../../store/database.ts';
 import { isUniqueViolation } from '../../store/dialect.ts';
 import { creditBalance } from '../../store/repositories/ledger.repository.ts';
+import { listNumberRows } from '../../store/repositories/numbers.repository.ts';
 import { optedOutAmong } from '../../store/repositories/opt-outs.repository.ts';
 import {
   campaignBatchIds,
@@ -37,7 +46,9 @@ import {
   campaignResultsPage,
   campaignStatusCounts,
   campaignCanceledCredits,
+  campaignDefaults,
   insertCampaign,
+  saveCampaignDefaults,
   listCampaignRows,
   setOwnerTimeZone,
   type CampaignRow,
@@ -46,6 +57,7 @@ import { newId } from '../../util/ids.ts';
 import { randomToken } from '../auth/sessions.ts';
 import { accountMayUseApi, approvedSenderName } from '../auth/access.ts';
 import { destinationRule } from '../accounts/account-limits.ts';
+import { listSenderIds } from '../sender-ids/sender-ids.ts';
 import { accept, checkEntry, messageRow, timingOf, type ValidEntry } from '../messages/submit-messages.ts';
 import { cancelScheduled } from '../messages/cancel-messages.ts';
 import { columnList, readCampaignCsv, type CampaignFileSummary } from './campaign-file.ts';
@@ -67,12 +79,26 @@ export const LISTED_INVALID_ROWS = 500;
 export const OPT_OUT_LOOKUP_ROWS = 1000;
 /** Rows checked between two turns of the event loop. */
 const YIELD_EVERY_ROWS = 250;
+/** Characters of a campaign's name. */
+export const MAX_CAMPAIGN_NAME_CHARACTERS = 100;
 
 export type Campaign = CampaignRow;
 
 export interface CampaignInput {
   sender: string;
   template: string;
+}
+
+/** How the composer reads the file's rows into messages. */
+export interface CampaignReading {
+  /** The header of the recipient column the owner chose; absent, it is found by its name. */
+  recipientColumn?: string | null;
+  /** ISO 3166-1 alpha-2: numbers without `+` are national numbers of it; absent, they are refused. */
+  country?: string | null;
+  /** Send a message for every row, even when its number repeats an earlier row's. */
+  everyRow?: boolean;
+  /** Add `OPT_OUT_LINE` to each message. */
+  optOutLine?: boolean;
 }
 
 export interface InvalidRow {
@@ -90,7 +116,10 @@ export interface OptedOutRow {
 
 export interface PreviewRow {
   line: number;
+  /** The recipient, normalised (E.164). */
   to: string;
+  /** The number as the file writes it. */
+  written: string;
   text: string;
   encoding: Encoding;
   segments: number;
@@ -99,7 +128,19 @@ export interface PreviewRow {
 export interface CampaignDraft {
   sender: string;
   template: string;
+  /** The uploaded file's name, as the browser gave it. */
+  fileName: string;
   file: CampaignFileSummary;
+  /** The recipient column's header. */
+  recipientColumn: string;
+  /** The country national numbers were read in (alpha-2), or null. */
+  country: string | null;
+  everyRow: boolean;
+  optOutLine: boolean;
+  /** Valid rows whose number an earlier row of the file already has. */
+  duplicateCount: number;
+  /** Of those, the rows skipped (all of them, unless every row is sent). */
+  duplicatesSkipped: number;
   preview: PreviewRow[];
   invalid: InvalidRow[];
   invalidCount: number;
@@ -132,6 +173,8 @@ export interface ReadCampaignOptions {
   /** A preview keeps no rows and gives way to a newer preview; a send keeps the valid rows (`entries`). */
   purpose: FileReadPurpose;
   format?: 'csv' | 'xlsx';
+  fileName?: string;
+  reading?: CampaignReading;
 }
 
 /**
@@ -147,9 +190,10 @@ export async function readCampaign(
   accountId: string,
   input: CampaignInput,
   source: AsyncIterable<Uint8Array | string>,
-  { purpose, format = 'csv' }: ReadCampaignOptions,
+  { purpose, format = 'csv', fileName = '', reading = {} }: ReadCampaignOptions,
 ): Promise<CampaignDraft> {
   checkTemplate(input.template);
+  if (reading.country && !countryByCode(reading.country)) throw new AppError('invalid_request', `${reading.country} is not a country this server knows; choose one in the list.`);
   const sender = await approvedSenderName(ctx, accountId, input.sender);
   const destinations = await destinationRule(ctx, accountId);
   // The account's turn first, then a place among the process's reads: a replaced preview leaves
@@ -158,7 +202,9 @@ export async function readCampaign(
   try {
     const release = await fileReads.acquire(turn.signal);
     try {
-      return await readCampaignRows(ctx, accountId, { sender, template: input.template }, destinations, abortable(source, turn.signal), purpose === 'send', format, turn.signal);
+      const rows = abortable(source, turn.signal);
+      const draft = await readCampaignRows(ctx, accountId, { sender, template: input.template }, reading, destinations, rows, purpose === 'send', format, turn.signal);
+      return { ...draft, fileName };
     } finally {
       release();
     }
@@ -171,13 +217,21 @@ async function readCampaignRows(
   ctx: Context,
   accountId: string,
   input: CampaignInput,
+  reading: CampaignReading,
   destinations: Awaited<ReturnType<typeof destinationRule>>,
   source: AsyncIterable<Uint8Array | string>,
   keepEntries: boolean,
   format: 'csv' | 'xlsx',
   signal: AbortSignal,
-): Promise<CampaignDraft> {
+): Promise<Omit<CampaignDraft, 'fileName'>> {
   const sender = input.sender;
+  const country = countryByCode(reading.country)?.code ?? null;
+  const everyRow = reading.everyRow === true;
+  const optOutLine = reading.optOutLine === true;
+  // Every number met, to find the rows that repeat one: at most one per row of the file.
+  const seen = new Set<string>();
+  let duplicateCount = 0;
+  let duplicatesSkipped = 0;
   const preview: PreviewRow[] = [];
   const invalid: InvalidRow[] = [];
   const entries: ValidEntry[] = [];
@@ -188,19 +242,20 @@ async function readCampaignRows(
   let credits = 0;
   let headers: string[] = [];
   let toColumn = 0;
+  let toHeader = '';
   let sinceYield = 0;
   const refuseRow = (line: number, to: string, reason: string) => {
     invalidCount++;
     if (invalid.length < LISTED_INVALID_ROWS) invalid.push({ line, to: to.length > 40 ? `${to.slice(0, 40)}…` : to, reason });
   };
   // Valid rows wait here, in file order, until their recipients are looked up together.
-  let waiting: { line: number; to: string; text: string; entry: ValidEntry }[] = [];
+  let waiting: { line: number; written: string; text: string; entry: ValidEntry }[] = [];
   const settle = async () => {
     if (waiting.length === 0) return;
     const rows = waiting;
     waiting = [];
     const stopped = await optedOutAmong(ctx.store.db, accountId, rows.map((r) => r.entry.e164));
-    for (const { line, to, text, entry } of rows) {
+    for (const { line, written, text, entry } of rows) {
       if (stopped.has(entry.e164)) {
         optedOutCount++;
         if (optedOut.length < LISTED_INVALID_ROWS) optedOut.push({ line, to: entry.e164 });
@@ -208,13 +263,13 @@ async function readCampaignRows(
       }
       messages++;
       credits += entry.segments;
-      if (preview.length < PREVIEW_ROWS) preview.push({ line, to, text, encoding: entry.encoding, segments: entry.segments });
+      if (preview.length < PREVIEW_ROWS) preview.push({ line, to: entry.e164, written, text, encoding: entry.encoding, segments: entry.segments });
       if (keepEntries) entries.push(entry);
     }
   };
   const file = await (format === 'xlsx' ? readCampaignXlsx : readCampaignCsv)(
     source,
-    { maxRows: CAMPAIGN_MAX_ROWS, maxBytes: CAMPAIGN_MAX_BYTES },
+    { maxRows: CAMPAIGN_MAX_ROWS, maxBytes: CAMPAIGN_MAX_BYTES, recipientColumn: reading.recipientColumn ?? null },
     async ({ line, cells }) => {
       signal.throwIfAborted();
       // The rows of a chunk (64 KiB: some 2,700 rows) are checked on one task otherwise, 30 to
@@ -224,16 +279,29 @@ async function readCampaignRows(
         await new Promise((resolve) => setImmediate(resolve));
       }
       const to = (cells[toColumn] ?? '').trim();
-      if (to === '') return refuseRow(line, to, 'The `to` cell is empty.');
-      const { text } = fillTemplate(input.template, rowValues(headers, cells));
-      const check = checkEntry(to, text, destinations);
+      if (to === '') return refuseRow(line, to, `The \`${toHeader}\` cell is empty.`);
+      const filled = fillTemplate(input.template, rowValues(headers, cells)).text;
+      const text = optOutLine ? `${filled}\n${OPT_OUT_LINE}` : filled;
+      const number = readPhoneNumber(to, country);
+      // A national number that cannot be read says so in its own words; one with its `+` is
+      // refused in the API's words for `to`.
+      if (!number.ok && number.national) return refuseRow(line, to, number.reason);
+      const check = checkEntry(to, text, destinations, number.ok ? { ok: true, e164: number.e164 } : { ok: false, reason: number.reason });
       if (!check.ok) return refuseRow(line, to, check.message.replaceAll('`message`', 'The filled message'));
-      waiting.push({ line, to, text, entry: check.entry });
+      if (seen.has(check.entry.e164)) {
+        duplicateCount++;
+        if (!everyRow) {
+          duplicatesSkipped++;
+          return;
+        }
+      } else seen.add(check.entry.e164);
+      waiting.push({ line, written: to, text, entry: check.entry });
       if (waiting.length >= OPT_OUT_LOOKUP_ROWS) await settle();
     },
-    (h) => {
+    (h, column) => {
       headers = h;
-      toColumn = h.findIndex((c) => c.trim().toLowerCase() === 'to');
+      toColumn = column;
+      toHeader = h[column] ?? '';
       const unknown = unknownPlaceholders(input.template, h);
       if (unknown.length > 0) {
         throw new AppError(
@@ -245,13 +313,34 @@ async function readCampaignRows(
     signal,
   );
   await settle();
-  return { sender, template: input.template, file, preview, invalid, invalidCount, optedOut, optedOutCount, messages, credits, balance: await creditBalance(ctx.store.db, accountId), entries };
+  return {
+    sender,
+    template: input.template,
+    file,
+    recipientColumn: toHeader,
+    country,
+    everyRow,
+    optOutLine,
+    duplicateCount,
+    duplicatesSkipped,
+    preview,
+    invalid,
+    invalidCount,
+    optedOut,
+    optedOutCount,
+    messages,
+    credits,
+    balance: await creditBalance(ctx.store.db, accountId),
+    entries,
+  };
 }
 
 export interface SendCampaignInput {
   account: { id: string; status: string };
   ownerId: string;
   formKey: string;
+  /** The owner's name for the campaign; empty, the file's name and the date. */
+  name?: string;
   /** `YYYY-MM-DDTHH:MM` in `timeZone`, or absent to send now. */
   sendAtLocal?: string;
   timeZone?: string;
@@ -296,6 +385,7 @@ export async function sendCampaign(ctx: Context, draft: CampaignDraft, input: Se
     timeZone = zone;
   }
   const timing = timingOf(sendAt === undefined ? {} : { send_at: sendAt }, now);
+  const name = campaignName(input.name ?? '', draft.fileName, now, timeZone);
   const campaignId = newId('cmp', now);
   const size = ctx.config.bulkMaxMessages;
   const rows: MessagesTable[] = [];
@@ -323,6 +413,9 @@ export async function sendCampaign(ctx: Context, draft: CampaignDraft, input: Se
     send_at: timing.sendAt,
     time_zone: timeZone,
     created_at: now,
+    name,
+    duplicate_rows: draft.duplicatesSkipped,
+    opt_out_line: draft.optOutLine ? 1 : 0,
   };
   try {
     await accept(ctx, {
@@ -344,7 +437,57 @@ export async function sendCampaign(ctx: Context, draft: CampaignDraft, input: Se
   }
   // The zone scheduled in is the one the owner chose (or the browser's they kept): the next default.
   if (timeZone !== null) await saveOwnerTimeZone(ctx, input.ownerId, timeZone);
+  // The country this file was read in is the next file's default, and so is the column the owner
+  // chose; a column found by its name changes nothing remembered.
+  await saveCampaignDefaults(ctx.store.db, accountId, { country: draft.country, ...(draft.file.toColumnHow === 'chosen' ? { recipient_column: draft.recipientColumn } : {}) }, now);
   return { campaign, repeated: false };
+}
+
+/**
+ * The campaign's name: the owner's (trimmed; at most `MAX_CAMPAIGN_NAME_CHARACTERS`), or the
+ * file's name and the date it is made on, in the zone it is scheduled in (UTC when sent now).
+ */
+export function campaignName(given: string, fileName: string, now: number, timeZone: string | null): string {
+  const name = given.trim().replace(/\s+/g, ' ');
+  if (name.length > MAX_CAMPAIGN_NAME_CHARACTERS) {
+    throw new AppError('invalid_request', `The campaign name has ${name.length} characters; the maximum is ${MAX_CAMPAIGN_NAME_CHARACTERS}.`);
+  }
+  if (name !== '') return name;
+  const date = new Intl.DateTimeFormat('en-CA', { timeZone: timeZone ?? 'UTC', year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date(now));
+  const file = fileName.trim().slice(0, MAX_CAMPAIGN_NAME_CHARACTERS - 11) || 'Campaign';
+  return `${file} ${date}`;
+}
+
+/** What the composer offers for the next file: the country (remembered, or guessed) and the recipient column last used. */
+export interface ComposerDefaults {
+  country: string | null;
+  /** How `country` was decided: the owner's last campaign, or a guess from the account's numbers. */
+  countryFrom: 'remembered' | 'numbers' | null;
+  recipientColumn: string | null;
+}
+
+export async function composerDefaults(ctx: Context, accountId: string): Promise<ComposerDefaults> {
+  const saved = await campaignDefaults(ctx.store.db, accountId);
+  if (saved) return { country: countryByCode(saved.country)?.code ?? null, countryFrom: 'remembered', recipientColumn: saved.recipient_column };
+  const guessed = await guessCountry(ctx, accountId);
+  return { country: guessed ?? null, countryFrom: guessed ? 'numbers' : null, recipientColumn: null };
+}
+
+/**
+ * The country of the account's own numbers (assigned by the operator) or numeric Sender IDs, when
+ * one has a country: most businesses text their own country. Undefined lets the browser's
+ * language guess instead (app.js).
+ */
+async function guessCountry(ctx: Context, accountId: string): Promise<string | undefined> {
+  for (const { number } of await listNumberRows(ctx.store.db, { accountId })) {
+    const country = number.startsWith('+') ? countryOfNumber(number) : undefined;
+    if (country) return country;
+  }
+  for (const { name } of await listSenderIds(ctx, { accountId, status: 'approved' })) {
+    const country = /^[1-9]\d{7,14}$/.test(name) ? countryOfNumber(`+${name}`) : undefined;
+    if (country) return country;
+  }
+  return undefined;
 }
 
 /** Saves the owner's time zone (an IANA name), as the composer's default: when they pick one, and when they schedule in one. */
@@ -355,8 +498,8 @@ export async function saveOwnerTimeZone(ctx: Context, ownerId: string, zone: str
 
 /** Rows of the campaign's file skipped because their recipient had opted out (neither stored nor debited). */
 export function optedOutSkipped(campaign: Campaign): number {
-  // Every data row is either invalid, a message, or skipped for an opt-out.
-  return Math.max(0, Number(campaign.file_rows) - Number(campaign.invalid_rows) - Number(campaign.messages));
+  // Every data row is either invalid, a message, a repeated number skipped, or skipped for an opt-out.
+  return Math.max(0, Number(campaign.file_rows) - Number(campaign.invalid_rows) - Number(campaign.messages) - Number(campaign.duplicate_rows ?? 0));
 }
 
 export async function listCampaigns(ctx: Context, accountId: string, limit = 100): Promise<Campaign[]> {
@@ -408,11 +551,17 @@ export async function cancelCampaign(ctx: Context, accountId: string, id: string
   return { canceled, credits };
 }
 
-const RESULT_COLUMNS = ['message_id', 'batch_id', 'to', 'status', 'segments', 'encoding', 'error_code', 'error_message', 'created_at', 'send_at', 'sent_at', 'delivered_at'];
+const RESULT_COLUMNS = ['message_id', 'batch_id', 'to', 'status', 'segments', 'encoding', 'error_code', 'error_message', 'created_at', 'send_at', 'sent_at', 'delivered_at', 'campaign'];
+
+/** What a campaign is called in the dashboard: its name, or its id for those made before names. */
+export function campaignTitle(campaign: Campaign): string {
+  return campaign.name ?? campaign.id;
+}
 const iso = (ms: number | null) => (ms === null ? '' : new Date(Number(ms)).toISOString());
 
 /** The campaign's per-message results as CSV lines, read a page at a time (cells escaped: csv-cell.ts). */
 export async function* campaignResultsCsv(ctx: Context, accountId: string, id: string): AsyncGenerator<string> {
+  const title = campaignTitle(await getCampaign(ctx, accountId, id));
   yield csvLine(RESULT_COLUMNS);
   let after: string | null = null;
   for (;;) {
@@ -420,7 +569,7 @@ export async function* campaignResultsCsv(ctx: Context, accountId: string, id: s
     if (page.length === 0) return;
     let chunk = '';
     for (const m of page) {
-      chunk += csvLine([m.id, m.batch_id, m.recipient, m.status, m.segments, m.encoding, m.error_code, m.error_message, iso(m.created_at), iso(m.send_at), iso(m.sent_at), iso(m.delivered_at)]);
+      chunk += csvLine([m.id, m.batch_id, m.recipient, m.status, m.segments, m.encoding, m.error_code, m.error_message, iso(m.created_at), iso(m.send_at), iso(m.sent_at), iso(m.delivered_at), title]);
     }
     yield chunk;
     after = page[page.length - 1]!.id;

@@ -5,7 +5,7 @@
  */
 import { sql } from 'kysely';
 import type { Executor } from '../connect.ts';
-import type { CampaignsTable, MessagesTable } from '../database.ts';
+import type { CampaignDefaultsTable, CampaignsTable, MessagesTable } from '../database.ts';
 import type { MessageStatus } from '../../domain/message-status.ts';
 
 export type CampaignRow = CampaignsTable;
@@ -107,4 +107,22 @@ export async function campaignResultsPage(db: Executor, accountId: string, campa
 
 export async function setOwnerTimeZone(db: Executor, ownerId: string, timeZone: string): Promise<void> {
   await db.updateTable('owners').set({ time_zone: timeZone }).where('id', '=', ownerId).execute();
+}
+
+export type CampaignDefaults = Pick<CampaignDefaultsTable, 'country' | 'recipient_column'>;
+
+export async function campaignDefaults(db: Executor, accountId: string): Promise<CampaignDefaults | undefined> {
+  return db.selectFrom('campaign_defaults').select(['country', 'recipient_column']).where('account_id', '=', accountId).executeTakeFirst();
+}
+
+/**
+ * Remembers the composer's country and, when given, recipient column for the account's next file
+ * (a column left out keeps the one remembered).
+ */
+export async function saveCampaignDefaults(db: Executor, accountId: string, defaults: Pick<CampaignDefaults, 'country'> & Partial<CampaignDefaults>, now: number): Promise<void> {
+  await db
+    .insertInto('campaign_defaults')
+    .values({ account_id: accountId, recipient_column: null, ...defaults, updated_at: now })
+    .onConflict((oc) => oc.column('account_id').doUpdateSet({ ...defaults, updated_at: now }))
+    .execute();
 }

@@ -68,6 +68,37 @@ document.addEventListener('DOMContentLoaded', () => {
   const mine = Intl.DateTimeFormat().resolvedOptions().timeZone;
   if (mine && [...zone.options].some((o) => o.value === mine)) zone.value = mine;
 });
+document.addEventListener('DOMContentLoaded', () => {
+  // The campaign composer's default country, until the account has one (remembered from its
+  // campaigns, or from its own numbers): the region of the browser's language (en-GB: GB).
+  const country = document.querySelector('select[data-browser-country]');
+  if (!country) return;
+  for (const tag of navigator.languages || [navigator.language]) {
+    let region;
+    try {
+      region = new Intl.Locale(tag).maximize().region;
+    } catch {
+      continue;
+    }
+    if (region && [...country.options].some((o) => o.value === region)) {
+      country.value = region;
+      return;
+    }
+  }
+});
+document.addEventListener('change', (event) => {
+  // The campaign's default name follows the file chosen: its name and today's date, as the server
+  // names a campaign left without one.
+  const input = event.target;
+  if (!(input instanceof HTMLInputElement) || input.id !== 'file' || !input.files || input.files.length === 0) return;
+  const name = document.getElementById('campaign-name');
+  if (!(name instanceof HTMLInputElement)) return;
+  const zone = document.getElementById('time-zone');
+  const later = document.querySelector('input[name="when"][value="later"]');
+  const timeZone = later && later.checked && zone && zone.value ? zone.value : 'UTC';
+  const date = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
+  name.placeholder = `${input.files[0].name} ${date}`;
+});
 document.addEventListener('change', (event) => {
   // The zone the owner picks in the composer is saved at once (<select data-save-url>): it is the
   // composer's default from then on, on any device. The browser's zone, set above, is not saved

@@ -1,9 +1,13 @@
 /**
- * Campaigns, /dashboard/campaigns: the composer (a Sender ID, a CSV file of recipients, a template
- * filled per row, now or at a local time), its live preview (the first rows with encoding and
+ * Campaigns, /dashboard/campaigns: the composer (a name, a Sender ID, a CSV or XLSX file of
+ * recipients with its phone numbers column and default country, a template filled per row, now or
+ * at a local time), its live preview (the first rows with encoding and
  * segments, every invalid row with its line and reason, the rows to recipients who opted out, the
  * cost against the balance), and one campaign's page (counts by status, polled; failures by error code; deliveries per minute; the
  * per-message results as CSV; Cancel for what is still scheduled).
+ *
+ * The form's fields come before the file in the page, and so in the multipart body: the server
+ * knows the column, the country and the other choices when the file's first row arrives.
  *
  * The composer posts the whole form twice, file included: to /campaigns/preview through htmx
  * whenever what the preview shows depends on changes (the Sender ID, the template, the file; not
@@ -18,6 +22,10 @@ import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../../errors/catalogue.ts';
 import { isTimeZone } from '../../../domain/local-time.ts';
+import { COUNTRIES, countryByCode } from '../../../domain/national-number.ts';
+import { RECIPIENT_COLUMN_LABELS } from '../../../domain/recipient-column.ts';
+import { OPT_OUT_LINE } from '../../../domain/message-template.ts';
+import { RecipientColumnUnclear } from '../../../services/campaigns/campaign-file.ts';
 import { MESSAGE_STATUSES } from '../../../domain/message-status.ts';
 import {
   CAMPAIGN_MAX_BYTES,
@@ -27,9 +35,12 @@ import {
   campaignResultsCsv,
   cancelCampaign,
   campaignRefundedOnCancel,
+  campaignTitle,
+  composerDefaults,
   getCampaign,
   listCampaigns,
   LISTED_INVALID_ROWS,
+  MAX_CAMPAIGN_NAME_CHARACTERS,
   MAX_TEMPLATE_CHARACTERS,
   newCampaignFormKey,
   optedOutSkipped,
@@ -47,7 +58,7 @@ import { alert, csrfField, statusBadge, table, when } from '../layout.ts';
 import { field, formParts, seeOther } from '../session-guard.ts';
 import { state, type OwnerArea } from './owner-area.ts';
 
-const MULTIPART_LIMITS = { fileSize: CAMPAIGN_MAX_BYTES + 1, files: 1, fields: 12, fieldSize: 4 * MAX_TEMPLATE_CHARACTERS + 64, parts: 14 };
+const MULTIPART_LIMITS = { fileSize: CAMPAIGN_MAX_BYTES + 1, files: 1, fields: 16, fieldSize: 4 * MAX_TEMPLATE_CHARACTERS + 64, parts: 18 };
 
 /** Statuses that may still change: the campaign page keeps polling while any message has one. */
 const UNFINISHED = ['scheduled', 'pending', 'sent'] as const;
@@ -115,7 +126,8 @@ async function readComposer(request: FastifyRequest, ctx: OwnerArea['ctx'], purp
         throw new AppError('invalid_request', 'This kind of spreadsheet is not read: save the sheet as “Excel Workbook (.xlsx)” or as “CSV UTF-8” and choose that file.');
       }
       const format = /\.xlsx$/i.test(part.filename) ? 'xlsx' : 'csv';
-      draft = await readCampaign(ctx, account.id, { sender: values.sender ?? '', template: values.template ?? '' }, upload(part.file), { purpose, format });
+      const reading = { recipientColumn: values.recipient_column ?? null, country: values.country ?? null, everyRow: values.every_row === 'on', optOutLine: values.opt_out_line === 'on' };
+      draft = await readCampaign(ctx, account.id, { sender: values.sender ?? '', template: values.template ?? '' }, upload(part.file), { purpose, format, fileName: part.filename, reading });
       file = undefined;
     }
   } catch (err) {
@@ -131,8 +143,63 @@ async function readComposer(request: FastifyRequest, ctx: OwnerArea['ctx'], purp
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString('en')} ${n === 1 ? one : many}`;
 
+const FOUND_BY_NAME = `Found by its name (${RECIPIENT_COLUMN_LABELS.slice(0, 5).join(', ')}…)`;
+
+/**
+ * The options of the phone numbers column select. Once a file is read: its columns, the one in use
+ * selected; the first option, value "", lets the name decide (`found`: the column it found), or asks
+ * the owner to choose when it could not. Before a file: the name decides, or the remembered column.
+ */
+function columnOptions(opts: { columns?: string[]; selected?: string | null; found?: string | null; unclear?: boolean }): Html {
+  const first = opts.unclear ? 'Choose the column…' : opts.found ? `${opts.found} (found by its name)` : FOUND_BY_NAME;
+  const columns = opts.columns ?? (opts.selected ? [opts.selected] : []);
+  const selected = opts.found ? null : (opts.selected ?? null);
+  const firstSelected = selected === null || !columns.includes(selected);
+  return html`<option value=""${firstSelected ? raw(' selected') : ''}>${first}</option>${[...new Set(columns.filter((c) => c.trim() !== ''))].map(
+    (c) => html`<option value="${c}"${c === selected ? raw(' selected') : ''}>${c.length > 60 ? `${c.slice(0, 60)}…` : c}</option>`,
+  )}`;
+}
+
+function columnSelect(options: Html, oob = false): Html {
+  return html`<select id="recipient-column" name="recipient_column" aria-describedby="column-hint"${oob ? raw(' hx-swap-oob="true"') : ''}>${options}</select>`;
+}
+
+/**
+ * The select again, swapped in by htmx beside the preview: a new element, so that the browser
+ * selects the option marked (options swapped into a live select keep their own selection). The
+ * form listens for its changes on its parent, which stays.
+ */
+function columnOptionsUpdate(options: Html): Html {
+  return columnSelect(options, true);
+}
+
+function draftColumnOptions(draft: CampaignDraft): Html {
+  return draft.file.toColumnHow === 'found'
+    ? columnOptions({ columns: draft.file.headers, found: draft.recipientColumn })
+    : columnOptions({ columns: draft.file.headers, selected: draft.recipientColumn });
+}
+
+function unclearColumnOptions(err: RecipientColumnUnclear): Html {
+  return columnOptions({ columns: err.columns, unclear: true });
+}
+
+/** What a refusal of the whole file says in the preview: for an unclear column, the question and where to answer it. */
+function refusalFragment(err: AppError): Html {
+  if (err instanceof RecipientColumnUnclear) {
+    return html`${alert(`${err.message} Choose it in “Phone numbers column” above; the file is read again.`)}${columnOptionsUpdate(unclearColumnOptions(err))}`;
+  }
+  return alert(err.message);
+}
+
 function previewFragment(draft: CampaignDraft): Html {
-  const rows = draft.preview.map((r) => [r.line, r.to, html`<span class="message-text">${r.text}</span>`, r.encoding, r.segments]);
+  const rows = draft.preview.map((r) => [
+    r.line,
+    r.written === r.to ? r.to : html`${r.to}<br><span class="muted">written ${r.written}</span>`,
+    html`<span class="message-text">${r.text}</span>`,
+    r.encoding,
+    r.segments,
+  ]);
+  const country = countryByCode(draft.country);
   const over = draft.credits > draft.balance;
   const invalidRows = draft.invalid.map((r) => [r.line, r.to || html`<span class="muted">(empty)</span>`, r.reason]);
   const more = draft.invalidCount - draft.invalid.length;
@@ -146,6 +213,16 @@ function previewFragment(draft: CampaignDraft): Html {
   }${
     draft.optedOutCount > 0 ? html`, <strong>${plural(draft.optedOutCount, 'row')}</strong> to recipients who opted out (listed below, skipped, not charged)` : ''
   }.</p>
+<p id="recipients-summary">Phone numbers from the column <strong>“${draft.recipientColumn}”</strong>${draft.file.toColumnHow === 'found' ? ' (found by its name)' : ''}; ${
+    country ? html`numbers without “+” read as numbers of <strong>${country.name} (+${country.callingCode})</strong>` : 'no default country: every number needs its “+” and country code'
+  }.</p>
+${
+  draft.duplicateCount > 0
+    ? html`<p id="duplicates" data-duplicates="${draft.duplicateCount}"><strong>${plural(draft.duplicateCount, 'row')}</strong> ${draft.duplicateCount === 1 ? 'repeats a number' : 'repeat a number'} already in the file: ${
+        draft.everyRow ? 'every row is sent, as asked.' : 'each number gets one message, the first row’s (not charged for the repeats).'
+      }</p>`
+    : ''
+}${draft.optOutLine ? html`<p id="opt-out-line-note">Each message ends with “${OPT_OUT_LINE}”, counted in its segments and the cost.</p>` : ''}
 ${table(`The first ${plural(draft.preview.length, 'message')}`, ['Line', 'To', 'Message', 'Encoding', 'Segments'], rows, 'No row of the file can be sent.')}
 <p id="campaign-cost">Cost: <strong data-credits="${draft.credits}">${plural(draft.credits, 'credit')}</strong>; the balance is <strong data-balance="${draft.balance}">${plural(draft.balance, 'credit')}</strong>.</p>
 ${over ? alert(`The balance does not cover this campaign: it needs ${plural(draft.credits - draft.balance, 'more credit')}. Ask the operator for a top-up, or send fewer messages.`) : ''}
@@ -161,7 +238,7 @@ ${
         moreOptedOut > 0 ? html`<p class="hint">…and ${plural(moreOptedOut, 'more row')}; the first ${LISTED_INVALID_ROWS} are listed.</p>` : ''
       }<p class="hint">They replied STOP or were added to the opt-out list: nothing is sent to them, and they are not in the cost.</p></div>`
     : ''
-}</section>`;
+}</section>${columnOptionsUpdate(draftColumnOptions(draft))}`;
 }
 
 function progressFragment(campaign: Campaign, progress: CampaignProgress, polling: boolean): Html {
@@ -193,10 +270,24 @@ function stillRunning(progress: CampaignProgress): boolean {
 }
 
 export function campaignPages(app: FastifyInstance, { ctx, render }: OwnerArea): void {
-  const composer = async (request: FastifyRequest, reply: FastifyReply, opts: { error?: string; values?: Record<string, string>; draft?: CampaignDraft | null } = {}) => {
+  const composer = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    opts: { error?: string; values?: Record<string, string>; draft?: CampaignDraft | null; unclear?: RecipientColumnUnclear } = {},
+  ) => {
     const { account, session, owner } = state(request);
     const senders = (await listSenderIds(ctx, { accountId: account.id, status: 'approved' })).map((s) => s.name);
     const v = opts.values ?? {};
+    const defaults = await composerDefaults(ctx, account.id);
+    // A form sent back keeps what was chosen in it; a new one starts from the account's defaults.
+    const posted = opts.values !== undefined && Object.keys(opts.values).length > 0;
+    const country = posted ? (countryByCode(v.country)?.code ?? '') : (defaults.country ?? '');
+    const guessCountry = !posted && defaults.countryFrom === null;
+    const columns = opts.unclear
+      ? unclearColumnOptions(opts.unclear)
+      : opts.draft
+        ? draftColumnOptions(opts.draft)
+        : columnOptions({ selected: posted ? v.recipient_column : defaults.recipientColumn });
     const zone = v.time_zone && isTimeZone(v.time_zone) ? v.time_zone : (owner.time_zone ?? null);
     const later = v.when === 'later';
     return render(
@@ -207,12 +298,16 @@ export function campaignPages(app: FastifyInstance, { ctx, render }: OwnerArea):
       html`${alert(opts.error)}
 ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register one under Sender IDs first.') : ''}
 <form method="post" action="/dashboard/campaigns" enctype="multipart/form-data" id="composer" data-upload-send
- hx-post="/dashboard/campaigns/preview" hx-encoding="multipart/form-data" hx-trigger="change from:#sender, change from:#file, input from:#template delay:600ms" hx-target="#preview" hx-sync="this:replace">${csrfField(session.csrf_token)}
+ hx-post="/dashboard/campaigns/preview" hx-encoding="multipart/form-data" hx-trigger="change from:#sender, change from:#column-field, change from:#country, change from:#every-row, change from:#opt-out-line, change from:#file, input from:#template delay:600ms" hx-target="#preview" hx-sync="this:replace">${csrfField(session.csrf_token)}
 <input type="hidden" name="form_key" value="${newCampaignFormKey()}">
+<label for="campaign-name">Campaign name</label>
+<input id="campaign-name" name="name" type="text" maxlength="${MAX_CAMPAIGN_NAME_CHARACTERS}" value="${v.name ?? ''}" placeholder="The file’s name and today’s date" aria-describedby="name-hint">
+<p class="hint" id="name-hint">Shown in your list of campaigns and in the results file. Left empty, the file’s name and the date.</p>
 <label for="sender">Sender ID</label><select id="sender" name="sender" required>${senders.map((s) => html`<option value="${s}"${s === v.sender ? raw(' selected') : ''}>${s}</option>`)}</select>
 <label for="template">Message template</label>
 <textarea id="template" name="template" rows="4" required maxlength="${MAX_TEMPLATE_CHARACTERS}" aria-describedby="template-hint">${v.template ?? ''}</textarea>
-<p class="hint" id="template-hint">Write <code>{{first_name}}</code> where a column of the file goes (any column, by its header; case does not matter). Each row gets its own text, checked as the API checks a message.</p>
+<p class="hint" id="template-hint">Write <code>{{first_name}}</code> where a column of the file goes (any column, by its header; case does not matter, and a space is written <code>_</code>: a column “First Name” is <code>{{first_name}}</code>). Each row gets its own text, checked as the API checks a message.</p>
+<label class="check"><input type="checkbox" id="opt-out-line" name="opt_out_line"${v.opt_out_line === 'on' ? raw(' checked') : ''}> Add “${OPT_OUT_LINE}” on a line of its own at the end of each message</label>
 <fieldset><legend>When</legend>
 <div><label><input type="radio" name="when" value="now"${later ? '' : raw(' checked')}> Send now</label>
 <label><input type="radio" name="when" value="later"${later ? raw(' checked') : ''}> At a date and time</label></div>
@@ -221,9 +316,16 @@ ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register
         (z) => html`<option value="${z}"${z === (zone ?? 'UTC') ? raw(' selected') : ''}>${z}</option>`,
       )}</select></div>
 <p class="hint" id="send-at-hint">Up to 35 days ahead. A time that a daylight-saving change skips or repeats is refused. The zone is remembered for your next campaign.</p></fieldset>
-<label for="file">Recipients (CSV or XLSX file)</label>
-<input id="file" name="file" type="file" required accept=".csv,.xlsx,text/csv,text/plain,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" aria-describedby="file-hint">
-<p class="hint" id="file-hint">A header line with a <code>to</code> column (numbers in international format, such as +33612345678) and any other columns. CSV: separated by commas, semicolons or tabs; UTF-8 or UTF-16. XLSX: the first sheet. Up to ${CAMPAIGN_MAX_ROWS.toLocaleString('en')} rows and ${CAMPAIGN_MAX_BYTES / 1024 / 1024} MiB.</p>
+<fieldset><legend>Recipients</legend>
+<div><label for="country">Country of numbers without “+”</label><select id="country" name="country" aria-describedby="country-hint"${guessCountry ? raw(' data-browser-country') : ''}>
+<option value="">None: every number has its “+” and country code</option>${COUNTRIES.map((c) => html`<option value="${c.code}"${c.code === country ? raw(' selected') : ''}>${c.name} (+${c.callingCode})</option>`)}</select></div>
+<p class="hint" id="country-hint">Numbers written as at home, such as 07400 123401 or (415) 555-2671, are read as numbers of this country; numbers with a “+” are read as they are. Remembered for your next campaign.</p>
+<div id="column-field"><label for="recipient-column">Phone numbers column</label>${columnSelect(columns)}</div>
+<p class="hint" id="column-hint">Found by its name (to, phone, phone number, mobile, cell, msisdn, number, recipient; any case and spacing). When the file has none or several, choose it here.</p>
+<label><input type="checkbox" id="every-row" name="every_row"${v.every_row === 'on' ? raw(' checked') : ''}> Send every row, even when a number repeats (by default each number gets one message, the first row’s)</label>
+<div><label for="file">Recipients (CSV or XLSX file)</label>
+<input id="file" name="file" type="file" required accept=".csv,.xlsx,text/csv,text/plain,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" aria-describedby="file-hint"></div>
+<p class="hint" id="file-hint">A first line naming the columns: one of phone numbers, any others for the template. CSV: separated by commas, semicolons or tabs; UTF-8 or UTF-16. XLSX: the first sheet. Up to ${CAMPAIGN_MAX_ROWS.toLocaleString('en')} rows and ${CAMPAIGN_MAX_BYTES / 1024 / 1024} MiB.</p></fieldset>
 <progress id="upload-progress" max="100" value="0" hidden aria-label="Upload progress" aria-describedby="send-status"></progress>
 <div id="preview" aria-live="polite">${opts.draft ? previewFragment(opts.draft) : ''}</div>
 <div class="actions"><button type="submit" id="send-campaign">Send campaign</button> <span id="send-status" role="status" aria-live="polite"></span></div></form>`,
@@ -249,7 +351,7 @@ ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register
       if (err.headers) reply.headers(err.headers);
       // htmx swaps only successful answers: the reason (a server too busy to check the file
       // included) is the preview.
-      return alert(err.message).text;
+      return refusalFragment(err).text;
     }
   });
 
@@ -267,6 +369,7 @@ ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register
         account,
         ownerId: owner.id,
         formKey: v.form_key ?? '',
+        name: v.name ?? '',
         ...(later ? { sendAtLocal: v.send_at_local!, timeZone: v.time_zone ?? '' } : {}),
       });
       return seeOther(reply, `/dashboard/campaigns/${campaign.id}`);
@@ -274,7 +377,12 @@ ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register
       if (!(err instanceof AppError) || (err.status >= 500 && err.code !== 'service_unavailable')) throw err;
       if (err.headers) reply.headers(err.headers);
       reply.code(err.status);
-      return composer(request, reply, { error: /nothing was sent/i.test(err.message) ? err.message : `${err.message} Nothing was sent.`, values: form?.values ?? {}, draft: form?.draft ?? null });
+      return composer(request, reply, {
+        error: /nothing was sent/i.test(err.message) ? err.message : `${err.message} Nothing was sent.`,
+        values: form?.values ?? {},
+        draft: form?.draft ?? null,
+        ...(err instanceof RecipientColumnUnclear ? { unclear: err } : {}),
+      });
     }
   });
 
@@ -282,7 +390,7 @@ ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register
     const { account } = state(request);
     const campaigns = await listCampaigns(ctx, account.id);
     const rows = campaigns.map((c) => [
-      html`<a href="/dashboard/campaigns/${c.id}"><code>${c.id}</code></a>`,
+      html`<a href="/dashboard/campaigns/${c.id}">${c.name !== null ? html`<span class="campaign-name">${c.name}</span> ` : ''}<code>${c.id}</code></a>`,
       c.sender,
       c.messages.toLocaleString('en'),
       optedOutSkipped(c).toLocaleString('en'),
@@ -313,14 +421,15 @@ ${table('Your campaigns (latest 100)', ['Campaign', 'From', 'Messages', 'Skipped
     return render(
       request,
       reply,
-      `Campaign ${campaign.id}`,
+      `Campaign ${campaignTitle(campaign)}`,
       'campaigns',
       html`${alert(notice?.text, notice?.kind)}<section><dl class="detail">
+${campaign.name !== null ? html`<dt>Campaign ID</dt><dd><code>${campaign.id}</code></dd>` : ''}
 <dt>From</dt><dd>${campaign.sender}</dd>
-<dt>Template</dt><dd><span class="message-text">${campaign.template}</span></dd>
+<dt>Template</dt><dd><span class="message-text">${campaign.template}</span>${Number(campaign.opt_out_line) === 1 ? html`<br><span class="muted">with “${OPT_OUT_LINE}” added on its own line</span>` : ''}</dd>
 <dt>File</dt><dd>${plural(Number(campaign.file_rows), 'row')}: ${plural(Number(campaign.messages), 'message')}${
         Number(campaign.invalid_rows) > 0 ? html`, ${plural(Number(campaign.invalid_rows), 'invalid row')} not sent` : ''
-      }${optedOutSkipped(campaign) > 0 ? html`, <span id="opted-out-skipped">${plural(optedOutSkipped(campaign), 'row')} to recipients who opted out skipped</span>` : ''}</dd>
+      }${Number(campaign.duplicate_rows) > 0 ? html`, <span id="duplicates-skipped">${plural(Number(campaign.duplicate_rows), 'row')} repeating a number skipped</span>` : ''}${optedOutSkipped(campaign) > 0 ? html`, <span id="opted-out-skipped">${plural(optedOutSkipped(campaign), 'row')} to recipients who opted out skipped</span>` : ''}</dd>
 <dt>Credits</dt><dd id="campaign-credits">${Number(campaign.credits).toLocaleString('en')} debited${refunded > 0 ? html`, ${refunded.toLocaleString('en')} refunded for canceled messages` : ''}</dd>
 <dt>Send at</dt><dd>${campaign.send_at !== null ? html`${when(campaign.send_at)}${localSendAt}` : 'at once'}</dd>
 <dt>Created</dt><dd>${when(campaign.created_at)}</dd></dl></section>
