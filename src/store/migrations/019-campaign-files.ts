@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * Campaigns from the files people have (issue 36).
+ * Campaigns from the files people have: contact exports with any phone column, national numbers, repeats.
  *
  * - `campaigns.name`: what the owner calls the campaign (by default the file's name and the
  *   date); null for the campaigns made before, which are shown by their id.
