@@ -12,6 +12,7 @@ import { loadConfig, type Config } from './config/config.ts';
 import { checkDatabaseLocation } from './config/startup-checks.ts';
 import { buildApp } from './http/app.ts';
 import type { Context } from './services/context.ts';
+import { logStoreCondition } from './services/availability.ts';
 import { installReviewMail } from './services/mail/mail.ts';
 import { openStore } from './store/connect.ts';
 import { migrateToLatest } from './store/migrate.ts';
@@ -99,6 +100,7 @@ export async function start(opts: { api: boolean; workers: boolean; env?: NodeJS
   checkDatabaseLocation(config.databaseUrl, opts.api);
   const log = createLogger(config);
   const ctx = await openContext(config, log);
+  logStoreCondition(ctx.store, log);
   ctx.store.startBackgroundCheckpoints?.();
   const carrier = createCarrier(config, ctx.clock, log);
   const workers = opts.workers ? createWorkers(ctx, carrier) : null;
