@@ -15,6 +15,7 @@ import { messagesByIds } from '../../store/repositories/messages.repository.ts';
 import { insertCarrierParts } from '../../store/repositories/carrier-receipts.repository.ts';
 import { applyStatusChange, applyStatusChanges, enqueueFollowUps } from './message-status-changes.ts';
 import type { Context } from '../context.ts';
+import type { Store } from '../../store/connect.ts';
 import { carrierSubmits } from '../../metrics.ts';
 import { sendTimeRefusals, type SendTimeRefusal } from './send-time-checks.ts';
 import { isStoreUnavailable } from '../availability.ts';
@@ -151,6 +152,8 @@ async function submitJobs(ctx: Context, carrier: Carrier, jobs: JobsTable[]): Pr
   };
 }
 
+const heldInProcess = new WeakMap<Store, Set<string>>();
+
 /** Outcomes the carrier gave that the database has not taken yet. */
 interface Held {
   jobIds: string[];
@@ -170,12 +173,18 @@ interface Held {
  */
 export class Dispatcher {
   #held: Held | null = null;
+  /** The jobs every dispatcher of this process holds outcomes for. */
+  readonly #heldHere: Set<string>;
 
   constructor(
     private readonly ctx: Context,
     private readonly carrier: Carrier,
     private readonly leaseMs: number,
-  ) {}
+  ) {
+    let set = heldInProcess.get(ctx.store);
+    if (!set) heldInProcess.set(ctx.store, (set = new Set()));
+    this.#heldHere = set;
+  }
 
   /** How many jobs' outcomes wait in memory. */
   get holding(): number {
@@ -183,13 +192,17 @@ export class Dispatcher {
   }
 
   /** Submits claimed jobs and records their outcomes, or keeps the outcomes if the store cannot take them. */
-  async dispatch(jobs: JobsTable[], claimedAt: number): Promise<DispatchSummary> {
+  async dispatch(claimed: JobsTable[], claimedAt: number): Promise<DispatchSummary> {
+    // A job whose lease ran out while another loop of this process held its outcome (a long
+    // outage) is that loop's to record, not to submit again; this claim has renewed its lease.
+    const jobs = this.#heldHere.size === 0 ? claimed : claimed.filter((j) => !this.#heldHere.has(j.id));
     const record = await submitJobs(this.ctx, this.carrier, jobs);
     try {
       return await record();
     } catch (err) {
       if (!isStoreUnavailable(this.ctx.store, err)) throw err;
       this.#held = { jobIds: jobs.map((j) => j.id), record, since: this.ctx.clock(), leaseUntil: claimedAt + this.leaseMs };
+      for (const job of jobs) this.#heldHere.add(job.id);
       this.ctx.log.warn({ jobs: jobs.length }, 'dispatch outcomes kept in memory until the database takes them');
       throw err;
     }
@@ -203,15 +216,20 @@ export class Dispatcher {
       await held.record();
     } catch (err) {
       if (!isStoreUnavailable(this.ctx.store, err)) {
-        this.#held = null;
+        this.#release(held);
         this.ctx.log.error({ err, jobs: held.jobIds.length }, 'dispatch outcomes could not be recorded; their jobs come back when the lease ends');
         throw err;
       }
       await this.#keepLease(held);
       throw err;
     }
-    this.#held = null;
+    this.#release(held);
     this.ctx.log.info({ jobs: held.jobIds.length, held_ms: this.ctx.clock() - held.since }, 'dispatch outcomes kept in memory are recorded');
+  }
+
+  #release(held: Held): void {
+    this.#held = null;
+    for (const id of held.jobIds) this.#heldHere.delete(id);
   }
 
   /** Pushes the lease a whole lease ahead once half of it is gone, if the database lets it. */
