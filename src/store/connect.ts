@@ -213,6 +213,9 @@ function open(databaseUrl: string): Store {
         await pool.close();
         await db.destroy();
         await read.destroy();
+        // Kysely closes a connection only if it was ever used; an open file keeps its disk busy.
+        if (readerRaw.open) readerRaw.close();
+        if (raw.open) raw.close();
       },
     };
   }
