@@ -38,10 +38,14 @@ function recipient(n: number): string {
   return `+1415${String(n % 1000).padStart(3, '0')}${3000 + (n % 997)}`;
 }
 
-/** `clients` loops sending to `baseUrl` (…/v1) with `key` until stopped: three singles, then a bulk. */
-export function startLoad(baseUrl: string, key: string, clients = 16): Load {
+/**
+ * `clients` loops sending to `baseUrl` (…/v1) with `key` until stopped: three singles, then a
+ * bulk. Requests are numbered from `first` (give each of several loads its own range).
+ */
+export function startLoad(baseUrl: string, key: string, opts: { clients?: number; first?: number } = {}): Load {
+  const clients = opts.clients ?? 16;
   const answers: Answer[] = [];
-  let next = 0;
+  let next = opts.first ?? 0;
   let running = true;
   const client = async () => {
     while (running) {
