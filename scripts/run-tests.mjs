@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
 // Default test roots; `npm test` runs these.
-const DEFAULT_ROOTS = ['src', 'test/api', 'test/cli', 'test/smpp', 'packages/client/test', 'test/crash', 'test/security', 'test/docs', 'test/store', 'test/multiprocess'];
+const DEFAULT_ROOTS = ['src', 'test/api', 'test/cli', 'test/smpp', 'packages/client/test', 'test/crash', 'test/faults', 'test/security', 'test/docs', 'test/store', 'test/multiprocess'];
 
 function find(path, out) {
   if (statSync(path).isFile()) {
@@ -30,7 +30,8 @@ if (pg) {
   env.TEST_DATABASE_URL ||= 'postgres://postgres@127.0.0.1:5432/test';
 }
 // test/multiprocess: the scheduled release runs on both databases; the scale-out test skips
-// itself without PostgreSQL.
+// itself without PostgreSQL. test/faults: a throwaway PostgreSQL cluster, Redis and tmpfs of
+// their own (root and the PostgreSQL server binaries; each test skips itself without them).
 const roots = args.length ? args : DEFAULT_ROOTS;
 const files = roots.filter((r) => existsSync(r)).flatMap((r) => find(r, [])).sort();
 if (files.length === 0) {

@@ -7,7 +7,7 @@
  * Callers ask `failureOf(err)` whether an error is one of these (to answer 503 rather than 500),
  * and `problem` whether one stands now (the readiness probe, the log).
  */
-import { accessSync, constants, statfsSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, rmSync, statfsSync, writeSync } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CompiledQuery, DatabaseConnection, Driver, QueryResult, TransactionSettings } from 'kysely';
@@ -36,6 +36,7 @@ const PROBE_BYTES = 256 * 1024;
 
 export class StoreCondition {
   #problem: StoreProblem | null = null;
+  #disk: { at: number; failure: StoreFailure | null } = { at: 0, failure: null };
   readonly #listeners: ((problem: StoreProblem | null) => void)[] = [];
 
   /** @param folder the SQLite file's folder, to tell a full or read-only disk from another I/O error. */
@@ -72,23 +73,18 @@ export class StoreCondition {
   }
 
   /**
-   * SQLite reports a write the file system refused as an I/O error, whatever the reason: the
-   * folder says which (EROFS, or almost no space left). Anything else is a failing disk, not a
-   * state to wait out, and stays a 500.
+   * SQLite reports a write the file system refused as an I/O error, whatever the reason (and a
+   * file system the kernel made read-only after an error may still look writable to access()):
+   * writing a small file beside the database says which, EROFS or ENOSPC. A write that works, with
+   * space left, means a failing disk, not a state to wait out, which stays a 500. Checked at most
+   * once a second: every request of an outage asks.
    */
   #diskState(): StoreFailure | null {
     if (!this.folder) return null;
-    try {
-      accessSync(this.folder, constants.W_OK);
-    } catch (err) {
-      return (err as { code?: string }).code === 'EROFS' ? 'read_only' : null;
-    }
-    try {
-      const fs = statfsSync(this.folder);
-      return fs.bavail * fs.bsize < NEARLY_FULL_BYTES ? 'full' : null;
-    } catch {
-      return null;
-    }
+    const now = Date.now();
+    if (now - this.#disk.at < 1000) return this.#disk.failure;
+    this.#disk = { at: now, failure: writeProbeSync(this.folder) };
+    return this.#disk.failure;
   }
 
   /** Records `err` if it is a failure of the store; returns its kind. */
@@ -131,6 +127,31 @@ export class StoreCondition {
     if (!this.#problem) return;
     this.#problem = null;
     for (const l of this.#listeners) l(null);
+  }
+}
+
+/** What writing a small file in `folder` says of its file system: full, read-only, or neither. */
+function writeProbeSync(folder: string): StoreFailure | null {
+  const file = join(folder, `.pigeon-write-probe-${process.pid}`);
+  try {
+    const fd = openSync(file, 'w');
+    try {
+      writeSync(fd, Buffer.alloc(4096));
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    const fs = statfsSync(folder);
+    return fs.bavail * fs.bsize < NEARLY_FULL_BYTES ? 'full' : null;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === 'EROFS' ? 'read_only' : code === 'ENOSPC' || code === 'EDQUOT' ? 'full' : null;
+  } finally {
+    try {
+      rmSync(file, { force: true });
+    } catch {
+      // A read-only folder: nothing was created.
+    }
   }
 }
 
