@@ -27,11 +27,11 @@ export function unavailableError(store: Store, err: unknown): AppError | null {
   const failure = store.condition.failureOf(err);
   if (!failure) return null;
   if (failure === 'unreachable') {
-    return new AppError('service_unavailable', 'The database is unreachable for the moment; nothing was stored. Retry shortly.', {
+    return new AppError('service_unavailable', 'The database is unreachable for the moment; retry shortly (with an Idempotency-Key a retry never sends twice).', {
       headers: { 'Retry-After': String(UNREACHABLE_RETRY_AFTER_S) },
     });
   }
-  return new AppError('storage_full', failure === 'full' ? undefined : 'The server\'s storage is read-only for the moment; nothing was stored. Retry later.', {
+  return new AppError('storage_full', failure === 'full' ? undefined : 'The server\'s storage is read-only for the moment; retry later.', {
     headers: { 'Retry-After': String(STORAGE_RETRY_AFTER_S) },
   });
 }

@@ -174,18 +174,23 @@ export function observedDriver(
   condition: StoreCondition,
   opts: { recoveredBy: 'answer' | 'write'; transactionOpen?: () => boolean },
 ): Driver {
-  const observe = <T>(promise: Promise<T>): Promise<T> =>
-    promise.catch((err: unknown) => {
+  // A driver may throw before it returns a promise (Kysely's SQLite driver runs the statement
+  // synchronously): both ways are caught.
+  const observe = async <T>(run: () => Promise<T>): Promise<T> => {
+    try {
+      return await run();
+    } catch (err) {
       condition.observe(err);
       throw err;
-    });
+    }
+  };
   const innerOf = (c: DatabaseConnection) => (c as Observed).inner;
   const wrap = (connection: DatabaseConnection): Observed => {
     const observed: Observed = {
       inner: connection,
       transaction: null,
       async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-        const result = await observe(connection.executeQuery<R>(query));
+        const result = await observe(() => connection.executeQuery<R>(query));
         if (opts.recoveredBy === 'answer') condition.recovered();
         else if (result.numAffectedRows !== undefined && result.numAffectedRows > 0n) {
           if (observed.transaction) observed.transaction.wrote = true;
@@ -201,7 +206,7 @@ export function observedDriver(
   const driver: Driver = {
     init: () => inner.init(),
     async acquireConnection() {
-      const connection = await observe(inner.acquireConnection());
+      const connection = await observe(() => inner.acquireConnection());
       let observed = connections.get(connection);
       if (!observed) {
         observed = wrap(connection);
@@ -210,19 +215,19 @@ export function observedDriver(
       return observed;
     },
     async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings) {
-      await observe(inner.beginTransaction(innerOf(connection), settings));
+      await observe(() => inner.beginTransaction(innerOf(connection), settings));
       (connection as Observed).transaction = { wrote: false };
     },
     async commitTransaction(connection: DatabaseConnection) {
       const transaction = (connection as Observed).transaction;
-      await observe(inner.commitTransaction(innerOf(connection)));
+      await observe(() => inner.commitTransaction(innerOf(connection)));
       (connection as Observed).transaction = null;
       if (opts.recoveredBy === 'answer' || transaction?.wrote) condition.recovered();
     },
     async rollbackTransaction(connection: DatabaseConnection) {
       (connection as Observed).transaction = null;
       if (opts.transactionOpen && !opts.transactionOpen()) return;
-      await observe(inner.rollbackTransaction(innerOf(connection)));
+      await observe(() => inner.rollbackTransaction(innerOf(connection)));
     },
     releaseConnection: (connection: DatabaseConnection) => inner.releaseConnection(innerOf(connection)),
     destroy: () => inner.destroy(),
