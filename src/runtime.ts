@@ -66,7 +66,7 @@ export async function openContext(
   log: Logger,
   opts: { migrate?: boolean } = {},
 ): Promise<Context & { setWake(fn: Context['wake']): void }> {
-  const store = openStore(config.databaseUrl);
+  const store = openStore(config.databaseUrl, { synchronous: config.sqliteSynchronous });
   if (opts.migrate !== false) await migrateToLatest(store.db);
   // Sender ID decisions mail the owner from whichever process makes them (server or CLI).
   installReviewMail();

@@ -124,8 +124,13 @@ export function sqlitePath(databaseUrl: string): string {
   return path === ':memory:' ? path : resolve(path);
 }
 
-export function openStore(databaseUrl: string): Store {
-  const store = open(databaseUrl);
+export interface StoreOptions {
+  /** SQLite only: `full` syncs the WAL at every commit, `normal` (the default) only at checkpoints. */
+  synchronous?: 'normal' | 'full';
+}
+
+export function openStore(databaseUrl: string, opts: StoreOptions = {}): Store {
+  const store = open(databaseUrl, opts);
   registerDialect(store.db, store.dialect);
   registerDialect(store.read, store.dialect);
   return store;
@@ -148,7 +153,7 @@ function observed(dialect: Dialect, condition: StoreCondition, opts: Parameters<
  */
 const PG_CONNECT_TIMEOUT_MS = 10_000;
 
-function open(databaseUrl: string): Store {
+function open(databaseUrl: string, opts: StoreOptions): Store {
   if (databaseUrl.startsWith('sqlite:')) {
     const path = sqlitePath(databaseUrl);
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -156,8 +161,9 @@ function open(databaseUrl: string): Store {
     const raw = new SqliteDatabase(path);
     raw.pragma('journal_mode = WAL');
     // NORMAL in WAL mode: a commit survives a process crash; only an OS crash or power loss can
-    // lose the last transactions. The durability trade-off is documented in docs/deployment.md.
-    raw.pragma('synchronous = NORMAL');
+    // lose the last transactions. FULL syncs the WAL at every commit, so not even those. The
+    // trade-off, and the cost measured, are in docs/deployment.md.
+    raw.pragma(`synchronous = ${opts.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
     raw.pragma('busy_timeout = 5000');
     raw.pragma('foreign_keys = ON');
     // A checkpoint ends with an fsync of the database file; checkpointing every 4,000 pages instead
