@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { openStore, type Store } from '../../src/store/connect.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import { createCustomer } from '../helpers/customers.ts';
-import { checkOutcome, settled, startLoad } from '../helpers/fault-load.ts';
+import { checkOutcome, settled, simulatorSubmissions, startLoad } from '../helpers/fault-load.ts';
 import { createPgCluster, pgClusterAvailable, type PgCluster } from '../helpers/pg-cluster.ts';
 import { freePort, spawnPigeon, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
 import { serviceContext } from '../helpers/test-store.ts';
@@ -128,7 +128,7 @@ describe('PostgreSQL restarted under load', { skip: !pgClusterAvailable && 'no P
     assert.match(log, /"level":50.*store unavailable: the database is unreachable/);
     assert.match(log, /store available again/);
     assert.doesNotMatch(log, /"msg":"unhandled error"/);
-    const stored = await checkOutcome(store, { answers, simLog, accountId, credits: CREDITS });
+    const stored = await checkOutcome(store, { answers, submissions: simulatorSubmissions(simLog), accountId, credits: CREDITS });
     const kept = (log.match(/dispatch outcomes kept in memory until/g) ?? []).length;
     console.log(`# ${answers.length} requests: ${answers.length - refused.length} answered 200, ${refused.length} 503 (slowest ${slowest} ms); ${stored} messages; ${kept} dispatch batches kept in memory over an outage`);
     assert.equal(await server.stop(), 0, server.output().slice(-3000));

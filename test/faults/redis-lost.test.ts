@@ -23,7 +23,7 @@ import { revokeApiKey, createApiKey } from '../../src/services/keys/api-keys.ts'
 import { approveSenderId, registerSenderId } from '../../src/services/sender-ids/sender-ids.ts';
 import { assignNumber } from '../../src/services/numbers/numbers.ts';
 import { createCustomer } from '../helpers/customers.ts';
-import { checkOutcome, settled, startLoad } from '../helpers/fault-load.ts';
+import { checkOutcome, settled, simulatorSubmissions, startLoad } from '../helpers/fault-load.ts';
 import { freePort, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
 import { createRedisServer, redisAvailable, type RedisServer } from '../helpers/redis-server.ts';
 import { processDatabase, serviceContext, testDialect } from '../helpers/test-store.ts';
@@ -123,7 +123,7 @@ describe(`Redis lost and back under load (${testDialect})`, { skip: !redisAvaila
     );
     for (const s of servers) assert.doesNotMatch(s.output(), /"msg":"unhandled error"/);
     // The probes' own messages are checked with the rest: delivered, sent once, charged.
-    const stored = await checkOutcome(store, { answers, simLog, accountId, credits: CREDITS });
+    const stored = await checkOutcome(store, { answers, submissions: simulatorSubmissions(simLog), accountId, credits: CREDITS });
     console.log(`# ${answers.length} sends through two processes, all 200; ${stored} messages`);
     for (const s of servers.splice(0)) assert.equal(await s.stop(), 0, s.output().slice(-3000));
   });

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { openStore, type Store } from '../../src/store/connect.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import { createCustomer } from '../helpers/customers.ts';
-import { checkOutcome, settled, startLoad } from '../helpers/fault-load.ts';
+import { checkOutcome, settled, simulatorSubmissions, startLoad } from '../helpers/fault-load.ts';
 import { freePort, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
 import { serviceContext } from '../helpers/test-store.ts';
 import { waitFor } from '../helpers/wait-for.ts';
@@ -139,7 +139,7 @@ describe('the SQLite disk fills up under load', { skip: !isRoot && 'mounting a t
     assert.match(log, /"level":50.*store unavailable: the disk of the database is full/);
     assert.match(log, /store available again/);
     assert.doesNotMatch(log, /"msg":"unhandled error"/);
-    const stored = await checkOutcome(store, { answers, simLog, accountId, credits: CREDITS });
+    const stored = await checkOutcome(store, { answers, submissions: simulatorSubmissions(simLog), accountId, credits: CREDITS });
     const kept = (log.match(/dispatch outcomes kept in memory until/g) ?? []).length;
     console.log(`# ${answers.length} requests: ${answers.length - refused.length} answered 200, ${refused.length} 503; ${stored} messages; ${kept} dispatch batches kept in memory while full`);
     assert.equal(await server.stop(), 0, server.output().slice(-3000));

@@ -96,15 +96,26 @@ export async function settled(store: Store): Promise<boolean> {
   return Number(open.n) === 0;
 }
 
-/**
- * The invariants after a fault: every message stored (answered 200 or not) is delivered and was
- * submitted exactly once; every 200's messages are stored; a request has all its messages or
- * none; the balance equals the ledger and the stored messages. Returns the number of messages.
- */
-export async function checkOutcome(store: Store, opts: { answers: Answer[]; simLog: string; accountId: string; credits: number }): Promise<number> {
-  const messages = await store.db.selectFrom('messages').select(['id', 'body', 'status', 'segments']).execute();
+/** How many times the simulator was handed each message id (`SIM_LOG_FILE`). */
+export function simulatorSubmissions(simLog: string): Map<string, number> {
   const submissions = new Map<string, number>();
-  for (const id of existsSync(opts.simLog) ? readFileSync(opts.simLog, 'utf8').split('\n').filter(Boolean) : []) submissions.set(id, (submissions.get(id) ?? 0) + 1);
+  for (const id of existsSync(simLog) ? readFileSync(simLog, 'utf8').split('\n').filter(Boolean) : []) submissions.set(id, (submissions.get(id) ?? 0) + 1);
+  return submissions;
+}
+
+/**
+ * The invariants after a fault: every message stored (answered 200 or not) reached `finalStatus`
+ * (by default `delivered`) and was submitted exactly once (`submissions`: by message id, or by
+ * text with `byText`); every 200's messages are stored; a request has all its messages or none;
+ * the balance equals the ledger and the stored messages. Returns the number of messages.
+ */
+export async function checkOutcome(
+  store: Store,
+  opts: { answers: Answer[]; submissions: Map<string, number>; byText?: boolean; finalStatus?: string; accountId: string; credits: number },
+): Promise<number> {
+  const finalStatus = opts.finalStatus ?? 'delivered';
+  const messages = await store.db.selectFrom('messages').select(['id', 'body', 'status', 'segments']).execute();
+  const submissions = opts.byText ? new Map(messages.map((m) => [m.id, opts.submissions.get(m.body) ?? 0])) : opts.submissions;
   const twice = messages.filter((m) => (submissions.get(m.id) ?? 0) > 1);
   assert.deepEqual(
     twice.map((m) => `${m.id} submitted ${submissions.get(m.id)} times`),
@@ -113,7 +124,7 @@ export async function checkOutcome(store: Store, opts: { answers: Answer[]; simL
   );
   const byId = new Map(messages.map((m) => [m.id, m]));
   for (const m of messages) {
-    assert.equal(m.status, 'delivered', `${m.id} is ${m.status}`);
+    assert.equal(m.status, finalStatus, `${m.id} is ${m.status}`);
     assert.equal(submissions.get(m.id), 1, `${m.id} never reached the carrier`);
   }
   const perRequest = new Map<number, number>();
