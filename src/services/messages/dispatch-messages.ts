@@ -196,6 +196,7 @@ export class Dispatcher {
     // A job whose lease ran out while another loop of this process held its outcome (a long
     // outage) is that loop's to record, not to submit again; this claim has renewed its lease.
     const jobs = this.#heldHere.size === 0 ? claimed : claimed.filter((j) => !this.#heldHere.has(j.id));
+    if (jobs.length === 0) return { sent: 0, failed: 0, retried: 0, waiting: 0, skipped: claimed.length };
     const record = await submitJobs(this.ctx, this.carrier, jobs);
     try {
       return await record();
