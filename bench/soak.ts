@@ -66,11 +66,13 @@ try {
     }
     latencies.push(performance.now() - started);
   };
-  // Open loop: the rate is kept whatever the answers' speed, as real clients keep sending.
-  let owed = 0;
+  // Open loop: the rate is kept whatever the answers' speed, as real clients keep sending; what is
+  // owed follows the clock, not the ticks, which a busy machine delays.
+  const began = performance.now();
+  let issued = 0;
   const ticker = setInterval(() => {
-    owed += (RATE * TICK_MS) / 1000;
-    for (; owed >= 1; owed--) void send();
+    const owed = Math.floor(((performance.now() - began) * RATE) / 1000);
+    for (; issued < owed; issued++) void send();
   }, TICK_MS);
 
   console.log(`# soak: ${MINUTES} min at ${RATE} sends/s on ${STORE}, pigeon serve pid ${pid}`);
