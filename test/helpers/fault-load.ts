@@ -106,15 +106,16 @@ export function simulatorSubmissions(simLog: string): Map<string, number> {
 /**
  * The invariants after a fault: every message stored (answered 200 or not) reached `finalStatus`
  * (by default `delivered`) and was submitted exactly once (`submissions`: by message id, or by
- * text with `byText`); every 200's messages are stored; a request has all its messages or none;
- * the balance equals the ledger and the stored messages. Returns the number of messages.
+ * text with `byText`), or, where `failedWith` allows, failed with one of those codes, refunded,
+ * never taken by the carrier; every 200's messages are stored; a request has all its messages or
+ * none; the balance equals the ledger and the messages charged. Returns the number of messages.
  */
 export async function checkOutcome(
   store: Store,
-  opts: { answers: Answer[]; submissions: Map<string, number>; byText?: boolean; finalStatus?: string; accountId: string; credits: number },
+  opts: { answers: Answer[]; submissions: Map<string, number>; byText?: boolean; finalStatus?: string; failedWith?: string[]; accountId: string; credits: number },
 ): Promise<number> {
   const finalStatus = opts.finalStatus ?? 'delivered';
-  const messages = await store.db.selectFrom('messages').select(['id', 'body', 'status', 'segments']).execute();
+  const messages = await store.db.selectFrom('messages').select(['id', 'body', 'status', 'segments', 'error_code']).execute();
   const submissions = opts.byText ? new Map(messages.map((m) => [m.id, opts.submissions.get(m.body) ?? 0])) : opts.submissions;
   const twice = messages.filter((m) => (submissions.get(m.id) ?? 0) > 1);
   assert.deepEqual(
@@ -124,7 +125,11 @@ export async function checkOutcome(
   );
   const byId = new Map(messages.map((m) => [m.id, m]));
   for (const m of messages) {
-    assert.equal(m.status, finalStatus, `${m.id} is ${m.status}`);
+    if (m.status === 'failed' && opts.failedWith?.includes(m.error_code ?? '')) {
+      assert.equal(submissions.get(m.id) ?? 0, 0, `${m.id} failed ${m.error_code}, yet the carrier took it`);
+      continue;
+    }
+    assert.equal(m.status, finalStatus, `${m.id} is ${m.status}${m.error_code ? ` (${m.error_code})` : ''}`);
     assert.equal(submissions.get(m.id), 1, `${m.id} never reached the carrier`);
   }
   const perRequest = new Map<number, number>();
@@ -144,7 +149,8 @@ export async function checkOutcome(
     .select(sql<string>`coalesce(sum(amount), 0)`.as('sum'))
     .where('account_id', '=', opts.accountId)
     .executeTakeFirstOrThrow();
-  const segments = messages.reduce((n, m) => n + m.segments, 0);
+  // A message failed before the carrier took it was refunded.
+  const segments = messages.reduce((n, m) => n + (m.status === 'failed' ? 0 : m.segments), 0);
   assert.equal(Number(ledger.sum), balance, 'balance vs ledger');
   assert.equal(balance, opts.credits - segments, 'balance vs stored messages');
   return messages.length;
