@@ -65,6 +65,15 @@ describe('a store that cannot take writes', () => {
     assert.deepEqual([...h.carrier.submitted.values()], [1, 1, 1]);
     await assert.rejects(dispatcher.settle(), outage);
     assert.equal(dispatcher.holding, 3);
+    const runAts = async () => (await h.ctx.store.db.selectFrom('jobs').select('run_at').where('queue', '=', 'dispatch').execute()).map((j) => Number(j.run_at));
+    assert.deepEqual(await runAts(), [claimedAt + leaseMs, claimedAt + leaseMs, claimedAt + leaseMs]);
+
+    // Past half the lease, a settle that still cannot record pushes the lease a whole lease on,
+    // where the database lets it (here the outage refuses transactions only).
+    h.clock.advance(leaseMs * 0.6);
+    await assert.rejects(dispatcher.settle(), outage);
+    const extended = h.clock.now() + leaseMs;
+    assert.deepEqual(await runAts(), [extended, extended, extended]);
 
     // The lease runs out while the database is still away: another loop claims the jobs, and
     // leaves them to the one holding their outcomes.
