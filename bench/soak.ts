@@ -1,14 +1,14 @@
 /**
  * `npm run soak`: the default `pigeon serve` (SQLite, carrier simulator, workers in process) under
  * a steady rate of sends for an hour, printing every minute what would show a leak or a drift:
- * the server's RSS and open file descriptors, the size of the store, the dispatch backlog, and the
+ * the server's RSS and open file descriptors (sockets apart), the size of the store, the dispatch backlog, and the
  * minute's p99 and answers. All should be flat after the first minutes. Not part of CI.
  *
  *   npm run soak                          60 minutes at 200 sends/s on SQLite
  *   npm run soak -- --minutes=5 --rate=100
  *   npm run soak -- --store=postgres      a fresh schema of the local PostgreSQL test database
  */
-import { readdirSync, readFileSync, statSync, mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, statSync, mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
@@ -26,6 +26,21 @@ const TICK_MS = 50;
 function rssMiB(pid: number): number {
   const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
   return Math.round(kb / 1024);
+}
+
+/** Open descriptors: sockets (the clients' connections among them, which follow the load) and the rest. */
+function descriptors(pid: number): { sockets: number; files: number } {
+  let sockets = 0;
+  let files = 0;
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      if (readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:')) sockets++;
+      else files++;
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return { sockets, files };
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -76,7 +91,7 @@ try {
   }, TICK_MS);
 
   console.log(`# soak: ${MINUTES} min at ${RATE} sends/s on ${STORE}, pigeon serve pid ${pid}`);
-  console.log('minute  sent/s  errors  p50 ms  p99 ms  rss MiB  fds  store MiB  backlog');
+  console.log('minute  sent/s  errors  p50 ms  p99 ms  rss MiB  sockets  files  store MiB  backlog');
   for (let minute = 1; minute <= MINUTES; minute++) {
     await new Promise((resolve) => setTimeout(resolve, 60_000));
     const sorted = latencies.sort((a, b) => a - b);
@@ -88,7 +103,8 @@ try {
       percentile(sorted, 50).toFixed(1).padStart(6),
       percentile(sorted, 99).toFixed(1).padStart(6),
       String(rssMiB(pid)).padStart(7),
-      String(readdirSync(`/proc/${pid}/fd`).length).padStart(4),
+      String(descriptors(pid).sockets).padStart(7),
+      String(descriptors(pid).files).padStart(5),
       ((await storeBytes()) / 2 ** 20).toFixed(1).padStart(9),
       String(await backlog()).padStart(7),
     ];
