@@ -95,6 +95,7 @@ try {
   for (let minute = 1; minute <= MINUTES; minute++) {
     await new Promise((resolve) => setTimeout(resolve, 60_000));
     const sorted = latencies.sort((a, b) => a - b);
+    const fds = descriptors(pid);
     latencies = [];
     const line = [
       String(minute).padStart(6),
@@ -103,8 +104,8 @@ try {
       percentile(sorted, 50).toFixed(1).padStart(6),
       percentile(sorted, 99).toFixed(1).padStart(6),
       String(rssMiB(pid)).padStart(7),
-      String(descriptors(pid).sockets).padStart(7),
-      String(descriptors(pid).files).padStart(5),
+      String(fds.sockets).padStart(7),
+      String(fds.files).padStart(5),
       ((await storeBytes()) / 2 ** 20).toFixed(1).padStart(9),
       String(await backlog()).padStart(7),
     ];
