@@ -10,7 +10,7 @@
  * `/ready` says 503 `unreachable`; the process stays up, logs why, and serves again by itself once
  * PostgreSQL is back; afterwards every stored message is delivered and was submitted to the
  * carrier exactly once, and the balance equals the ledger. And with PostgreSQL unreachable at
- * start, `pigeon serve` exits 1 with one line naming DATABASE_URL.
+ * start, `pigeon serve` exits 1 naming DATABASE_URL, without a stack trace.
  *
  * Independent of TEST_DATABASE_URL: it runs the same under `npm test` and `npm run test:pg`.
  */
@@ -52,7 +52,7 @@ describe('PostgreSQL restarted under load', { skip: !pgClusterAvailable && 'no P
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test('unreachable at start: exit 1 with one line naming DATABASE_URL', async () => {
+  test('unreachable at start: exit 1 naming DATABASE_URL and what to do, no stack trace', async () => {
     const nobody = await freePort();
     const child = spawnPigeon(['serve'], { PATH: process.env.PATH, DATABASE_URL: `postgres://postgres@127.0.0.1:${nobody}/postgres`, PORT: String(await freePort()) });
     const code = await new Promise<number | null>((resolve) => child.child.once('exit', resolve));
