@@ -18,8 +18,10 @@ import { machine } from './peers.ts';
 const quick = process.argv.includes('--quick');
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
 
-const suites: { name: string; args: string[] }[] = [
+const suites: { name: string; args: string[]; env?: Record<string, string> }[] = [
   { name: 'send', args: ['bench/http.bench.ts', quick ? '5' : '20', 'sqlite'] },
+  // The same with every commit synced (SQLITE_SYNCHRONOUS=full): what surviving a power cut costs.
+  { name: 'send-sync-full', args: ['bench/http.bench.ts', quick ? '5' : '20', 'sqlite'], env: { SQLITE_SYNCHRONOUS: 'full' } },
   { name: 'send-pg', args: ['bench/http.bench.ts', quick ? '5' : '20', 'postgres'] },
   { name: 'bulk', args: ['bench/bulk.bench.ts', 'sqlite'] },
   { name: 'bulk-pg', args: ['bench/bulk.bench.ts', 'postgres'] },
@@ -41,9 +43,9 @@ const suites: { name: string; args: string[] }[] = [
   { name: 'campaign-files', args: ['bench/campaign-files.bench.ts', quick ? '20000' : '100000'] },
 ];
 
-function runOne(args: string[]): Promise<Figure[]> {
+function runOne(args: string[], env: Record<string, string> = {}): Promise<Figure[]> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.on('exit', (code) => {
@@ -69,7 +71,7 @@ for (const suite of suites) {
   if (only && !only.includes(suite.name)) continue;
   if (!existsSync(suite.args[0]!)) continue;
   console.log(`# ${suite.name}… (${machine()})`);
-  const figures = await runOne(suite.args);
+  const figures = await runOne(suite.args, suite.env);
   const at = machine();
   rows.push(...figures.map((f) => ({ ...f, machine: at })));
   for (const f of figures) console.log(`#   ${f.name}: ${f.value} ${f.unit} (${at})`);

@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
 
 // Default test roots; `npm test` runs these.
-const DEFAULT_ROOTS = ['src', 'test/api', 'test/cli', 'test/smpp', 'packages/client/test', 'test/crash', 'test/security', 'test/docs', 'test/store', 'test/multiprocess'];
+const DEFAULT_ROOTS = ['src', 'test/api', 'test/cli', 'test/smpp', 'packages/client/test', 'test/crash', 'test/faults', 'test/security', 'test/docs', 'test/store', 'test/multiprocess'];
 
 // What can change with the Node version: native code (the SQLite drivers and their choice, the
 // read and checkpoint threads), worker threads (XLSX), scrypt hashing, V8 flags and heap limits,
@@ -71,7 +71,8 @@ if (pg) {
   env.TEST_DIALECTS ||= 'postgres';
 }
 // test/multiprocess: the scheduled release runs on both databases; the scale-out test skips
-// itself without PostgreSQL.
+// itself without PostgreSQL. test/faults: a throwaway PostgreSQL cluster, Redis and tmpfs of
+// their own (root and the PostgreSQL server binaries; each test skips itself without them).
 if (roots.length === 0) roots = DEFAULT_ROOTS;
 const files = [...new Set(roots.filter((r) => existsSync(r)).flatMap((r) => find(r, [])))].sort();
 if (files.length === 0) {

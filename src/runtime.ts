@@ -10,6 +10,7 @@ import type { Carrier } from './carriers/carrier.ts';
 import { loadConfig, type Config } from './config/config.ts';
 import { checkDatabaseLocation } from './config/startup-checks.ts';
 import type { Context } from './services/context.ts';
+import { logStoreCondition } from './services/availability.ts';
 import { installReviewMail } from './services/mail/mail.ts';
 import { openStore } from './store/connect.ts';
 import { migrateToLatest } from './store/migrate.ts';
@@ -63,7 +64,7 @@ export async function openContext(
   log: Logger,
   opts: { migrate?: boolean } = {},
 ): Promise<Context & { setWake(fn: Context['wake']): void }> {
-  const store = openStore(config.databaseUrl);
+  const store = openStore(config.databaseUrl, { synchronous: config.sqliteSynchronous });
   if (opts.migrate !== false) await migrateToLatest(store.db);
   // Sender ID decisions mail the owner from whichever process makes them (server or CLI).
   installReviewMail();
@@ -97,6 +98,7 @@ export async function start(opts: { api: boolean; workers: boolean; env?: NodeJS
   checkDatabaseLocation(config.databaseUrl, opts.api);
   const log = createLogger(config);
   const ctx = await openContext(config, log);
+  logStoreCondition(ctx.store, log);
   ctx.store.startBackgroundCheckpoints?.();
   // The server's parts are loaded here, not with this module: every CLI command opens a context
   // through it, and none but serve and worker needs Fastify, the workers or a carrier.

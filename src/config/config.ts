@@ -57,6 +57,11 @@ export interface Config {
   metricsToken: string | null;
   /** How long a claimed job is held before another worker may take it over. */
   jobLeaseMs: number;
+  /**
+   * SQLITE_SYNCHRONOUS: `normal` (a commit survives the process, not a power cut) or `full` (every
+   * commit is on disk before its answer); docs/deployment.md weighs the two.
+   */
+  sqliteSynchronous: 'normal' | 'full';
   /** Extra reserved Sender ID names, added to the built-in list. */
   reservedSenderNames: string[];
   /**
@@ -294,6 +299,7 @@ function readConfig(env: Env): Config {
     logRequests: bool(env, 'LOG_REQUESTS', true),
     metricsToken: env.METRICS_TOKEN?.trim() || null,
     jobLeaseMs: int(env, 'JOB_LEASE_MS', 60_000, 1000),
+    sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', 'normal', ['normal', 'full']),
     reservedSenderNames: (env.RESERVED_SENDER_NAMES ?? '')
       .split(',')
       .map((s) => s.trim().toUpperCase())

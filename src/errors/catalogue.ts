@@ -326,7 +326,14 @@ export const catalogue = {
     status: 503,
     message: 'The service is temporarily unable to accept this request.',
     description:
-      'The service is overloaded or starting up (the request would take the messages waiting for dispatch past `DISPATCH_BACKLOG_LIMIT`), more passwords are waiting to be hashed than the server lets queue (one hash per core at a time, at most 64 waiting), or more campaign files are waiting to be checked than it lets queue (4 at a time and 8 waiting; one XLSX workbook at a time and 4 waiting). Retry after the number of seconds in `Retry-After`.',
+      'The service is overloaded or starting up (the request would take the messages waiting for dispatch past `DISPATCH_BACKLOG_LIMIT`), its database cannot be reached for the moment (PostgreSQL restarting or failing over; `Retry-After` is 5 s), more passwords are waiting to be hashed than the server lets queue (one hash per core at a time, at most 64 waiting), or more campaign files are waiting to be checked than it lets queue (4 at a time and 8 waiting; one XLSX workbook at a time and 4 waiting). Retry after the number of seconds in `Retry-After`.',
+    retryable: true,
+  },
+  storage_full: {
+    status: 503,
+    message: 'The server\'s storage is full for the moment; retry later.',
+    description:
+      'The disk that holds the server\'s database is full, or its folder has become read-only, so the request could not be stored (a database transaction is stored whole or not at all). The operator frees space (or mounts the folder again) and the server resumes; retry after the number of seconds in `Retry-After` (30), with an `Idempotency-Key` so that a retry never sends twice.',
     retryable: true,
   },
 } as const satisfies Record<string, ErrorSpec>;

@@ -13,6 +13,7 @@ import type { Duplex } from 'node:stream';
 import { AppError, catalogue, type ErrorCode } from '../errors/catalogue.ts';
 import type { Carrier } from '../carriers/carrier.ts';
 import type { Context } from '../services/context.ts';
+import { unavailableError } from '../services/availability.ts';
 import { httpDuration, httpRequests } from '../metrics.ts';
 import { installAuth } from './auth.ts';
 import { installBodyBudget } from './body-budget.ts';
@@ -175,7 +176,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     if (!isUtf8(body as Buffer)) return done(new AppError('invalid_request', 'The body is not valid UTF-8.'), undefined);
     parseJson(request, (body as Buffer).toString('utf8'), done);
   });
-  app.setErrorHandler(makeErrorHandler(ctx.config.publicUrl, ctx.config.bodyLimitBytes));
+  app.setErrorHandler(makeErrorHandler(ctx.config.publicUrl, ctx.config.bodyLimitBytes, (err) => unavailableError(ctx.store, err)));
   // Four bodies at the limit at once (20 MiB by default): room for several large bulks and
   // uploads together, while a flood of large bodies cannot multiply the memory they take.
   installBodyBudget(app as unknown as FastifyInstance, Math.max(4 * ctx.config.bodyLimitBytes, 16 * 1024 * 1024), ctx.config.bodyLimitBytes);

@@ -113,8 +113,13 @@ function classify(error: FastifyError, bodyLimit?: number): { code: ErrorCode; m
   return { code: 'internal_error' };
 }
 
-export function makeErrorHandler(publicUrl: string, bodyLimit?: number) {
-  return function errorHandler(error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) {
+/**
+ * `unavailable` turns an error of a store that cannot take work (PostgreSQL restarting, a full
+ * disk) into its catalogued 503, so that a client gets a retryable answer rather than a 500.
+ */
+export function makeErrorHandler(publicUrl: string, bodyLimit?: number, unavailable: (error: unknown) => AppError | null = () => null) {
+  return function errorHandler(raw: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) {
+    const error = unavailable(raw) ?? raw;
     if (error instanceof AppError) {
       if (error.headers) reply.headers(error.headers);
       return reply.code(error.status).send(errorBody(publicUrl, error.code, error.message, error.details));

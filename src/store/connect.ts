@@ -8,12 +8,14 @@ import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import SqliteDatabase from './sqlite-driver.mjs';
-import { CompiledQuery, Kysely, sql, PostgresDialect, SqliteDialect, SqliteDriver, type Compilable, type DatabaseConnection, type Driver, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, sql, PostgresDialect, SqliteDialect, SqliteDriver, type Compilable, type DatabaseConnection, type Dialect, type Driver, type Transaction } from 'kysely';
 import { ReadPool } from './read-pool.ts';
+import { observedDriver, StoreCondition } from './condition.ts';
 import type { Database } from './database.ts';
 import { registerDialect, type DialectName } from './dialect.ts';
 
 export type { DialectName } from './dialect.ts';
+export type { StoreFailure, StoreProblem } from './condition.ts';
 export type Db = Kysely<Database>;
 /** The database or a transaction on it: what a repository function runs its queries on. */
 export type Executor = Kysely<Database> | Transaction<Database>;
@@ -42,6 +44,8 @@ export interface Store {
    * (checkpoint-worker.mjs) instead of inside the commits of the event loop.
    */
   startBackgroundCheckpoints?: () => void;
+  /** Whether the database takes work now (unreachable server, full or read-only disk): condition.ts. */
+  condition: StoreCondition;
   close(): Promise<void>;
 }
 
@@ -120,22 +124,46 @@ export function sqlitePath(databaseUrl: string): string {
   return path === ':memory:' ? path : resolve(path);
 }
 
-export function openStore(databaseUrl: string): Store {
-  const store = open(databaseUrl);
+export interface StoreOptions {
+  /** SQLite only: `full` syncs the WAL at every commit, `normal` (the default) only at checkpoints. */
+  synchronous?: 'normal' | 'full';
+}
+
+export function openStore(databaseUrl: string, opts: StoreOptions = {}): Store {
+  const store = open(databaseUrl, opts);
   registerDialect(store.db, store.dialect);
   registerDialect(store.read, store.dialect);
   return store;
 }
 
-function open(databaseUrl: string): Store {
+/** `dialect` with its driver wrapped by `observedDriver`. */
+function observed(dialect: Dialect, condition: StoreCondition, opts: Parameters<typeof observedDriver>[2]): Dialect {
+  return {
+    createDriver: () => observedDriver(dialect.createDriver(), condition, opts),
+    createQueryCompiler: () => dialect.createQueryCompiler(),
+    createAdapter: () => dialect.createAdapter(),
+    createIntrospector: (db) => dialect.createIntrospector(db),
+  };
+}
+
+/**
+ * How long a query waits for a connection, whether the pool's ten are busy or the server does not
+ * answer a connect: past it the query fails, and an API request answers 503 `service_unavailable`,
+ * well before the client's own timeout, rather than hanging while PostgreSQL is away.
+ */
+const PG_CONNECT_TIMEOUT_MS = 10_000;
+
+function open(databaseUrl: string, opts: StoreOptions): Store {
   if (databaseUrl.startsWith('sqlite:')) {
     const path = sqlitePath(databaseUrl);
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    const condition = new StoreCondition(path === ':memory:' ? null : dirname(path));
     const raw = new SqliteDatabase(path);
     raw.pragma('journal_mode = WAL');
     // NORMAL in WAL mode: a commit survives a process crash; only an OS crash or power loss can
-    // lose the last transactions. The durability trade-off is documented in docs/deployment.md.
-    raw.pragma('synchronous = NORMAL');
+    // lose the last transactions. FULL syncs the WAL at every commit, so not even those. The
+    // trade-off, and the cost measured, are in docs/deployment.md.
+    raw.pragma(`synchronous = ${opts.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
     raw.pragma('busy_timeout = 5000');
     raw.pragma('foreign_keys = ON');
     // A checkpoint ends with an fsync of the database file; checkpointing every 4,000 pages instead
@@ -147,8 +175,10 @@ function open(databaseUrl: string): Store {
     raw.pragma('cache_size = -32768');
     raw.pragma('journal_size_limit = 67108864');
     const writerStatements = withStatementCache(raw);
-    const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: writerStatements }) });
-    if (path === ':memory:') return { db, dialect: 'sqlite', read: db, close: () => db.destroy() };
+    const db = new Kysely<Database>({
+      dialect: observed(new ImmediateSqliteDialect({ database: writerStatements }), condition, { recoveredBy: 'write', transactionOpen: () => raw.inTransaction }),
+    });
+    if (path === ':memory:') return { db, dialect: 'sqlite', read: db, condition, close: () => db.destroy() };
     const readerRaw = new SqliteDatabase(path, { readonly: true });
     readerRaw.pragma('busy_timeout = 5000');
     const reader = withStatementCache(readerRaw);
@@ -159,6 +189,7 @@ function open(databaseUrl: string): Store {
       db,
       dialect: 'sqlite',
       read,
+      condition,
       // Outside a transaction the writer's own connection reads only committed rows too, and its
       // page cache is warm; the read connection's cache is dropped at every commit of the writer.
       readRow: <R>(sql: string, parameters: readonly unknown[]) =>
@@ -188,11 +219,22 @@ function open(databaseUrl: string): Store {
         await pool.close();
         await db.destroy();
         await read.destroy();
+        // Kysely closes a connection only if it was ever used; an open file keeps its disk busy.
+        if (readerRaw.open) readerRaw.close();
+        if (raw.open) raw.close();
       },
     };
   }
   const pg = loadPg();
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { db, dialect: 'postgres', read: db, close: () => db.destroy() };
+  const condition = new StoreCondition();
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 10, connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS, keepAlive: true });
+  // A server that restarts or fails over ends every connection. An idle client's error reaches the
+  // pool, a client in use emits it on itself between queries; with no listener either would end
+  // the process. The pool drops such a client (it is no longer queryable) and connects anew on
+  // demand, so recording the failure is all there is to do.
+  const lost = (err: Error) => void condition.observe(err);
+  pool.on('error', lost);
+  pool.on('connect', (client) => client.on('error', lost));
+  const db = new Kysely<Database>({ dialect: observed(new PostgresDialect({ pool }), condition, { recoveredBy: 'answer' }) });
+  return { db, dialect: 'postgres', read: db, condition, close: () => db.destroy() };
 }

@@ -21,7 +21,12 @@ export interface QueueWorkerOptions {
   leaseMs: number;
   /** Poll interval when the queue is empty (jobs due in the future, or from other processes). */
   idleMs: number;
-  handle: (jobs: JobsTable[]) => Promise<void>;
+  handle: (jobs: JobsTable[], claimedAt: number) => Promise<void>;
+  /**
+   * Runs before each claim: finishes what an earlier batch left in hand (dispatch outcomes the
+   * database could not take). A throw skips the claim and counts as a failed step.
+   */
+  beforeClaim?: () => Promise<void>;
   /**
    * Instead of a lease claim and `handle`: claims up to the batch size and handles the jobs in
    * one transaction, returning how many it claimed (work that is all in the database).
@@ -61,14 +66,16 @@ export class QueueWorker {
    * loop backs off meanwhile.
    */
   async #step(): Promise<{ done: number; more: boolean }> {
-    const { store, clock, queue, batchSize, leaseMs, handle, claimAndHandle } = this.opts;
+    const { store, clock, queue, batchSize, leaseMs, handle, claimAndHandle, beforeClaim } = this.opts;
+    await beforeClaim?.();
     if (claimAndHandle) {
       const done = await claimAndHandle(batchSize);
       return { done, more: done >= batchSize };
     }
-    const jobs = await claimJobs(store.db, queue, batchSize, clock(), leaseMs);
+    const claimedAt = clock();
+    const jobs = await claimJobs(store.db, queue, batchSize, claimedAt, leaseMs);
     if (jobs.length === 0) return { done: 0, more: false };
-    await handle(jobs);
+    await handle(jobs, claimedAt);
     return { done: jobs.length, more: jobs.length >= batchSize };
   }
 }

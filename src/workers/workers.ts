@@ -6,7 +6,7 @@
  * messages from the carrier are stored through the handler registered here.
  */
 import type { Carrier } from '../carriers/carrier.ts';
-import { dispatchJobs } from '../services/messages/dispatch-messages.ts';
+import { Dispatcher } from '../services/messages/dispatch-messages.ts';
 import { applyReceiptJobs, claimAndApplyReceipts, recordDeliveryReport } from '../services/messages/record-delivery-reports.ts';
 import { installReviewMail, sendMailJobs } from '../services/mail/mail.ts';
 import type { Context } from '../services/context.ts';
@@ -57,20 +57,22 @@ export function createWorkers(ctx: Context, carrier: Carrier, opts: { webhook?: 
   const queues: Record<string, Loop> = {
     // First: a drain releases what is due before dispatching.
     schedule: new Scheduler(ctx, opts.scheduler),
-    dispatch: loops(
-      perQueue,
-      () =>
-        new QueueWorker({
-          ...common,
-          queue: 'dispatch',
-          batchSize,
-          leaseMs: ctx.config.jobLeaseMs,
-          idleMs: 200,
-          handle: async (jobs) => {
-            await dispatchJobs(ctx, carrier, jobs);
-          },
-        }),
-    ),
+    // Each loop keeps the outcomes of its own batch when the database cannot take them, and
+    // records them before it claims again (dispatch-messages.ts).
+    dispatch: loops(perQueue, () => {
+      const dispatcher = new Dispatcher(ctx, carrier, ctx.config.jobLeaseMs);
+      return new QueueWorker({
+        ...common,
+        queue: 'dispatch',
+        batchSize,
+        leaseMs: ctx.config.jobLeaseMs,
+        idleMs: 200,
+        beforeClaim: () => dispatcher.settle(),
+        handle: async (jobs, claimedAt) => {
+          await dispatcher.dispatch(jobs, claimedAt);
+        },
+      });
+    }),
     receipt: loops(
       perQueue,
       () =>

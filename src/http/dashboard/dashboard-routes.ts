@@ -10,6 +10,7 @@ import fastifyMultipart from '@fastify/multipart';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { AppError } from '../../errors/catalogue.ts';
 import type { Context } from '../../services/context.ts';
+import { unavailableError } from '../../services/availability.ts';
 import { MAX_DOCUMENT_BYTES, MAX_DOCUMENTS_PER_UPLOAD } from '../../services/sender-ids/documents.ts';
 import { installReviewMail } from '../../services/mail/mail.ts';
 import { html } from '../html.ts';
@@ -59,7 +60,8 @@ export function dashboardRoutes(ctx: Context) {
       return payload;
     });
 
-    app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
+    app.setErrorHandler((raw: FastifyError | AppError, request, reply) => {
+      const error = unavailableError(ctx.store, raw) ?? raw;
       const area = request.url.startsWith('/operator') ? 'operator' : 'owner';
       let status = 500;
       let message = 'Something went wrong on our side; it has been logged.';

@@ -1,19 +1,24 @@
 /**
  * Hands claimed dispatch jobs to the carrier and records each outcome. A message is submitted
- * only while it is `pending`; if the process dies after the carrier took it but before the
- * outcome was committed, the job's lease runs out and it is submitted again (at-least-once,
- * with Pigeon's message id passed to the carrier so it can drop the repeat).
+ * only while it is `pending`. If the database cannot take the outcomes when the carrier has given
+ * them (PostgreSQL restarting, a full disk), the `Dispatcher` of the loop keeps them in memory and
+ * records them before it claims anything else, so the process that submitted a message never
+ * submits it again. Only if the process dies first does the job's lease run out and the message
+ * go out again (at-least-once, with Pigeon's message id passed to the carrier so it can drop the
+ * repeat).
  */
 import type { Carrier, OutboundMessage, SubmitOutcome } from '../../carriers/carrier.ts';
 import { carrierIdKeys } from '../../carriers/carrier-ids.ts';
 import type { CarrierPartsTable, JobsTable, MessagesTable } from '../../store/database.ts';
-import { deferJobs, deleteJobs, rescheduleJob, type NewJob } from '../../store/repositories/jobs.repository.ts';
+import { deferJobs, deleteJobs, extendLeases, rescheduleJob, type NewJob } from '../../store/repositories/jobs.repository.ts';
 import { messagesByIds } from '../../store/repositories/messages.repository.ts';
 import { insertCarrierParts } from '../../store/repositories/carrier-receipts.repository.ts';
 import { applyStatusChange, applyStatusChanges, enqueueFollowUps } from './message-status-changes.ts';
 import type { Context } from '../context.ts';
+import type { Store } from '../../store/connect.ts';
 import { carrierSubmits } from '../../metrics.ts';
 import { sendTimeRefusals, type SendTimeRefusal } from './send-time-checks.ts';
+import { isStoreUnavailable } from '../availability.ts';
 
 export interface DispatchSummary {
   sent: number;
@@ -40,7 +45,16 @@ function outbound(m: MessagesTable): OutboundMessage {
 const EXPIRED: SubmitOutcome = { kind: 'rejected', errorCode: 'expired', errorMessage: 'The validity period ended before the message could be dispatched.' };
 
 export async function dispatchJobs(ctx: Context, carrier: Carrier, jobs: JobsTable[]): Promise<DispatchSummary> {
-  const summary: DispatchSummary = { sent: 0, failed: 0, retried: 0, waiting: 0, skipped: 0 };
+  return (await submitJobs(ctx, carrier, jobs))();
+}
+
+/**
+ * Submits the jobs' messages and returns the recording of their outcomes, which may be run again
+ * until it succeeds: each run builds its writes afresh, and a message already moved by an earlier
+ * run that did commit (its answer lost with the connection) is not moved, refunded or followed up
+ * again, since every status change is guarded by the status it leaves.
+ */
+async function submitJobs(ctx: Context, carrier: Carrier, jobs: JobsTable[]): Promise<() => Promise<DispatchSummary>> {
   const messages = new Map((await messagesByIds(ctx.store.db, jobs.map((j) => j.ref))).map((m) => [m.id, m]));
   const work = jobs.flatMap((job) => {
     const message = messages.get(job.ref);
@@ -49,8 +63,6 @@ export async function dispatchJobs(ctx: Context, carrier: Carrier, jobs: JobsTab
   // A job staged ahead of its message's release (scheduled-messages.repository.ts) stays: the
   // release keeps it rather than writing another.
   const unreleased = jobs.filter((j) => messages.get(j.ref)?.status === 'scheduled').map((j) => j.id);
-  summary.waiting = unreleased.length;
-  summary.skipped = jobs.length - work.length - unreleased.length;
   // A message past its validity period is not handed over: it fails `expired`, refunded. One
   // refused since acceptance (opted out, suspended, sender withdrawn) fails and is refunded too.
   const started = ctx.clock();
@@ -66,10 +78,7 @@ export async function dispatchJobs(ctx: Context, carrier: Carrier, jobs: JobsTab
     return refusal ? { kind: 'rejected', errorCode: refusal.code, errorMessage: refusal.message } : submittedOutcome.get(w.message.id)!;
   });
   const now = ctx.clock();
-  const followUps: NewJob[] = [];
   const kept = new Set([...work.map((w) => w.job.id), ...unreleased]);
-  const done: string[] = jobs.filter((j) => !kept.has(j.id)).map((j) => j.id);
-  const parts: CarrierPartsTable[] = [];
   // Refunds lock account rows: they come last, in account order, the order in which acceptance
   // locks them too, so a dispatch and a send can never wait on each other in a cycle.
   const order = work
@@ -80,59 +89,159 @@ export async function dispatchJobs(ctx: Context, carrier: Carrier, jobs: JobsTab
       if (ra !== rb || ra === 0) return ra - rb || a - b;
       return work[a]!.message.account_id < work[b]!.message.account_id ? -1 : work[a]!.message.account_id > work[b]!.message.account_id ? 1 : a - b;
     });
-  await ctx.store.db.transaction().execute(async (trx) => {
-    const accepted: { i: number; outcome: Extract<SubmitOutcome, { kind: 'accepted' }> }[] = [];
-    const rejected: { i: number; outcome: Extract<SubmitOutcome, { kind: 'rejected' }> }[] = [];
-    for (const i of order) {
-      const { job } = work[i]!;
-      const outcome = outcomes[i]!;
-      if (outcome.kind === 'retry') {
-        await rescheduleJob(trx, job.id, now + outcome.delayMs);
-        summary.retried++;
-        continue;
+  return async () => {
+    const summary: DispatchSummary = { sent: 0, failed: 0, retried: 0, waiting: unreleased.length, skipped: jobs.length - work.length - unreleased.length };
+    const followUps: NewJob[] = [];
+    const done: string[] = jobs.filter((j) => !kept.has(j.id)).map((j) => j.id);
+    const parts: CarrierPartsTable[] = [];
+    await ctx.store.db.transaction().execute(async (trx) => {
+      const accepted: { i: number; outcome: Extract<SubmitOutcome, { kind: 'accepted' }> }[] = [];
+      const rejected: { i: number; outcome: Extract<SubmitOutcome, { kind: 'rejected' }> }[] = [];
+      for (const i of order) {
+        const { job } = work[i]!;
+        const outcome = outcomes[i]!;
+        if (outcome.kind === 'retry') {
+          await rescheduleJob(trx, job.id, now + outcome.delayMs);
+          summary.retried++;
+          continue;
+        }
+        done.push(job.id);
+        if (outcome.kind === 'accepted') accepted.push({ i, outcome });
+        else rejected.push({ i, outcome });
       }
-      done.push(job.id);
-      if (outcome.kind === 'accepted') accepted.push({ i, outcome });
-      else rejected.push({ i, outcome });
-    }
-    // The accepted ones (most of a batch) move to `sent` together: one UPDATE, not one each.
-    const sent = await applyStatusChanges(
-      trx,
-      accepted.map(({ i, outcome }) => ({ message: work[i]!.message, change: { to: 'sent' as const, at: now, carrierMessageId: outcome.carrierMessageId } })),
-      now,
-      followUps,
-    );
-    accepted.forEach(({ i, outcome }, k) => {
-      if (!sent[k]) return;
-      summary.sent++;
-      const message = work[i]!.message;
-      outcome.carrierPartIds?.forEach((carrierId, partIndex) => {
-        const { key, alt } = carrierIdKeys(carrierId);
-        parts.push({ message_id: message.id, part_index: partIndex, carrier_id: carrierId, part_key: key, part_alt: alt, created_at: now });
-      });
-      if (outcome.scheduledReport) {
-        const { dueAt, ...report } = outcome.scheduledReport;
-        followUps.push({ queue: 'receipt', ref: message.id, payload: report, runAt: dueAt });
-      }
-    });
-    for (const { i, outcome } of rejected) {
-      const applied = await applyStatusChange(
+      // The accepted ones (most of a batch) move to `sent` together: one UPDATE, not one each.
+      const sent = await applyStatusChanges(
         trx,
-        work[i]!.message,
-        { to: 'failed', at: now, errorCode: outcome.errorCode, errorMessage: outcome.errorMessage },
+        accepted.map(({ i, outcome }) => ({ message: work[i]!.message, change: { to: 'sent' as const, at: now, carrierMessageId: outcome.carrierMessageId } })),
         now,
         followUps,
       );
-      if (applied) summary.failed++;
+      accepted.forEach(({ i, outcome }, k) => {
+        if (!sent[k]) return;
+        summary.sent++;
+        const message = work[i]!.message;
+        outcome.carrierPartIds?.forEach((carrierId, partIndex) => {
+          const { key, alt } = carrierIdKeys(carrierId);
+          parts.push({ message_id: message.id, part_index: partIndex, carrier_id: carrierId, part_key: key, part_alt: alt, created_at: now });
+        });
+        if (outcome.scheduledReport) {
+          const { dueAt, ...report } = outcome.scheduledReport;
+          followUps.push({ queue: 'receipt', ref: message.id, payload: report, runAt: dueAt });
+        }
+      });
+      for (const { i, outcome } of rejected) {
+        const applied = await applyStatusChange(
+          trx,
+          work[i]!.message,
+          { to: 'failed', at: now, errorCode: outcome.errorCode, errorMessage: outcome.errorMessage },
+          now,
+          followUps,
+        );
+        if (applied) summary.failed++;
+      }
+      await insertCarrierParts(trx, parts);
+      await deleteJobs(trx, done);
+      await deferJobs(trx, unreleased, now + UNRELEASED_RECHECK_MS);
+      await enqueueFollowUps(trx, followUps, now);
+    });
+    if (followUps.some((j) => j.queue === 'webhook')) ctx.wake('webhook');
+    carrierSubmits.inc({ carrier: carrier.name, outcome: 'accepted' }, summary.sent);
+    carrierSubmits.inc({ carrier: carrier.name, outcome: 'rejected' }, summary.failed);
+    carrierSubmits.inc({ carrier: carrier.name, outcome: 'retry' }, summary.retried);
+    return summary;
+  };
+}
+
+const heldInProcess = new WeakMap<Store, Set<string>>();
+
+/** Outcomes the carrier gave that the database has not taken yet. */
+interface Held {
+  jobIds: string[];
+  record: () => Promise<DispatchSummary>;
+  since: number;
+  /** When the jobs' lease, as last written, runs out. */
+  leaseUntil: number;
+}
+
+/**
+ * One dispatch loop's hands. When the outcomes of a batch cannot be recorded because the store is
+ * unavailable, they stay here (one batch at most: nothing new is claimed meanwhile) and `settle`,
+ * run before each claim, records them as soon as the store takes writes again. Until then it
+ * pushes the jobs' lease forward whenever the database lets it, so that no other worker takes a
+ * job whose message the carrier already has. Any other failure of the recording is not waited
+ * out: the outcomes are dropped and the jobs come back when their lease ends, as before.
+ */
+export class Dispatcher {
+  #held: Held | null = null;
+  /** The jobs every dispatcher of this process holds outcomes for. */
+  readonly #heldHere: Set<string>;
+
+  constructor(
+    private readonly ctx: Context,
+    private readonly carrier: Carrier,
+    private readonly leaseMs: number,
+  ) {
+    let set = heldInProcess.get(ctx.store);
+    if (!set) heldInProcess.set(ctx.store, (set = new Set()));
+    this.#heldHere = set;
+  }
+
+  /** How many jobs' outcomes wait in memory. */
+  get holding(): number {
+    return this.#held?.jobIds.length ?? 0;
+  }
+
+  /** Submits claimed jobs and records their outcomes, or keeps the outcomes if the store cannot take them. */
+  async dispatch(claimed: JobsTable[], claimedAt: number): Promise<DispatchSummary> {
+    // A job whose lease ran out while another loop of this process held its outcome (a long
+    // outage) is that loop's to record, not to submit again; this claim has renewed its lease.
+    const jobs = this.#heldHere.size === 0 ? claimed : claimed.filter((j) => !this.#heldHere.has(j.id));
+    if (jobs.length === 0) return { sent: 0, failed: 0, retried: 0, waiting: 0, skipped: claimed.length };
+    const record = await submitJobs(this.ctx, this.carrier, jobs);
+    try {
+      return await record();
+    } catch (err) {
+      if (!isStoreUnavailable(this.ctx.store, err)) throw err;
+      this.#held = { jobIds: jobs.map((j) => j.id), record, since: this.ctx.clock(), leaseUntil: claimedAt + this.leaseMs };
+      for (const job of jobs) this.#heldHere.add(job.id);
+      this.ctx.log.warn({ jobs: jobs.length }, 'dispatch outcomes kept in memory until the database takes them');
+      throw err;
     }
-    await insertCarrierParts(trx, parts);
-    await deleteJobs(trx, done);
-    await deferJobs(trx, unreleased, now + UNRELEASED_RECHECK_MS);
-    await enqueueFollowUps(trx, followUps, now);
-  });
-  if (followUps.some((j) => j.queue === 'webhook')) ctx.wake('webhook');
-  carrierSubmits.inc({ carrier: carrier.name, outcome: 'accepted' }, summary.sent);
-  carrierSubmits.inc({ carrier: carrier.name, outcome: 'rejected' }, summary.failed);
-  carrierSubmits.inc({ carrier: carrier.name, outcome: 'retry' }, summary.retried);
-  return summary;
+  }
+
+  /** Records the outcomes kept in hand, if any; throws (and keeps them) while the store is unavailable. */
+  async settle(): Promise<void> {
+    const held = this.#held;
+    if (!held) return;
+    try {
+      await held.record();
+    } catch (err) {
+      if (!isStoreUnavailable(this.ctx.store, err)) {
+        this.#release(held);
+        this.ctx.log.error({ err, jobs: held.jobIds.length }, 'dispatch outcomes could not be recorded; their jobs come back when the lease ends');
+        throw err;
+      }
+      await this.#keepLease(held);
+      throw err;
+    }
+    this.#release(held);
+    this.ctx.log.info({ jobs: held.jobIds.length, held_ms: this.ctx.clock() - held.since }, 'dispatch outcomes kept in memory are recorded');
+  }
+
+  #release(held: Held): void {
+    this.#held = null;
+    for (const id of held.jobIds) this.#heldHere.delete(id);
+  }
+
+  /** Pushes the lease a whole lease ahead once half of it is gone, if the database lets it. */
+  async #keepLease(held: Held): Promise<void> {
+    const now = this.ctx.clock();
+    if (held.leaseUntil - now > this.leaseMs / 2) return;
+    try {
+      await extendLeases(this.ctx.store.db, held.jobIds, now + this.leaseMs);
+      held.leaseUntil = now + this.leaseMs;
+    } catch {
+      // Unavailable still: the next settle tries again.
+    }
+  }
 }

@@ -295,6 +295,11 @@ export async function rescheduleJob(db: Executor, id: string, runAt: number): Pr
   await db.updateTable('jobs').set({ run_at: runAt }).where('id', '=', id).execute();
 }
 
+/** Moves the lease of claimed jobs to `until` (jobs already done and deleted are left alone). */
+export async function extendLeases(db: Executor, ids: string[], until: number): Promise<void> {
+  for (const part of chunked(ids, 1)) await db.updateTable('jobs').set({ run_at: until }).where('id', 'in', part).execute();
+}
+
 /** Releases claimed jobs at once (graceful shutdown), so another worker need not wait out the lease. */
 export async function releaseJobs(db: Executor, ids: string[], runAt: number): Promise<void> {
   if (ids.length === 0) return;
