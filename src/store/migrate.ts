@@ -47,6 +47,11 @@ class InCodeMigrationProvider implements MigrationProvider {
   }
 }
 
+/** Every migration this version knows, in order. */
+export function knownMigrations(): string[] {
+  return Object.keys(migrations).sort();
+}
+
 export const LATEST_MIGRATION = Object.keys(migrations).sort().at(-1) as string;
 
 /**
