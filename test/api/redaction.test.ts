@@ -6,7 +6,11 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { addCredits } from '../../src/services/accounts/accounts.ts';
+import { createApiKey } from '../../src/services/keys/api-keys.ts';
 import { assignNumber } from '../../src/services/numbers/numbers.ts';
+import { approveSenderId, registerSenderId } from '../../src/services/sender-ids/sender-ids.ts';
+import { DashboardClient } from '../helpers/dashboard-client.ts';
 import { harness, type Harness } from '../helpers/harness.ts';
 
 const CALLBACK = 'https://127.0.0.1:9/callback';
@@ -166,5 +170,46 @@ describe('redaction', () => {
     const blocked = await h.request('POST', '/v1/sms/send', { key: c.key, body: { to: '+447911123456', from: 'Acme', message: 'hello again' } });
     assert.equal(blocked.statusCode, 400);
     assert.equal(blocked.json().code, 'recipient_opted_out');
+  });
+
+  test('the dashboard: a Redact button on a final message, a refusal on one still on its way, and what it shows after', async () => {
+    const client = new DashboardClient(h.app);
+    const form = await client.get('/dashboard/signup');
+    await client.post('/dashboard/signup', { name: 'Redact Ltd', email: 'redact@example.com', password: 'correct horse battery' }, form.body);
+    const owner = await h.ctx.store.db.selectFrom('owners').selectAll().where('email', '=', 'redact@example.com').executeTakeFirstOrThrow();
+    await addCredits(h.ctx, owner.account_id, 10, 'top-up');
+    await approveSenderId(h.ctx, (await registerSenderId(h.ctx, owner.account_id, 'Acme')).id);
+    const key = (await createApiKey(h.ctx, owner.account_id, { label: 'k' })).key;
+    const id = await delivered(key, '+447700900321', 'dashboard secret');
+    const pending = (await h.request('POST', '/v1/sms/send', { key, body: { to: '+447700900322', from: 'Acme', message: 'on its way' } })).json().message_id;
+
+    const onItsWay = await client.get(`/dashboard/messages/${pending}`);
+    assert.match(onItsWay.body, /can be redacted once it is delivered, failed or canceled/);
+    assert.doesNotMatch(onItsWay.body, new RegExp(`/dashboard/messages/${pending}/redact`));
+    const refused = await client.post(`/dashboard/messages/${pending}/redact`, {}, onItsWay.body);
+    assert.equal(refused.statusCode, 409);
+    assert.match(refused.body, /class="alert error"[^>]*>The message is pending/);
+    assert.equal((await stored(pending)).body, 'on its way');
+
+    const page = await client.get(`/dashboard/messages/${id}`);
+    assert.match(page.body, /\+447700900321/);
+    assert.match(page.body, new RegExp(`action="/dashboard/messages/${id}/redact"`));
+    const withoutToken = await client.post(`/dashboard/messages/${id}/redact`, {});
+    assert.equal(withoutToken.statusCode, 403, 'a form without the session’s CSRF token is refused');
+    assert.equal((await stored(id)).body, 'dashboard secret');
+    const done = await client.post(`/dashboard/messages/${id}/redact`, {}, page.body);
+    assert.equal(done.statusCode, 200, done.body);
+    assert.match(done.body, /The message is redacted\./);
+    assert.match(done.body, /\+44770090XXXX/);
+    assert.doesNotMatch(done.body, /900321/);
+    assert.doesNotMatch(done.body, /action="[^"]*\/redact"/, 'no button once redacted');
+    assert.deepEqual({ body: (await stored(id)).body, recipient: (await stored(id)).recipient }, { body: '', recipient: '+44770090XXXX' });
+    const list = await client.get('/dashboard/messages');
+    assert.doesNotMatch(list.body, /900321/);
+    // Another account's message: not found, whatever the form.
+    const other = await h.customer();
+    const theirs = await delivered(other.key, '+447700900323', 'not yours');
+    assert.equal((await client.post(`/dashboard/messages/${theirs}/redact`, {}, page.body)).statusCode, 404);
+    assert.equal((await stored(theirs)).body, 'not yours');
   });
 });
