@@ -91,14 +91,18 @@ export function inspectPigeonFile(path: string, integrity: 'full' | 'quick'): Pi
   }
 }
 
-/** Copies the live database `source` to the new file `target` on a thread (backup-worker.mjs). */
-function copyOnThread(source: string, target: string): Promise<{ copiedMs: number }> {
+/**
+ * Copies the live database `source` to the new file `target` on a thread (backup-worker.mjs);
+ * with `check`, the thread also makes the copy a file on its own and runs `quick_check` on it,
+ * and gives back what the check found (`['ok']` for a sound copy).
+ */
+function copyOnThread(source: string, target: string, check: boolean): Promise<{ copiedMs: number; problems: string[] }> {
   return new Promise((resolvePromise, reject) => {
-    const worker = new Worker(new URL('./backup-worker.mjs', import.meta.url), { workerData: { source, target } });
+    const worker = new Worker(new URL('./backup-worker.mjs', import.meta.url), { workerData: { source, target, check } });
     let settled = false;
-    worker.once('message', (m: { ok: boolean; copiedMs?: number; message?: string }) => {
+    worker.once('message', (m: { ok: boolean; copiedMs?: number; problems?: string[]; message?: string }) => {
       settled = true;
-      if (m.ok) resolvePromise({ copiedMs: m.copiedMs! });
+      if (m.ok) resolvePromise({ copiedMs: m.copiedMs!, problems: m.problems ?? [] });
       else reject(new Error(`the copy of ${source} failed: ${m.message}`));
     });
     worker.once('error', (err) => {
@@ -164,15 +168,26 @@ export async function copyLiveDatabase(source: string, target: string, opts: { r
   const partial = `${to}.partial-${process.pid}`;
   removeDatabaseFiles(partial);
   try {
-    const { copiedMs } = await copyOnThread(from, partial);
-    const file = settleCopy(partial, 'quick');
-    syncFile(partial);
+    const { copiedMs, problems } = await copyOnThread(from, partial, true);
+    if (problems.length !== 1 || problems[0] !== 'ok') throw new SqliteFileError('damaged', `The copy of ${from} failed SQLite's quick_check: ${problems.slice(0, 3).join('; ')}.`);
+    const migrations = migrationsOf(partial);
+    const bytes = statSync(partial).size;
     renameSync(partial, to);
     syncFile(dirname(to));
-    return { ...file, path: to, copiedMs };
+    return { path: to, bytes, migrations, copiedMs };
   } catch (err) {
     removeDatabaseFiles(partial);
     throw err;
+  }
+}
+
+/** The migrations a database file has applied (a small table: cheap on the event loop). */
+function migrationsOf(path: string): string[] {
+  const db = new SqliteDatabase(path, { readonly: true, fileMustExist: true });
+  try {
+    return (db.prepare('select name from pigeon_migrations order by name').all() as { name: string }[]).map((r) => r.name);
+  } finally {
+    db.close();
   }
 }
 
@@ -222,7 +237,7 @@ export async function restoreDatabaseFile(source: string, target: string, now: n
   const restoring = `${to}.restoring-${process.pid}`;
   removeDatabaseFiles(restoring);
   try {
-    await copyOnThread(from, restoring);
+    await copyOnThread(from, restoring, false);
     const store = openStore(`sqlite:${restoring}`);
     let applied: string[];
     try {
