@@ -34,6 +34,21 @@ export interface Command {
 /** A mistake in how the command was called: printed with the usage line, exit code 2. */
 export class UsageError extends Error {}
 
+/**
+ * A command that cannot do what was asked, said in one message under its own code: exit 1 for a
+ * refusal, 2 for a command that does not apply to this configuration (no usage line: the call
+ * itself was right).
+ */
+export class CommandFailure extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly exitCode: 1 | 2,
+  ) {
+    super(message);
+  }
+}
+
 export function required(value: unknown, flag: string): string {
   if (typeof value !== 'string' || value === '') throw new UsageError(`${flag} is required.`);
   return value;

@@ -13,7 +13,8 @@ import { maskUrlPassword } from '../config/config.ts';
 import { checkDatabaseLocation } from '../config/startup-checks.ts';
 import { databaseIsCurrent } from '../services/database.ts';
 import { createLogger, openContext } from '../runtime.ts';
-import { UsageError, type Command, type ParsedArgs } from './command.ts';
+import { CommandFailure, UsageError, type Command, type ParsedArgs } from './command.ts';
+import { backupCommands } from './commands/backup.ts';
 import { accountCommands } from './commands/account.ts';
 import { devWebhookCommands } from './commands/dev-webhook.ts';
 import { doctorCommands } from './commands/doctor.ts';
@@ -38,6 +39,7 @@ export const commands: Record<string, Command> = {
   ...operatorCommands,
   ...doctorCommands,
   ...devWebhookCommands,
+  ...backupCommands,
 };
 
 const GROUPS: Record<string, string> = {
@@ -245,6 +247,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   } catch (err) {
     if (err instanceof UsageError) return fail('usage', `${err.message}${usageHint(name)}`, 2);
+    if (err instanceof CommandFailure) return fail(err.code, err.message, err.exitCode);
     if (err instanceof AppError) return fail(err.code, err.message, 1);
     if (err instanceof StartupFailure) {
       reportFailure(err, json);

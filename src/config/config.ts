@@ -70,6 +70,11 @@ export interface Config {
    * client address.
    */
   signup: { mode: 'open' | 'verify' | 'closed'; maxPerHour: number };
+  /**
+   * Scheduled backups of a SQLite store (BACKUP_DIR, BACKUP_INTERVAL_HOURS, BACKUP_KEEP), taken by
+   * each process with workers; null when off (the default).
+   */
+  backup: { dir: string; intervalHours: number; keep: number } | null;
   /** Account limits (docs/security.md); each account may override them (`pigeon account limits`). */
   limits: {
     /** Sender IDs an account may have pending review at once (SENDER_ID_PENDING_MAX). */
@@ -228,6 +233,30 @@ function host(env: Env, name: string, fallback: string): string {
   return fallback;
 }
 
+/**
+ * BACKUP_INTERVAL_HOURS turns scheduled backups on; they need BACKUP_DIR and a SQLite store.
+ * Asking for them where they cannot run is a mistake to report, not a setting to ignore: the
+ * operator would believe there are backups.
+ */
+function backupSchedule(env: Env, databaseUrl: string): Config['backup'] {
+  const intervalHours = int(env, 'BACKUP_INTERVAL_HOURS', 0, 0, 24 * 366);
+  const keep = int(env, 'BACKUP_KEEP', 7, 1, 100_000);
+  const dir = env.BACKUP_DIR?.trim() || null;
+  if (intervalHours === 0) {
+    if (dir) problem(env, 'BACKUP_DIR', 'is set but BACKUP_INTERVAL_HOURS is not, so no backup would be taken', 'Set BACKUP_INTERVAL_HOURS (24 for a daily backup), or unset BACKUP_DIR');
+    return null;
+  }
+  if (!dir) {
+    problem(env, 'BACKUP_INTERVAL_HOURS', 'needs BACKUP_DIR, the folder to write the backups to', 'Set BACKUP_DIR to a folder, ideally on another disk, or unset BACKUP_INTERVAL_HOURS');
+    return null;
+  }
+  if (!databaseUrl.startsWith('sqlite:') || databaseUrl === 'sqlite::memory:') {
+    problem(env, 'BACKUP_INTERVAL_HOURS', 'schedules backups of a SQLite file; DATABASE_URL is not one', 'Back PostgreSQL up with pg_dump (docs/deployment.md, "Backups"), and unset BACKUP_INTERVAL_HOURS and BACKUP_DIR');
+    return null;
+  }
+  return { dir, intervalHours, keep };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const outer = collecting;
   const problems: ConfigProblem[] = [];
@@ -262,6 +291,7 @@ function readConfig(env: Env): Config {
   const publicUrl = (url(env, 'PUBLIC_URL', `http://localhost:${port}`, ['http:', 'https:']) as string).replace(/\/+$/, '');
   const logLevel = oneOf(env, 'LOG_LEVEL', 'info', LOG_LEVELS);
   const signupMode = oneOf(env, 'SIGNUP', 'open', ['open', 'verify', 'closed'] as const);
+  const backup = backupSchedule(env, databaseUrl);
   return {
     port,
     host: host(env, 'HOST', '127.0.0.1'),
@@ -305,6 +335,7 @@ function readConfig(env: Env): Config {
       .map((s) => s.trim().toUpperCase())
       .filter(Boolean),
     signup: { mode: signupMode, maxPerHour: int(env, 'SIGNUP_MAX_PER_HOUR', 5, 1) },
+    backup,
     limits: {
       senderIdPendingMax: int(env, 'SENDER_ID_PENDING_MAX', 20, 0, 1_000_000),
       documentQuotaBytes: int(env, 'DOCUMENT_QUOTA_BYTES', 50 * 1024 * 1024, 0),

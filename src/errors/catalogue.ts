@@ -125,6 +125,13 @@ export const catalogue = {
     retryable: false,
   },
   // Authentication and authorisation
+  not_redactable: {
+    status: 409,
+    message: 'The message is not in a final state yet, so it cannot be redacted.',
+    description:
+      '`POST /v1/sms/{message_id}/redact` or `POST /v1/sms/batches/{batch_id}/redact` for a message that is still `scheduled`, `pending` or `sent`: its text is still to be sent, or its number still needed for the receipt. A batch is redacted whole: while one of its messages is not `delivered`, `failed` or `canceled`, nothing of it is redacted. Retry once it is final (or cancel a scheduled one first).',
+    retryable: true,
+  },
   invalid_api_key: {
     status: 401,
     message: 'The API key is missing, malformed or unknown.',

@@ -271,6 +271,13 @@ export const CancelResult = Type.Object({
   }),
 });
 
+export const RedactResult = Type.Object({
+  status: Type.Literal('success'),
+  data: Type.Object({
+    redacted: Type.Array(Type.String(), { description: 'The messages whose text is removed and number masked (all of them again on a repeat).' }),
+  }),
+});
+
 export const Pagination = Type.Object({ page: Type.Integer(), limit: Type.Integer(), total: Type.Integer() });
 
 export const ReportsQuery = Type.Object({

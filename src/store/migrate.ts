@@ -21,6 +21,7 @@ import * as m015 from './migrations/015-one-statement-acceptance.ts';
 import * as m016 from './migrations/016-campaigns.ts';
 import * as m017 from './migrations/017-dispatch-jobs-one-index.ts';
 import * as m019 from './migrations/019-campaign-files.ts';
+import * as m021 from './migrations/021-redaction.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': m001,
@@ -39,12 +40,18 @@ const migrations: Record<string, Migration> = {
   '016-campaigns': m016,
   '017-dispatch-jobs-one-index': m017,
   '019-campaign-files': m019,
+  '021-redaction': m021,
 };
 
 class InCodeMigrationProvider implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {
     return migrations;
   }
+}
+
+/** Every migration this version knows, in order. */
+export function knownMigrations(): string[] {
+  return Object.keys(migrations).sort();
 }
 
 export const LATEST_MIGRATION = Object.keys(migrations).sort().at(-1) as string;

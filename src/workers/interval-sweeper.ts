@@ -15,6 +15,8 @@ export interface IntervalSweep {
   intervalMs: number;
   /** Logged with the error when a run fails. */
   failureMessage: string;
+  /** Runs the first sweep at start rather than one interval later (default false). */
+  atStart?: boolean;
   /** Does what is due now; returns how many items it handled. */
   sweep: () => Promise<number>;
 }
@@ -29,7 +31,7 @@ export class IntervalSweeper {
       name: opts.name,
       log: ctx.log,
       idleMs: opts.intervalMs,
-      startIdle: true,
+      startIdle: opts.atStart !== true,
       holdsProcess: false,
       onFailure: exponential({ baseMs: opts.intervalMs, factor: 1, maxMs: opts.intervalMs }),
       failureMessage: opts.failureMessage,

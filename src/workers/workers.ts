@@ -16,6 +16,7 @@ import { IdempotencySweeper } from './idempotency-sweeper.ts';
 import { Scheduler, type SchedulerOptions } from './scheduler.ts';
 import { ValiditySweeper } from './validity-sweeper.ts';
 import { InboundPartsSweeper } from './inbound-parts-sweeper.ts';
+import { BackupSweeper } from './backup-sweeper.ts';
 import { receiveCarrierInbound } from '../services/inbound/inbound.ts';
 import { WebhookWorker, type WebhookWorkerOptions } from './webhook-worker.ts';
 
@@ -99,6 +100,8 @@ export function createWorkers(ctx: Context, carrier: Carrier, opts: { webhook?: 
     ...(ctx.config.carrier === 'smpp' ? { expiry: new ExpirySweeper(ctx, ctx.config.smpp.validityHours * 3_600_000) } : {}),
     // Multi-part inbound messages come over SMPP only.
     ...(carrier.onInbound ? { inboundParts: new InboundPartsSweeper(ctx) } : {}),
+    // BACKUP_DIR with BACKUP_INTERVAL_HOURS, on SQLite only (the configuration refuses it otherwise).
+    ...(ctx.config.backup ? { backup: new BackupSweeper(ctx) } : {}),
   };
   carrier.onDeliveryReport((report) => recordDeliveryReport(ctx, report));
   carrier.onInbound?.(async (message) => {

@@ -166,6 +166,24 @@ describe('OpenAPI document', () => {
     check('POST', '/v1/sms/batches/{batch_id}/cancel', await h.request('POST', `/v1/sms/batches/${scheduledBulk.json().batch_id}/cancel`, { key }));
     check('GET', '/v1/sms/delivery-reports', await h.request('GET', '/v1/sms/delivery-reports?status=canceled', { key }));
 
+    // Redaction, on an account of its own (this one's requests are counted against RATE_LIMIT_MAX).
+    const r = await h.customer();
+    const toCancel = await h.request('POST', '/v1/sms/send', { key: r.key, body: { ...send, send_at: later } });
+    await h.request('POST', `/v1/sms/${toCancel.json().message_id}/cancel`, { key: r.key });
+    check('POST', '/v1/sms/{message_id}/redact', await h.request('POST', `/v1/sms/${toCancel.json().message_id}/redact`, { key: r.key }));
+    check('POST', '/v1/sms/{message_id}/redact', await h.request('POST', `/v1/sms/${toCancel.json().message_id}/redact`, { key: r.key }));
+    check('POST', '/v1/sms/{message_id}/redact', await h.request('POST', '/v1/sms/msg_nope/redact', { key: r.key }));
+    const onItsWay = await h.request('POST', '/v1/sms/send', { key: r.key, body: send });
+    check('POST', '/v1/sms/{message_id}/redact', await h.request('POST', `/v1/sms/${onItsWay.json().message_id}/redact`, { key: r.key }));
+    const bulkToCancel = await h.request('POST', '/v1/sms/bulk', { key: r.key, body: { from: 'Acme', send_at: later, messages: [{ to: '+447911123456', message: 'later' }] } });
+    await h.request('POST', `/v1/sms/batches/${bulkToCancel.json().batch_id}/cancel`, { key: r.key });
+    check('POST', '/v1/sms/batches/{batch_id}/redact', await h.request('POST', `/v1/sms/batches/${bulkToCancel.json().batch_id}/redact`, { key: r.key }));
+    check('POST', '/v1/sms/batches/{batch_id}/redact', await h.request('POST', '/v1/sms/batches/bat_nope/redact', { key: r.key }));
+    await assignNumber(h.ctx, r.accountId, '+447700900779');
+    const received = await h.request('POST', '/v1/simulator/inbound', { key: r.key, body: { from: '+447911123456', to: '+447700900779', message: 'Hi' } });
+    check('POST', '/v1/sms/inbound/{id}/redact', await h.request('POST', `/v1/sms/inbound/${received.json().data.id}/redact`, { key: r.key }));
+    check('POST', '/v1/sms/inbound/{id}/redact', await h.request('POST', '/v1/sms/inbound/in_nope/redact', { key: r.key }));
+
     check('GET', '/v1/sms/sender-ids', await h.request('GET', '/v1/sms/sender-ids', { key }));
     check('POST', '/v1/sms/sender-ids', await h.request('POST', '/v1/sms/sender-ids', { key, body: { name: 'Brand7' } }));
     check('POST', '/v1/sms/sender-ids', await h.request('POST', '/v1/sms/sender-ids', { key, body: { name: 'Brand7' } }));

@@ -1,12 +1,13 @@
-/** `POST /v1/sms/send`, `POST /v1/sms/bulk` and the cancels of scheduled messages. */
+/** `POST /v1/sms/send`, `POST /v1/sms/bulk`, the cancels of scheduled messages and the redactions. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { sendBulk, sendMessage } from '../../services/messages/submit-messages.ts';
 import { cancelScheduled } from '../../services/messages/cancel-messages.ts';
+import { redactMessages } from '../../services/messages/redact-messages.ts';
 import type { Context } from '../../services/context.ts';
 import { principalOf } from '../auth.ts';
 import { replyIdempotently } from '../idempotency.ts';
-import { BulkBody, BulkResult, CancelResult, IdempotencyHeaders, SendBody, SendFieldErrors, SendResult } from '../schemas.ts';
+import { BulkBody, BulkResult, CancelResult, IdempotencyHeaders, RedactResult, SendBody, SendFieldErrors, SendResult } from '../schemas.ts';
 
 export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -88,6 +89,40 @@ export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => cancelScheduled(ctx, principalOf(request).accountId, { batchId: request.params.batch_id }),
+    );
+
+    const redactDescription =
+      'The text is removed and the recipient masked (last four digits as `XXXX`, e.g. `+44770090XXXX`) in the message, its delivery reports, the dashboard and the stored payloads of its webhook events. ' +
+      'Only once final (`delivered`, `failed`, `canceled`); otherwise `not_redactable`. A repeat answers the same. Credits, statuses and times stay; backups taken before keep what they held.';
+
+    app.post(
+      '/sms/:message_id/redact',
+      {
+        config: { scope: 'sms:send', errors: ['not_redactable', 'not_found'] },
+        schema: {
+          summary: 'Redact a message: remove its text and mask its number',
+          description: redactDescription,
+          tags: ['SMS'],
+          params: Type.Object({ message_id: Type.String() }),
+          response: { 200: RedactResult },
+        },
+      },
+      async (request) => redactMessages(ctx, principalOf(request).accountId, { messageId: request.params.message_id }),
+    );
+
+    app.post(
+      '/sms/batches/:batch_id/redact',
+      {
+        config: { scope: 'sms:send', errors: ['not_redactable', 'not_found'] },
+        schema: {
+          summary: 'Redact every message of a batch',
+          description: `${redactDescription} The batch is redacted whole: while one of its messages is not final, nothing is redacted.`,
+          tags: ['SMS'],
+          params: Type.Object({ batch_id: Type.String() }),
+          response: { 200: RedactResult },
+        },
+      },
+      async (request) => redactMessages(ctx, principalOf(request).accountId, { batchId: request.params.batch_id }),
     );
   };
 }

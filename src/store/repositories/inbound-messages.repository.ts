@@ -82,3 +82,8 @@ export async function correspondents(db: Executor, accountId: string, search: st
 export async function inboundFrom(db: Executor, accountId: string, sender: string, limit: number): Promise<InboundRow[]> {
   return db.selectFrom('inbound_messages').selectAll().where('account_id', '=', accountId).where('sender', '=', sender).orderBy('received_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
 }
+
+/** Replaces an inbound message's sender and text (redaction). */
+export async function setInboundSenderAndBody(db: Executor, id: string, sender: string, body: string): Promise<void> {
+  await db.updateTable('inbound_messages').set({ sender, body }).where('id', '=', id).execute();
+}

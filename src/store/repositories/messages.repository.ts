@@ -237,3 +237,26 @@ export async function messagesTo(db: Executor, accountId: string, recipient: str
     .limit(limit)
     .execute();
 }
+
+/** The account's message, or every message of the account's batch, with what redaction checks. */
+export async function messagesToRedact(db: Executor, accountId: string, target: { messageId: string } | { batchId: string }): Promise<Pick<MessagesTable, 'id' | 'status' | 'recipient'>[]> {
+  const query = db.selectFrom('messages').select(['id', 'status', 'recipient']).where('account_id', '=', accountId);
+  return 'messageId' in target ? query.where('id', '=', target.messageId).execute() : query.where('batch_id', '=', target.batchId).orderBy('id').execute();
+}
+
+/**
+ * Empties the text and masks the recipient (last four digits as XXXX, as `maskNumber` of
+ * src/domain/redaction.ts does for E.164) of these messages; a masked one stays as it is.
+ */
+export async function redactMessageRows(db: Executor, ids: readonly string[]): Promise<void> {
+  for (const part of chunked(ids, 1)) {
+    await db
+      .updateTable('messages')
+      .set({
+        body: '',
+        recipient: sql<string>`case when recipient like '%XXXX' or length(recipient) < 4 then recipient else substr(recipient, 1, length(recipient) - 4) || 'XXXX' end`,
+      })
+      .where('id', 'in', part)
+      .execute();
+  }
+}

@@ -100,3 +100,19 @@ export async function requeueUndeliveredEvent(db: Executor, id: string, now: num
   const updated = await db.updateTable('webhook_events').set({ status: 'pending', updated_at: now }).where('id', '=', id).where('status', '=', 'undelivered').executeTakeFirst();
   return updated.numUpdatedRows !== 0n;
 }
+
+/** The stored events of these messages (delivery events), for redaction. */
+export async function eventPayloadsOfMessages(db: Executor, messageIds: readonly string[]): Promise<{ id: string; message_id: string | null; payload: string }[]> {
+  const out: { id: string; message_id: string | null; payload: string }[] = [];
+  for (const part of chunked(messageIds, 1)) out.push(...(await db.selectFrom('webhook_events').select(['id', 'message_id', 'payload']).where('message_id', 'in', part).execute()));
+  return out;
+}
+
+/** The stored events an inbound message raised (`sms.received`, an opt-out its keyword caused). */
+export async function eventPayloadsOfInbound(db: Executor, inboundId: string): Promise<{ id: string; payload: string }[]> {
+  return db.selectFrom('webhook_events').select(['id', 'payload']).where('inbound_id', '=', inboundId).execute();
+}
+
+export async function setEventPayload(db: Executor, id: string, payload: string): Promise<void> {
+  await db.updateTable('webhook_events').set({ payload }).where('id', '=', id).execute();
+}

@@ -1,12 +1,15 @@
 /**
  * Messages, /dashboard/messages: the delivery reports, filtered and a page at a time, and one
- * message with its webhook events and attempts.
+ * message with its webhook events and attempts, and its redaction (DECISIONS.md §13).
  */
-import type { FastifyInstance } from 'fastify';
-import { MESSAGE_STATUSES, type MessageStatus } from '../../../domain/message-status.ts';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isFinal, MESSAGE_STATUSES, type MessageStatus } from '../../../domain/message-status.ts';
+import { isMasked } from '../../../domain/redaction.ts';
+import { AppError } from '../../../errors/catalogue.ts';
+import { redactMessages } from '../../../services/messages/redact-messages.ts';
 import { listDeliveryReports, messageDetail } from '../../../services/messages/reports.ts';
 import { html, raw } from '../../html.ts';
-import { page, statusBadge, table, when } from '../layout.ts';
+import { alert, csrfField, page, statusBadge, table, when } from '../layout.ts';
 import { pageNumber, PAGE_SIZE, state, type OwnerArea } from './owner-area.ts';
 
 export function messagePages(app: FastifyInstance, { ctx, render }: OwnerArea): void {
@@ -56,8 +59,16 @@ ${table(`Delivery reports (${total})`, ['Message', 'To', 'From', 'Status', 'Segm
     );
   });
 
-  app.get<{ Params: { id: string } }>('/messages/:id', async (request, reply) => {
-    const { message: m, events } = await messageDetail(ctx, state(request).account.id, request.params.id);
+  const detailPage = async (request: FastifyRequest, reply: FastifyReply, id: string, notice?: { text: string; kind: 'ok' | 'error' }) => {
+    const { account, session } = state(request);
+    const { message: m, events } = await messageDetail(ctx, account.id, id);
+    // What redact-messages.ts leaves: no text and a masked number.
+    const redacted = m.body === '' && isMasked(m.recipient);
+    const redaction = redacted
+      ? html`<p id="redaction" class="muted">Redacted: the text is removed and the number masked, here, in the reports and in the stored webhook events.</p>`
+      : isFinal(m.status)
+        ? html`<form id="redaction" method="post" action="/dashboard/messages/${m.id}/redact" class="inline" data-confirm="Remove the text of this message and mask its number? This cannot be undone.">${csrfField(session.csrf_token)}<button type="submit" class="danger">Redact</button> <span class="muted">Removes the text and masks the number (last four digits as XXXX), for good.</span></form>`
+        : html`<p id="redaction" class="muted">It can be redacted once it is delivered, failed or canceled.</p>`;
     const attempts = events.flatMap(({ event, attempts: list }) =>
       list.map((a) => [
         html`<code>${event.event}</code>`,
@@ -74,17 +85,30 @@ ${table(`Delivery reports (${total})`, ['Message', 'To', 'From', 'Status', 'Segm
       reply,
       `Message ${m.id}`,
       'messages',
-      html`<section><dl class="detail">
+      html`${alert(notice?.text, notice?.kind)}<section><dl class="detail">
 <dt>Status</dt><dd id="message-status">${statusBadge(m.status)}</dd>
 <dt>To</dt><dd>${m.recipient}</dd><dt>From</dt><dd>${m.sender}</dd>
 <dt>Segments</dt><dd>${m.segments} (${m.encoding})</dd>
 <dt>Batch</dt><dd>${m.batch_id ?? '–'}</dd>
 <dt>Created</dt><dd>${when(m.created_at)}</dd><dt>Sent</dt><dd>${when(m.sent_at)}</dd><dt>Delivered</dt><dd>${when(m.delivered_at)}</dd>
 ${m.error_code ? html`<dt>Error</dt><dd><code>${m.error_code}</code> ${m.error_message ?? ''}</dd>` : ''}
-<dt>Callback URL</dt><dd>${m.callback_url ?? '–'}</dd></dl></section>
+<dt>Callback URL</dt><dd>${m.callback_url ?? '–'}</dd></dl>${redaction}</section>
 ${table('Webhook events', ['Event', 'URL', 'Status', 'Attempts', 'Last error'], eventRows, 'No webhook events (the message has no callback URL, or nothing has happened yet).')}
 ${attempts.length > 0 ? table('Webhook attempts', ['Event', 'Attempt', 'At', 'HTTP status', 'Error', 'Latency'], attempts, '') : ''}
 <p><a href="/dashboard/messages">All messages</a></p>`,
     );
+  };
+
+  app.get<{ Params: { id: string } }>('/messages/:id', async (request, reply) => detailPage(request, reply, request.params.id));
+
+  app.post<{ Params: { id: string } }>('/messages/:id/redact', async (request, reply) => {
+    try {
+      await redactMessages(ctx, state(request).account.id, { messageId: request.params.id });
+    } catch (err) {
+      if (!(err instanceof AppError) || err.code !== 'not_redactable') throw err;
+      reply.code(err.status);
+      return detailPage(request, reply, request.params.id, { text: err.message, kind: 'error' });
+    }
+    return detailPage(request, reply, request.params.id, { text: 'The message is redacted.', kind: 'ok' });
   });
 }

@@ -1,0 +1,40 @@
+/**
+ * Redaction (DECISIONS.md §13): what is left of a message's text and of a person's number once
+ * they are redacted. Both are idempotent, so a repeated redaction changes nothing.
+ */
+
+/** What a redacted message's text becomes. */
+export const REDACTED_TEXT = '';
+
+/**
+ * A number with its last four digits as `XXXX` (`+447700900123` -> `+44770090XXXX`): enough to
+ * tell a support call which recipient it was, not enough to reach them. A sender that does not
+ * end in four digits (an alphanumeric Sender ID) is no one's number and stays as it is.
+ */
+export function maskNumber(value: string): string {
+  return value.replace(/\d{4}$/, 'XXXX');
+}
+
+/** Whether `value` is already masked (or has nothing to mask). */
+export function isMasked(value: string): boolean {
+  return maskNumber(value) === value;
+}
+
+/**
+ * A stored webhook payload (JSON) with the text and the number of a redacted message taken out:
+ * every `message` field emptied, and every string equal to one of `numbers` masked, wherever they
+ * are in the payload (delivery events carry `to`, account events `data.from` and `data.phone`).
+ */
+export function redactPayload(payload: string, numbers: readonly string[]): string {
+  const masked = new Set(numbers.filter((n) => !isMasked(n)));
+  const walk = (value: unknown, key: string | null): unknown => {
+    if (typeof value === 'string') {
+      if (key === 'message') return REDACTED_TEXT;
+      return masked.has(value) ? maskNumber(value) : value;
+    }
+    if (Array.isArray(value)) return value.map((v) => walk(v, null));
+    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, k)]));
+    return value;
+  };
+  return JSON.stringify(walk(JSON.parse(payload), null));
+}
