@@ -22,7 +22,8 @@ import { spawnSync } from 'node:child_process';
 const DEFAULT_ROOTS = ['src', 'test/api', 'test/cli', 'test/smpp', 'packages/client/test', 'test/crash', 'test/faults', 'test/security', 'test/docs', 'test/store', 'test/multiprocess'];
 
 // What can change with the Node version: native code (the SQLite drivers and their choice, the
-// read and checkpoint threads), worker threads (XLSX), scrypt hashing, V8 flags and heap limits,
+// read, checkpoint and backup threads, how a full or failing disk surfaces through the driver),
+// worker threads (XLSX), scrypt hashing, V8 flags and heap limits,
 // process crashes and restarts, and the client package (fetch, streams, its own build).
 // Everything else is plain JavaScript over Fastify's inject and runs on Node 20 and PostgreSQL.
 const NODE_VERSION_ROOTS = [
@@ -32,7 +33,10 @@ const NODE_VERSION_ROOTS = [
   'test/multiprocess',
   'packages/client/test',
   'test/cli/bin.test.ts',
+  'test/cli/backup.test.ts',
   'test/cli/startup-errors.test.ts',
+  'test/faults/sqlite-disk-full.test.ts',
+  'test/faults/sqlite-read-only.test.ts',
   'test/api/dashboard-auth.test.ts',
   'test/security/memory.test.ts',
 ];

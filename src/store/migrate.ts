@@ -76,20 +76,59 @@ async function migrator(db: Db): Promise<Migrator> {
   });
 }
 
+/**
+ * PostgreSQL: the advisory lock every migration of the database takes, whatever its schema.
+ * Kysely's migrator lists the tables of the whole database before it starts, and that listing
+ * fails ("column ... does not exist") when another session drops a schema at the same moment:
+ * migrations and schema changes made beside them (a second installation in its own schema, the
+ * test suites' schemas) wait for one another instead. `MIGRATION_LOCK_KEY` is also taken by
+ * the test helpers that create and drop schemas.
+ */
+export const MIGRATION_LOCK_KEY = 7_050_726_717; // "pigeon" on a phone keypad, roughly
+
+async function underMigrationLock<T>(db: Db, run: (db: Db) => Promise<T>): Promise<T> {
+  if (dialectOf(db) !== 'postgres') return run(db);
+  return db.connection().execute(async (conn) => {
+    await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`.execute(conn);
+    try {
+      return await run(conn);
+    } finally {
+      await sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.execute(conn);
+    }
+  });
+}
+
 export async function migrateToLatest(db: Db): Promise<string[]> {
-  const { error, results } = await (await migrator(db)).migrateToLatest();
+  const { error, results } = await underMigrationLock(db, async (conn) => (await migrator(conn)).migrateToLatest());
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
-/** Whether every known migration has been applied (for the readiness probe). */
+/**
+ * Whether every known migration has been applied (for the readiness probe). Read from the
+ * bookkeeping table itself, without the migrator's listing of every table of the database, which
+ * a probe asked every few seconds has no need of.
+ */
 export async function migrationsCurrent(db: Db): Promise<boolean> {
-  const list = await (await migrator(db)).getMigrations();
-  return list.every((m) => m.executedAt !== undefined);
+  let applied: Set<string>;
+  try {
+    const rows = await sql<{ name: string }>`select name from pigeon_migrations`.execute(db);
+    applied = new Set(rows.rows.map((r) => r.name));
+  } catch (error) {
+    if (isMissingTable(error)) return false;
+    throw error;
+  }
+  return knownMigrations().every((name) => applied.has(name));
+}
+
+/** SQLite's "no such table" or PostgreSQL's undefined_table: a database never migrated. */
+function isMissingTable(error: unknown): boolean {
+  const e = error as { code?: string; message?: string };
+  return e?.code === '42P01' || /no such table/.test(e?.message ?? '');
 }
 
 /** Applies the migrations up to and including `name` (for tests of a migration's effect on older data). */
 export async function migrateTo(db: Db, name: string): Promise<void> {
-  const { error } = await (await migrator(db)).migrateTo(name);
+  const { error } = await underMigrationLock(db, async (conn) => (await migrator(conn)).migrateTo(name));
   if (error) throw error instanceof Error ? error : new Error(String(error));
 }

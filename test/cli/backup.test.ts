@@ -4,7 +4,8 @@
  * with `pigeon restore`, holds every message answered 200 before the backup started and balances
  * equal to their ledgers; restore refuses what it must; scheduled backups keep BACKUP_KEEP.
  *
- * Always on SQLite: PostgreSQL is backed up with pg_dump, which both commands point to.
+ * Always on SQLite, in the SQLite run only: PostgreSQL is backed up with pg_dump, which both
+ * commands point to.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,7 +25,7 @@ import { backupFileName } from '../../src/domain/backup-schedule.ts';
 import { createCustomer } from '../helpers/customers.ts';
 import { TestClock } from '../helpers/harness.ts';
 import { freePort, ROOT, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
-import { serviceContext } from '../helpers/test-store.ts';
+import { onlyInRunOf, serviceContext } from '../helpers/test-store.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 const execFileAsync = promisify(execFile);
@@ -64,7 +65,7 @@ async function balancesAndLedgers(store: Store): Promise<{ id: string; credits: 
 
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-describe('pigeon backup of a serving SQLite store, and pigeon restore', () => {
+describe('pigeon backup of a serving SQLite store, and pigeon restore', { skip: onlyInRunOf('sqlite') }, () => {
   const live = join(dir, 'live.db');
   const liveEnv = { DATABASE_URL: `sqlite:${live}` };
   const scheduledDir = join(dir, 'scheduled');
@@ -216,7 +217,7 @@ describe('pigeon backup of a serving SQLite store, and pigeon restore', () => {
   });
 });
 
-describe('pigeon restore checks what it is given', () => {
+describe('pigeon restore checks what it is given', { skip: onlyInRunOf('sqlite') }, () => {
   const target = join(dir, 'checks', 'pigeon.db');
   const config = loadConfig({ DATABASE_URL: `sqlite:${target}` });
   mkdirSync(join(dir, 'checks'), { recursive: true });
@@ -287,7 +288,7 @@ describe('pigeon restore checks what it is given', () => {
   });
 });
 
-describe('scheduled backups', () => {
+describe('scheduled backups', { skip: onlyInRunOf('sqlite') }, () => {
   const path = join(dir, 'scheduled-source.db');
   const backups = join(dir, 'kept');
   let store: Store;

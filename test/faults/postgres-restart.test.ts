@@ -12,7 +12,7 @@
  * carrier exactly once, and the balance equals the ledger. And with PostgreSQL unreachable at
  * start, `pigeon serve` exits 1 naming DATABASE_URL, without a stack trace.
  *
- * Independent of TEST_DATABASE_URL: it runs the same under `npm test` and `npm run test:pg`.
+ * Its own PostgreSQL cluster whatever TEST_DATABASE_URL says, so it runs in `npm run test:pg` only.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -25,14 +25,14 @@ import { createCustomer } from '../helpers/customers.ts';
 import { checkOutcome, settled, simulatorSubmissions, startLoad } from '../helpers/fault-load.ts';
 import { createPgCluster, pgClusterAvailable, type PgCluster } from '../helpers/pg-cluster.ts';
 import { freePort, spawnPigeon, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
-import { serviceContext } from '../helpers/test-store.ts';
+import { onlyInRunOf, serviceContext } from '../helpers/test-store.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 const CREDITS = 1_000_000;
 /** Short, so that each outage outlasts it: a job whose outcome was lost would then go out again. */
 const LEASE_MS = 3000;
 
-describe('PostgreSQL restarted under load', { skip: !pgClusterAvailable && 'no PostgreSQL server binaries' }, () => {
+describe('PostgreSQL restarted under load', { skip: onlyInRunOf('postgres') || (!pgClusterAvailable && 'no PostgreSQL server binaries') }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'pigeon-pg-fault-'));
   const simLog = join(dir, 'sim.log');
   let cluster: PgCluster;

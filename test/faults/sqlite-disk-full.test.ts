@@ -9,7 +9,8 @@
  * message is delivered and was submitted to the carrier exactly once (none half-written: a
  * request has all its messages or none), and the balance equals the ledger.
  *
- * Needs root (to mount); skipped otherwise. Independent of TEST_DATABASE_URL.
+ * Needs root (to mount); skipped otherwise. Its own SQLite file whatever TEST_DATABASE_URL says,
+ * so it runs in the SQLite run only.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -22,7 +23,7 @@ import { migrateToLatest } from '../../src/store/migrate.ts';
 import { createCustomer } from '../helpers/customers.ts';
 import { checkOutcome, settled, simulatorSubmissions, startLoad } from '../helpers/fault-load.ts';
 import { freePort, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
-import { serviceContext } from '../helpers/test-store.ts';
+import { onlyInRunOf, serviceContext } from '../helpers/test-store.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 const CREDITS = 1_000_000;
@@ -43,7 +44,7 @@ function fillDisk(path: string): number {
   return written;
 }
 
-describe('the SQLite disk fills up under load', { skip: !isRoot && 'mounting a tmpfs needs root' }, () => {
+describe('the SQLite disk fills up under load', { skip: onlyInRunOf('sqlite') || (!isRoot && 'mounting a tmpfs needs root') }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'pigeon-disk-fault-'));
   const data = join(dir, 'data');
   const simLog = join(dir, 'sim.log');

@@ -11,7 +11,8 @@
  * open files of the running server cannot follow: the operator restarts Pigeon then
  * (docs/deployment.md, "When things fail").
  *
- * Needs root and loop devices; skipped otherwise. Independent of TEST_DATABASE_URL.
+ * Needs root and loop devices; skipped otherwise. Its own SQLite file whatever TEST_DATABASE_URL
+ * says, so it runs in the SQLite run only.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,12 +25,12 @@ import { migrateToLatest } from '../../src/store/migrate.ts';
 import { createCustomer } from '../helpers/customers.ts';
 import { startLoad } from '../helpers/fault-load.ts';
 import { freePort, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
-import { serviceContext } from '../helpers/test-store.ts';
+import { onlyInRunOf, serviceContext } from '../helpers/test-store.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 const isRoot = process.getuid?.() === 0;
 
-describe('the SQLite data folder turns read-only under load', { skip: !isRoot && 'mounting a file system needs root' }, () => {
+describe('the SQLite data folder turns read-only under load', { skip: onlyInRunOf('sqlite') || (!isRoot && 'mounting a file system needs root') }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'pigeon-ro-fault-'));
   const image = join(dir, 'disk.img');
   const data = join(dir, 'data');

@@ -12,7 +12,7 @@ import { loadConfig } from '../../src/config/config.ts';
 import type { Context } from '../../src/services/context.ts';
 import { openStore, type Store } from '../../src/store/connect.ts';
 import { systemClock } from '../../src/util/ids.ts';
-import { migrateTo, migrateToLatest } from '../../src/store/migrate.ts';
+import { MIGRATION_LOCK_KEY, migrateTo, migrateToLatest } from '../../src/store/migrate.ts';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? '';
 export const testDialect: TestDialect = TEST_DATABASE_URL.startsWith('postgres') ? 'postgres' : 'sqlite';
@@ -26,6 +26,16 @@ export function serviceContext(store: Store, env: NodeJS.ProcessEnv = {}): Conte
 }
 
 export type TestDialect = 'sqlite' | 'postgres';
+
+/**
+ * For a suite about one store only (a SQLite file's disk, a PostgreSQL server's restart), which
+ * starts its own database whatever TEST_DATABASE_URL says: it runs in that store's run (`npm
+ * test` for SQLite, `npm run test:pg` for PostgreSQL) and is skipped, saying where it runs, in
+ * the other, which would only repeat it.
+ */
+export function onlyInRunOf(dialect: TestDialect): string | false {
+  return testDialect === dialect ? false : `about ${dialect === 'postgres' ? 'PostgreSQL' : 'SQLite'} only: runs in ${dialect === 'postgres' ? 'npm run test:pg' : 'npm test'}`;
+}
 
 /** The URL that selects `schema` of TEST_DATABASE_URL, through the connection's `options`. */
 export function schemaUrl(schema: string): string {
@@ -79,11 +89,16 @@ export interface ProcessDatabase {
   close(): Promise<void>;
 }
 
-/** Runs `text` on TEST_DATABASE_URL itself, over a connection of its own (creating or dropping a schema). */
+/**
+ * Runs `text` on TEST_DATABASE_URL itself, over a connection of its own (creating or dropping a
+ * schema), under the lock migrations take: test files run side by side, and a schema dropped while
+ * another file's migrator lists the database's tables makes that listing fail.
+ */
 export async function pgAdmin(text: string): Promise<void> {
   const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await client.connect();
   try {
+    await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     await client.query(text);
   } finally {
     await client.end();
