@@ -23,7 +23,7 @@ import { basename, join } from 'node:path';
 import { openStore } from '../../src/store/connect.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import { createCustomer } from '../helpers/customers.ts';
-import { startLoad } from '../helpers/fault-load.ts';
+import { assertOnlyOkOrUnavailable, startLoad, unmount } from '../helpers/fault-load.ts';
 import { freePort, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
 import { onlyInRunOf, serviceContext } from '../helpers/test-store.ts';
 import { waitFor } from '../helpers/wait-for.ts';
@@ -53,13 +53,7 @@ describe('the SQLite data folder turns read-only under load', { skip: onlyInRunO
 
   after(async () => {
     await server?.kill();
-    if (mounted) {
-      try {
-        execFileSync('umount', [data]);
-      } catch {
-        execFileSync('umount', ['-l', data]);
-      }
-    }
+    if (mounted) unmount(data);
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -100,16 +94,7 @@ describe('the SQLite data folder turns read-only under load', { skip: onlyInRunO
     assert.match(readyDuring!.json.checks.database ?? '', /^read-only: /);
     assert.equal(server.child.exitCode, null, 'pigeon serve is still running');
     assert.equal((await fetch(`${base}/health`)).status, 200);
-    const others = load.answers.filter((a) => a.status !== 200 && a.status !== 503);
-    assert.deepEqual(
-      others.slice(0, 5).map((a) => `${a.status} ${a.code ?? a.error}`),
-      [],
-      `${others.length} requests answered neither 200 nor 503`,
-    );
-    for (const a of load.answers.filter((x) => x.status === 503)) {
-      assert.equal(a.code, 'storage_full');
-      assert.equal(a.retryAfter, '30');
-    }
+    assertOnlyOkOrUnavailable(load.answers, 'storage_full', '30');
     const log = server.output();
     assert.match(log, /"level":50.*store unavailable: the folder of the database is read-only/);
     assert.doesNotMatch(log, /"msg":"unhandled error"/);

@@ -6,6 +6,7 @@
  * balance equals the ledger.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
@@ -154,4 +155,30 @@ export async function checkOutcome(
   assert.equal(Number(ledger.sum), balance, 'balance vs ledger');
   assert.equal(balance, opts.credits - segments, 'balance vs stored messages');
   return messages.length;
+}
+
+/**
+ * What every fault must leave the clients with: each request answered 200, or 503 with the
+ * fault's code and Retry-After; never a 500, a reset or another status.
+ */
+export function assertOnlyOkOrUnavailable(answers: Answer[], code: string, retryAfter: string): void {
+  const others = answers.filter((a) => a.status !== 200 && a.status !== 503);
+  assert.deepEqual(
+    others.slice(0, 5).map((a) => `${a.status} ${a.code ?? a.error}`),
+    [],
+    `${others.length} requests answered neither 200 nor 503`,
+  );
+  for (const a of answers.filter((x) => x.status === 503)) {
+    assert.equal(a.code, code);
+    assert.equal(a.retryAfter, retryAfter);
+  }
+}
+
+/** Unmounts a test's file system; with a file still open (a failed run's child), detaches it now, freed when that closes. */
+export function unmount(path: string): void {
+  try {
+    execFileSync('umount', [path]);
+  } catch {
+    execFileSync('umount', ['-l', path]);
+  }
 }
