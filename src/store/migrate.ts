@@ -20,6 +20,7 @@ import * as m014 from './migrations/014-scheduling.ts';
 import * as m015 from './migrations/015-one-statement-acceptance.ts';
 import * as m016 from './migrations/016-campaigns.ts';
 import * as m017 from './migrations/017-dispatch-jobs-one-index.ts';
+import * as m020 from './migrations/020-smpp-users.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': m001,
@@ -37,6 +38,7 @@ const migrations: Record<string, Migration> = {
   '015-one-statement-acceptance': m015,
   '016-campaigns': m016,
   '017-dispatch-jobs-one-index': m017,
+  '020-smpp-users': m020,
 };
 
 class InCodeMigrationProvider implements MigrationProvider {
