@@ -24,6 +24,7 @@ import { optOutCommands } from './commands/opt-out.ts';
 import { operatorCommands } from './commands/operator.ts';
 import { senderIdCommands } from './commands/sender-id.ts';
 import { serviceCommands } from './commands/service.ts';
+import { smppUserCommands } from './commands/smpp-user.ts';
 import { output } from './output.ts';
 import { configOrFail, describeUnexpected, reportFailure, StartupFailure, whileStarting } from './startup.ts';
 
@@ -33,6 +34,7 @@ export const commands: Record<string, Command> = {
   ...keyCommands,
   ...senderIdCommands,
   ...numberCommands,
+  ...smppUserCommands,
   ...inboundCommands,
   ...optOutCommands,
   ...operatorCommands,
@@ -46,6 +48,7 @@ const GROUPS: Record<string, string> = {
   key: 'API keys: create, list, revoke',
   'sender-id': 'Review Sender IDs: list, approve, reject, request-info',
   operator: 'Dashboard logins for operators',
+  'smpp-user': 'SMPP credentials for accounts: create, list, rotate, delete',
 };
 
 function version(): string {
