@@ -24,6 +24,9 @@ function find(path, out) {
 
 const args = process.argv.slice(2);
 const env = { ...process.env };
+// Test files run in parallel and many start `pigeon serve`: none may take the SMPP listener's
+// fixed default port; a test of the listener names a free port of its own.
+env.SMPP_SERVER_PORT ??= '0';
 const pg = args[0] === '--pg';
 if (pg) {
   args.shift();

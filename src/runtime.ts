@@ -17,6 +17,7 @@ import { openStore } from './store/connect.ts';
 import { migrateToLatest } from './store/migrate.ts';
 import { systemClock } from './util/ids.ts';
 import { createWorkers, type Workers } from './workers/workers.ts';
+import { SmppServer, DEFAULT_SMPP_SERVER_OPTIONS } from './smpp-server/smpp-server.ts';
 
 /** Never log a key, password, secret or message body. */
 const REDACT = ['req.headers.authorization', 'headers.authorization', '*.password', '*.key', '*.body', '*.message', '*.webhook_secret'];
@@ -40,8 +41,8 @@ export function createLogger(config: Config, destination: number = 1): Logger {
           translateTime: 'SYS:HH:MM:ss.l',
           // The start banner and the request lines read as sentences; their fields are in the text.
           messageFormat:
-            '{msg}{if dashboard}: API {api}, docs {docs}, dashboard {dashboard}, public URL {public_url}{end}{if req}: {req.method} {req.url} {res.statusCode} {responseTime} ms{end}{if req.accountId} {req.accountId}{end}',
-          ignore: 'pid,hostname,api,docs,dashboard,public_url,req,res,responseTime',
+            '{msg}{if dashboard}: API {api}, docs {docs}, dashboard {dashboard}, public URL {public_url}{end}{if smpp}, SMPP {smpp}{end}{if req}: {req.method} {req.url} {res.statusCode} {responseTime} ms{end}{if req.accountId} {req.accountId}{end}',
+          ignore: 'pid,hostname,api,docs,dashboard,public_url,smpp,req,res,responseTime',
         },
       }),
     );
@@ -87,6 +88,8 @@ export interface Running {
   app: FastifyInstance | null;
   carrier: Carrier;
   workers: Workers | null;
+  /** The SMPP listener customers bind to, when SMPP_SERVER_PORT is not 0 and the API runs. */
+  smppServer: SmppServer | null;
   stop(): Promise<void>;
 }
 
@@ -114,17 +117,24 @@ export async function start(opts: { api: boolean; workers: boolean; env?: NodeJS
     app = await buildApp({ ctx, carrier, logger: log, ...(rateLimits ? { rateLimits } : {}) });
     await app.listen({ port: config.port, host: config.host });
   }
+  // Beside the API: a process that answers customers' HTTP answers their binds too.
+  let smppServer: SmppServer | null = null;
+  if (opts.api && config.smppServer.port !== 0) {
+    smppServer = new SmppServer(ctx, { ...DEFAULT_SMPP_SERVER_OPTIONS, ...config.smppServer, host: config.host, watchMs: DEFAULT_SMPP_SERVER_OPTIONS.watchMs });
+    await smppServer.listen();
+  }
   workers?.start();
   // Only a process with workers talks to the carrier: `serve --no-workers` never binds to an SMSC.
   if (workers) carrier.start?.();
   // The start banner: "pigeon started" with the addresses (test helpers wait for that message).
   const where = app ? addresses(config, (app.server.address() as AddressInfo).port) : { api: null };
-  log.info({ ...where, workers: opts.workers, carrier: carrier.name, store: ctx.store.dialect }, 'pigeon started');
+  const smpp = smppServer ? `${config.host.includes(':') ? `[${config.host}]` : config.host}:${smppServer.port}` : null;
+  log.info({ ...where, smpp, workers: opts.workers, carrier: carrier.name, store: ctx.store.dialect }, 'pigeon started');
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
       // Stop taking requests, finish those in flight, let workers finish their batch, then close.
-      await app?.close();
+      await Promise.all([app?.close(), smppServer?.close()]);
       await rateLimits?.close();
       await workers?.stop();
       await carrier.close();
@@ -132,5 +142,5 @@ export async function start(opts: { api: boolean; workers: boolean; env?: NodeJS
       log.info('pigeon stopped');
       log.flush();
     })());
-  return { ctx, app, carrier, workers, stop };
+  return { ctx, app, carrier, workers, smppServer, stop };
 }

@@ -43,6 +43,18 @@ export interface Config {
     /** Test aid: a file the simulator appends every submitted message id to (one per line). */
     logFile: string | null;
   };
+  /**
+   * The SMPP listener customers bind to (DECISIONS.md §10): SMPP_SERVER_PORT (0: off) on HOST,
+   * how long receipts wait for a receiver bind, and the session timings (shortened by tests).
+   */
+  smppServer: {
+    port: number;
+    queueHours: number;
+    bindTimeoutMs: number;
+    enquireLinkMs: number;
+    responseTimeoutMs: number;
+    partsTimeoutMs: number;
+  };
   /** CARRIER=smpp: SMSC routes, validity period, link timings (src/config/smpp-config.ts). */
   smpp: SmppConfig;
   smtpUrl: string | null;
@@ -286,6 +298,14 @@ function readConfig(env: Env): Config {
       allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
     },
     simulator: { deliveryDelayMs: int(env, 'SIM_DELIVERY_DELAY_MS', 1000, 0), logFile: env.SIM_LOG_FILE?.trim() || null },
+    smppServer: {
+      port: int(env, 'SMPP_SERVER_PORT', 2775, 0, 65535),
+      queueHours: int(env, 'SMPP_SERVER_QUEUE_HOURS', 72, 1, 24 * 30),
+      bindTimeoutMs: int(env, 'SMPP_SERVER_BIND_TIMEOUT_MS', 30_000, 10),
+      enquireLinkMs: int(env, 'SMPP_SERVER_ENQUIRE_LINK_MS', 30_000, 10),
+      responseTimeoutMs: int(env, 'SMPP_SERVER_RESPONSE_TIMEOUT_MS', 30_000, 10),
+      partsTimeoutMs: int(env, 'SMPP_SERVER_PARTS_TIMEOUT_MS', 60_000, 10),
+    },
     smpp: collect(() => loadSmppConfig(env, carrier), { routes: [] } as unknown as SmppConfig),
     smtpUrl: url(env, 'SMTP_URL', null, ['smtp:', 'smtps:']),
     mailFrom: env.MAIL_FROM?.trim() || `Pigeon <no-reply@${new URL(publicUrl).hostname}>`,

@@ -1,0 +1,164 @@
+/**
+ * The deliver_sm owed to SMPP users (DECISIONS.md §10): receipts in the Appendix B text with the
+ * `receipted_message_id` and `message_state` TLVs, one per part's id, and later inbound messages,
+ * kept in the database per user until one of its receiver binds answers them or
+ * SMPP_SERVER_QUEUE_HOURS pass. Nothing waiting lives only in memory, so a restart or a dropped
+ * connection loses nothing.
+ */
+import { newId } from '../../util/ids.ts';
+import type { Executor } from '../../store/connect.ts';
+import {
+  deleteExpiredSmppDeliveries,
+  deleteSmppDelivery,
+  enqueueSmppDeliveries,
+  postponeSmppDelivery,
+  takeSmppDeliveries,
+  type SmppOutboxRow,
+} from '../../store/repositories/smpp-outbox.repository.ts';
+import type { Context } from '../context.ts';
+
+
+/** What a deliver_sm carries, kept as JSON while it waits. */
+export interface DeliverFields {
+  source_addr_ton: number;
+  source_addr_npi: number;
+  source_addr: string;
+  dest_addr_ton: number;
+  dest_addr_npi: number;
+  destination_addr: string;
+  esm_class: number;
+  data_coding: number;
+  /** Hex. */
+  short_message: string;
+  /** Tag and hex value of each optional parameter. */
+  tlvs: [number, string][];
+}
+
+export type ReceiptStat = 'DELIVRD' | 'UNDELIV' | 'EXPIRED' | 'REJECTD' | 'DELETED' | 'ENROUTE';
+
+/** `message_state` (0x0427) of each stat. */
+export const MESSAGE_STATE: Record<ReceiptStat, number> = { ENROUTE: 1, DELIVRD: 2, EXPIRED: 3, DELETED: 4, UNDELIV: 5, REJECTD: 8 };
+
+const ESM_CLASS_RECEIPT = 0x04;
+const TLV_RECEIPTED_MESSAGE_ID = 0x001e;
+const TLV_MESSAGE_STATE = 0x0427;
+
+function smppDate(at: number): string {
+  const d = new Date(at);
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${two(d.getUTCFullYear() % 100)}${two(d.getUTCMonth() + 1)}${two(d.getUTCDate())}${two(d.getUTCHours())}${two(d.getUTCMinutes())}`;
+}
+
+/** Receipt text is read as ASCII by every ESME: other characters become `?`. */
+function asciiOnly(text: string): string {
+  return Array.from(text, (c) => (c >= ' ' && c <= '~' ? c : '?')).join('');
+}
+
+export interface ReceiptInput {
+  partId: string;
+  stat: ReceiptStat;
+  err: number;
+  submittedAt: number;
+  doneAt: number;
+  text: string;
+  /** The submit's addresses: the receipt swaps them. */
+  sourceAddr: string;
+  sourceTon: number;
+  destinationAddr: string;
+}
+
+export function receiptFields(r: ReceiptInput): DeliverFields {
+  const delivered = r.stat === 'DELIVRD' ? '001' : '000';
+  const err = String(Math.max(0, Math.min(999, r.err))).padStart(3, '0');
+  const text = `id:${r.partId} sub:001 dlvrd:${delivered} submit date:${smppDate(r.submittedAt)} done date:${smppDate(r.doneAt)} stat:${r.stat} err:${err} text:${asciiOnly(Array.from(r.text).slice(0, 20).join(''))}`;
+  return {
+    source_addr_ton: 1,
+    source_addr_npi: 1,
+    source_addr: r.destinationAddr.replace(/^\+/, ''),
+    dest_addr_ton: r.sourceTon,
+    dest_addr_npi: r.sourceTon === 5 ? 0 : 1,
+    destination_addr: r.sourceAddr,
+    esm_class: ESM_CLASS_RECEIPT,
+    data_coding: 0,
+    short_message: Buffer.from(text, 'latin1').toString('hex'),
+    tlvs: [
+      [TLV_RECEIPTED_MESSAGE_ID, Buffer.concat([Buffer.from(r.partId, 'latin1'), Buffer.from([0])]).toString('hex')],
+      [TLV_MESSAGE_STATE, Buffer.from([MESSAGE_STATE[r.stat]]).toString('hex')],
+    ],
+  };
+}
+
+/** Whether `registered_delivery` asks for a receipt in this state (bits 0-1: 1 final, 2 failure; bit 4 intermediate). */
+export function receiptWanted(registeredDelivery: number, stat: ReceiptStat): boolean {
+  if (stat === 'ENROUTE') return (registeredDelivery & 0x10) !== 0;
+  const final = registeredDelivery & 0x03;
+  return final === 1 || (final === 2 && stat !== 'DELIVRD');
+}
+
+function outboxRow(ctx: Context, systemId: string, kind: SmppOutboxRow['kind'], messageId: string | null, fields: DeliverFields, now: number): SmppOutboxRow {
+  return {
+    id: newId('smd', now),
+    system_id: systemId,
+    kind,
+    message_id: messageId,
+    pdu: JSON.stringify(fields),
+    attempts: 0,
+    next_at: now,
+    created_at: now,
+    expires_at: now + ctx.config.smppServer.queueHours * 3_600_000,
+  };
+}
+
+export async function enqueueReceipts(ctx: Context, db: Executor, systemId: string, messageId: string, receipts: readonly ReceiptInput[]): Promise<void> {
+  const now = ctx.clock();
+  await enqueueSmppDeliveries(db, receipts.map((r) => outboxRow(ctx, systemId, 'receipt', messageId, receiptFields(r), now)));
+}
+
+/** Parts that were answered but will never be sent (a refusal at the last part, or the rest never came). */
+export interface PartsRejection {
+  systemId: string;
+  partIds: string[];
+  text: string;
+  registeredDelivery: number;
+  sourceAddr: string;
+  sourceTon: number;
+  destinationAddr: string;
+}
+
+export async function enqueuePartsRejections(ctx: Context, items: readonly PartsRejection[]): Promise<void> {
+  const now = ctx.clock();
+  const rows: SmppOutboxRow[] = [];
+  for (const item of items) {
+    if (!receiptWanted(item.registeredDelivery, 'REJECTD')) continue;
+    for (const partId of item.partIds) {
+      rows.push(outboxRow(ctx, item.systemId, 'receipt', item.partIds[0]!, receiptFields({ ...item, partId, stat: 'REJECTD', err: 0, submittedAt: now, doneAt: now }), now));
+    }
+  }
+  await enqueueSmppDeliveries(ctx.store.db, rows);
+}
+
+export interface Delivery {
+  id: string;
+  fields: DeliverFields;
+  attempts: number;
+}
+
+export async function takeDeliveries(ctx: Context, systemId: string, holdMs: number, limit: number): Promise<Delivery[]> {
+  const now = ctx.clock();
+  const rows = await takeSmppDeliveries(ctx.store.db, systemId, now, now + holdMs, limit);
+  return rows.map((r) => ({ id: r.id, fields: JSON.parse(r.pdu) as DeliverFields, attempts: r.attempts }));
+}
+
+export async function deliveryAnswered(ctx: Context, id: string): Promise<void> {
+  await deleteSmppDelivery(ctx.store.db, id);
+}
+
+/** A temporary refusal: due again after a back-off that doubles from 1 s up to 5 minutes. */
+export async function deliveryRefusedForNow(ctx: Context, delivery: Pick<Delivery, 'id' | 'attempts'>): Promise<void> {
+  const wait = Math.min(300_000, 1000 * 2 ** Math.max(0, delivery.attempts - 1));
+  await postponeSmppDelivery(ctx.store.db, delivery.id, ctx.clock() + wait);
+}
+
+export async function sweepExpiredDeliveries(ctx: Context): Promise<number> {
+  return deleteExpiredSmppDeliveries(ctx.store.db, ctx.clock());
+}
