@@ -54,13 +54,14 @@ export class Session {
   bindType: BindType | null = null;
   user: SmppUser | null = null;
   accountId = '';
-  rotatedAt = 0;
+  /** The password hash this bind proved: a rotation replaces it and ends the bind. */
+  credential = '';
   bindId = '';
   since = 0;
   submits = 0;
   readonly #framer = new PduFramer();
   #seq = 0;
-  #bindTimer: NodeJS.Timeout | null;
+  #bindTimer: NodeJS.Timeout | null = null;
   #enquireTimer: NodeJS.Timeout | null = null;
   #lastHeard: number;
   #unanswered = 0;
@@ -77,8 +78,19 @@ export class Session {
     socket.on('data', (chunk: Buffer) => this.#data(chunk));
     socket.on('error', (err) => server.ctx.log.debug({ err, address: this.address }, 'smpp session socket error'));
     socket.on('end', () => this.#close());
-    this.#bindTimer = setTimeout(() => this.#close(), timings.bindTimeoutMs);
+    this.#startBindTimer();
     this.#enquireTimer = setInterval(() => this.#keepAlive(), Math.max(10, Math.floor(timings.enquireLinkMs / 2)));
+  }
+
+  /** A refused bind starts the wait again: every try costs the peer a failed-bind count. */
+  #startBindTimer(): void {
+    this.#stopBindTimer();
+    this.#bindTimer = setTimeout(() => this.#close(), this.timings.bindTimeoutMs);
+  }
+
+  #stopBindTimer(): void {
+    if (this.#bindTimer) clearTimeout(this.#bindTimer);
+    this.#bindTimer = null;
   }
 
   /** Read through a getter: the state changes across awaits, which narrowing does not see. */
@@ -209,10 +221,13 @@ export class Session {
       throw err;
     }
     this.state = 'binding';
+    // The peer asked in time: checking its password (a scrypt) does not count against it.
+    this.#stopBindTimer();
     const log = this.server.ctx.log;
     if (!ACCEPTED_VERSIONS(body.interfaceVersion)) {
       this.#respond(pdu, STATUS.RBINDFAIL);
       this.state = 'open';
+      this.#startBindTimer();
       return;
     }
     try {
@@ -224,7 +239,7 @@ export class Session {
           if (!d.ok || this.state !== 'binding') return;
           this.user = d.user;
           this.accountId = d.accountId;
-          this.rotatedAt = d.rotatedAt;
+          this.credential = d.credential;
           this.bindType = type;
           this.bindId = newId('smb');
           this.since = this.server.ctx.clock();
@@ -238,10 +253,9 @@ export class Session {
         log.info({ system_id: body.systemId.slice(0, 16), address: this.address, status: decision.status, reason: decision.reason }, 'smpp bind refused');
         this.#respond(pdu, decision.status);
         this.state = 'open';
+        this.#startBindTimer();
         return;
       }
-      if (this.#bindTimer) clearTimeout(this.#bindTimer);
-      this.#bindTimer = null;
       this.state = 'bound';
       this.#respond(pdu, STATUS.ROK, Buffer.concat([cstring('Pigeon'), tlv(TLV.sc_interface_version, Buffer.from([0x34]))]));
       log.info({ system_id: this.user!.system_id, bind_type: type, address: this.address }, 'smpp bound');
@@ -251,6 +265,7 @@ export class Session {
       if (this.state === 'binding') {
         this.#respond(pdu, STATUS.RSYSERR);
         this.state = 'open';
+        this.#startBindTimer();
       }
     }
   }
@@ -348,8 +363,9 @@ export class Session {
     this.#write(encodePdu(CMD.deliver_sm, 0, seq, deliverSmBody(fields)));
   }
 
+  /** Before a bind the bind timeout governs; once bound, silence is probed with enquire_link. */
   #keepAlive(): void {
-    if (this.state === 'closed') return;
+    if (this.state !== 'bound' && this.state !== 'unbinding') return;
     if (Date.now() - this.#lastHeard < this.timings.enquireLinkMs) return;
     if (this.#unanswered >= 3) {
       this.#close();
@@ -382,7 +398,7 @@ export class Session {
   /** The socket is gone: timers stop, unanswered deliveries are due again, the bind row goes. */
   closed(): void {
     this.state = 'closed';
-    if (this.#bindTimer) clearTimeout(this.#bindTimer);
+    this.#stopBindTimer();
     if (this.#enquireTimer) clearInterval(this.#enquireTimer);
     for (const [seq, waiting] of this.#inFlight) {
       clearTimeout(waiting.timer);

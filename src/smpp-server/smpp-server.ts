@@ -142,7 +142,7 @@ export class SmppServer {
         for (const s of bound) {
           const state = now.get(s.user!.system_id);
           if (!state) s.endBind('SMPP user deleted');
-          else if (state.rotated_at !== s.rotatedAt) s.endBind('password rotated');
+          else if (state.password_hash !== s.credential) s.endBind('password rotated');
           else if (state.account_status === 'suspended') s.endBind('account suspended');
         }
         await refreshSmppBinds(

@@ -57,8 +57,8 @@ forEachDialect((_dialect, open) => {
     assert.deepEqual(
       [...(await smppUserStates(store.db, ['alpha', 'beta', 'gone'])).entries()].sort(),
       [
-        ['alpha', { rotated_at: 50, account_status: 'active' }],
-        ['beta', { rotated_at: 20, account_status: 'suspended' }],
+        ['alpha', { password_hash: 'scrypt$y', account_status: 'active' }],
+        ['beta', { password_hash: 'scrypt$x', account_status: 'suspended' }],
       ],
     );
 

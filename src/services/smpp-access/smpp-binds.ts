@@ -20,7 +20,7 @@ export async function refreshSmppBinds(ctx: Context, binds: readonly { id: strin
   await touchSmppBinds(ctx.store.db, binds, ctx.clock());
 }
 
-/** The rotation and account status of those of `systemIds` that still exist. */
-export function smppUsersNow(ctx: Context, systemIds: readonly string[]): Promise<Map<string, { rotated_at: number; account_status: string }>> {
+/** The password hash and account status of those of `systemIds` that still exist. */
+export function smppUsersNow(ctx: Context, systemIds: readonly string[]): Promise<Map<string, { password_hash: string; account_status: string }>> {
   return smppUserStates(ctx.store.db, systemIds);
 }

@@ -126,7 +126,7 @@ export async function createSmppUser(
   return { system_id: systemId, account_id: accountId, password, tps, max_binds: maxBinds, allow };
 }
 
-/** A new password, shown once; the user's binds end (src/smpp-server/ watches `rotated_at`). */
+/** A new password, shown once; the user's binds end (src/smpp-server/ sees the hash change). */
 export async function rotateSmppUser(ctx: Context, systemId: string): Promise<SmppUserWithPassword> {
   const password = newPassword();
   const row = await updateSmppUserPassword(ctx.store.db, systemId, await hashPassword(password), ctx.clock());
@@ -169,7 +169,8 @@ export async function liveBindCount(ctx: Context, systemId: string): Promise<num
 export const BIND_STATUS = { ok: 0x00, invalidPassword: 0x0e, bindFailed: 0x0d, systemError: 0x08 } as const;
 
 export type BindDecision =
-  | { ok: true; user: SmppUser; accountId: string; rotatedAt: number }
+  /** `credential`: the password hash proved, which a rotation replaces. */
+  | { ok: true; user: SmppUser; accountId: string; credential: string }
   | { ok: false; status: number; reason: string };
 
 /**
@@ -245,5 +246,5 @@ export async function decideBind(
   if (allow.length > 0 && !inRanges(input.address, allow)) return { ok: false, status: BIND_STATUS.bindFailed, reason: 'address outside the allow-list' };
   if (row.account_status === 'suspended') return { ok: false, status: BIND_STATUS.bindFailed, reason: 'account suspended' };
   if ((await bindsNow(row.system_id)) >= row.max_binds) return { ok: false, status: BIND_STATUS.bindFailed, reason: `already ${row.max_binds} binds` };
-  return { ok: true, user: publicUser(row), accountId: row.account_id, rotatedAt: row.rotated_at };
+  return { ok: true, user: publicUser(row), accountId: row.account_id, credential: row.password_hash };
 }

@@ -5,8 +5,9 @@ import type { Kysely } from 'kysely';
  *
  * - `smpp_users`: an account's credentials for binding. `system_id` is unique in the installation
  *   (the primary key); the password is stored as a scrypt hash like owners' passwords; `allow` is
- *   a comma-separated list of CIDR ranges (empty: any address); `rotated_at` moves with every new
- *   password, so a process holding binds can tell that the credentials they proved are gone.
+ *   a comma-separated list of CIDR ranges (empty: any address); `rotated_at` says when the password
+ *   was last replaced. A process holding binds compares the hash they proved with the stored one,
+ *   so a rotation ends them.
  * - `smpp_binds`: the live binds of every process, refreshed while they last (`seen_at`), so that
  *   the CLI and the dashboard, which hold no sockets, can list them.
  * - `smpp_messages`: what a message accepted over SMPP needs for its receipts: the user it came

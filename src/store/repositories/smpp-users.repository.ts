@@ -62,19 +62,19 @@ export async function deleteSmppUser(db: Executor, systemId: string): Promise<Sm
 }
 
 /**
- * What the processes holding binds compare with what they proved at bind: the user's rotation
- * and its account's status, for each of `systemIds` that still exists.
+ * What the processes holding binds compare with what they proved at bind: the user's password
+ * hash (a rotation changes it) and its account's status, for each of `systemIds` that still exists.
  */
-export async function smppUserStates(db: Executor, systemIds: readonly string[]): Promise<Map<string, { rotated_at: number; account_status: string }>> {
-  const out = new Map<string, { rotated_at: number; account_status: string }>();
+export async function smppUserStates(db: Executor, systemIds: readonly string[]): Promise<Map<string, { password_hash: string; account_status: string }>> {
+  const out = new Map<string, { password_hash: string; account_status: string }>();
   if (systemIds.length === 0) return out;
   const rows = await db
     .selectFrom('smpp_users')
     .innerJoin('accounts', 'accounts.id', 'smpp_users.account_id')
-    .select(['smpp_users.system_id', 'smpp_users.rotated_at', 'accounts.status as account_status'])
+    .select(['smpp_users.system_id', 'smpp_users.password_hash', 'accounts.status as account_status'])
     .where('smpp_users.system_id', 'in', [...new Set(systemIds)])
     .execute();
-  for (const r of rows) out.set(r.system_id, { rotated_at: Number(r.rotated_at), account_status: r.account_status });
+  for (const r of rows) out.set(r.system_id, { password_hash: r.password_hash, account_status: r.account_status });
   return out;
 }
 
