@@ -16,7 +16,7 @@ export interface ServerFixture {
   server: SmppServer;
   port: number;
   /** A customer (100 credits, approved Sender ID `Acme`) with an SMPP user. */
-  user(opts?: { systemId?: string; tps?: number; maxBinds?: number; allow?: string[]; accountId?: string; credits?: number }): Promise<SmppUserWithPassword>;
+  user(opts?: { systemId?: string; tps?: number; maxBinds?: number; allow?: string[]; accountId?: string; credits?: number }): Promise<SmppUserWithPassword & { key: string }>;
   close(): Promise<void>;
 }
 
@@ -42,13 +42,15 @@ export async function serverFixture(env: Record<string, string> = {}, timings: P
     port,
     async user(opts = {}) {
       users++;
-      const accountId = opts.accountId ?? (await h.customer({ credits: opts.credits ?? 100 })).accountId;
-      return createSmppUser(h.ctx, accountId, {
+      const customer = opts.accountId ? { accountId: opts.accountId, key: '' } : await h.customer({ credits: opts.credits ?? 100 });
+      const accountId = customer.accountId;
+      const made = await createSmppUser(h.ctx, accountId, {
         systemId: opts.systemId ?? `user${users}`,
         ...(opts.tps !== undefined ? { tps: opts.tps } : {}),
         ...(opts.maxBinds !== undefined ? { maxBinds: opts.maxBinds } : {}),
         ...(opts.allow !== undefined ? { allow: opts.allow } : {}),
       });
+      return { ...made, key: customer.key };
     },
     async close() {
       await server.close();

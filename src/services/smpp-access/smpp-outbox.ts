@@ -6,6 +6,7 @@
  * connection loses nothing.
  */
 import { newId } from '../../util/ids.ts';
+import { encodeGsm7 } from '../../carriers/smpp/gsm7.ts';
 import type { Executor } from '../../store/connect.ts';
 import {
   deleteExpiredSmppDeliveries,
@@ -49,9 +50,21 @@ function smppDate(at: number): string {
   return `${two(d.getUTCFullYear() % 100)}${two(d.getUTCMonth() + 1)}${two(d.getUTCDate())}${two(d.getUTCHours())}${two(d.getUTCMinutes())}`;
 }
 
-/** Receipt text is read as ASCII by every ESME: other characters become `?`. */
-function asciiOnly(text: string): string {
-  return Array.from(text, (c) => (c >= ' ' && c <= '~' ? c : '?')).join('');
+/**
+ * A receipt goes as `data_coding` 0, which ESMEs read as GSM 03.38 (the `smpp` package and
+ * Kannel do): `_` and `@` are not where ASCII has them. The quoted text keeps what GSM can say.
+ */
+function gsmText(text: string): Buffer {
+  return encodeGsm7(Array.from(text, (c) => (isGsm(c) ? c : '?')).join(''));
+}
+
+function isGsm(c: string): boolean {
+  try {
+    encodeGsm7(c);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export interface ReceiptInput {
@@ -70,7 +83,7 @@ export interface ReceiptInput {
 export function receiptFields(r: ReceiptInput): DeliverFields {
   const delivered = r.stat === 'DELIVRD' ? '001' : '000';
   const err = String(Math.max(0, Math.min(999, r.err))).padStart(3, '0');
-  const text = `id:${r.partId} sub:001 dlvrd:${delivered} submit date:${smppDate(r.submittedAt)} done date:${smppDate(r.doneAt)} stat:${r.stat} err:${err} text:${asciiOnly(Array.from(r.text).slice(0, 20).join(''))}`;
+  const text = `id:${r.partId} sub:001 dlvrd:${delivered} submit date:${smppDate(r.submittedAt)} done date:${smppDate(r.doneAt)} stat:${r.stat} err:${err} text:${Array.from(r.text).slice(0, 20).join('')}`;
   return {
     source_addr_ton: 1,
     source_addr_npi: 1,
@@ -80,7 +93,7 @@ export function receiptFields(r: ReceiptInput): DeliverFields {
     destination_addr: r.sourceAddr,
     esm_class: ESM_CLASS_RECEIPT,
     data_coding: 0,
-    short_message: Buffer.from(text, 'latin1').toString('hex'),
+    short_message: gsmText(text).toString('hex'),
     tlvs: [
       [TLV_RECEIPTED_MESSAGE_ID, Buffer.concat([Buffer.from(r.partId, 'latin1'), Buffer.from([0])]).toString('hex')],
       [TLV_MESSAGE_STATE, Buffer.from([MESSAGE_STATE[r.stat]]).toString('hex')],
