@@ -43,6 +43,11 @@ export const DELIVER_WINDOW = 10;
 const MAX_UNSENT = 1024 * 1024;
 const UNBIND_WAIT_MS = 1_000;
 
+/** The response id of a request id, unsigned as the wire has it (`|` alone gives a negative number). */
+function resp(id: number): number {
+  return (id | RESP) >>> 0;
+}
+
 interface InFlight {
   timer: NodeJS.Timeout;
   done: (status: number | null) => void;
@@ -124,7 +129,7 @@ export class Session {
   }
 
   #respond(request: Pdu, status: number, body?: Buffer): void {
-    this.#write(encodePdu((request.id | RESP) >>> 0, status, request.seq, status === STATUS.ROK ? body : undefined));
+    this.#write(encodePdu(resp(request.id), status, request.seq, status === STATUS.ROK ? body : undefined));
   }
 
   #nack(seq: number, status: number): void {
@@ -180,19 +185,19 @@ export class Session {
       case CMD.enquire_link:
         this.#respond(pdu, STATUS.ROK);
         return;
-      case CMD.enquire_link | RESP:
+      case resp(CMD.enquire_link):
         return;
       case CMD.unbind:
         this.#respond(pdu, STATUS.ROK);
         this.#close();
         return;
-      case CMD.unbind | RESP:
+      case resp(CMD.unbind):
         if (this.state === 'unbinding') this.#close();
         return;
       case CMD.submit_sm:
         void this.#submit(pdu);
         return;
-      case CMD.deliver_sm | RESP:
+      case resp(CMD.deliver_sm):
       case CMD.generic_nack: {
         const waiting = this.#inFlight.get(pdu.seq);
         if (waiting) {
@@ -204,7 +209,7 @@ export class Session {
       }
       default:
         // A response to nothing we sent is dropped; any other request is not served.
-        if ((pdu.id & RESP) === 0) this.#nack(pdu.seq, STATUS.RINVCMDID);
+        if (pdu.id < RESP) this.#nack(pdu.seq, STATUS.RINVCMDID);
     }
   }
 

@@ -80,8 +80,19 @@ export function call(session: Session, command: string, fields: Record<string, u
   });
 }
 
-export async function bound(port: number, user: { system_id: string; password: string }, type = 'bind_transceiver', localAddress?: string): Promise<Session> {
+/**
+ * A bound ESME. `prepare` runs before the bind: what the server sends may come in the bind
+ * answer's packet, before the caller's next line runs.
+ */
+export async function bound(
+  port: number,
+  user: { system_id: string; password: string },
+  type = 'bind_transceiver',
+  localAddress?: string,
+  prepare?: (session: Session) => void,
+): Promise<Session> {
   const session = await esme(port, localAddress);
+  prepare?.(session);
   const answer = await call(session, type, { system_id: user.system_id, password: user.password });
   if (answer.command_status !== 0) throw new Error(`${type} answered 0x${answer.command_status.toString(16)}`);
   return session;

@@ -172,6 +172,8 @@ export async function deliveryRefusedForNow(ctx: Context, delivery: Pick<Deliver
   await postponeSmppDelivery(ctx.store.db, delivery.id, ctx.clock() + wait);
 }
 
+/** What waited longer than SMPP_SERVER_QUEUE_HOURS goes. */
 export async function sweepExpiredDeliveries(ctx: Context): Promise<number> {
-  return deleteExpiredSmppDeliveries(ctx.store.db, ctx.clock());
+  const now = ctx.clock();
+  return deleteExpiredSmppDeliveries(ctx.store.db, now, now - ctx.config.smppServer.queueHours * 3_600_000);
 }

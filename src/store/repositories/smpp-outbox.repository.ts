@@ -68,9 +68,12 @@ export async function deleteSmppDelivery(db: Executor, id: string): Promise<void
   await db.deleteFrom('smpp_outbox').where('id', '=', id).execute();
 }
 
-/** Removes what waited past its time; how many. */
-export async function deleteExpiredSmppDeliveries(db: Executor, now: number): Promise<number> {
-  const result = await db.deleteFrom('smpp_outbox').where('expires_at', '<=', now).executeTakeFirst();
+/** Removes what waited past its own time or was created before `createdBefore`; how many. */
+export async function deleteExpiredSmppDeliveries(db: Executor, now: number, createdBefore: number = 0): Promise<number> {
+  const result = await db
+    .deleteFrom('smpp_outbox')
+    .where((eb) => eb.or([eb('expires_at', '<=', now), eb('created_at', '<', createdBefore)]))
+    .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
 
