@@ -10,6 +10,8 @@ import type { PDU, Session } from 'smpp';
 import { encodeGsm7 } from '../../src/carriers/smpp/gsm7.ts';
 import { listSmppUsers } from '../../src/services/smpp-access/smpp-users.ts';
 import { enqueuePartsRejections } from '../../src/services/smpp-access/smpp-outbox.ts';
+import { assignNumber } from '../../src/services/numbers/numbers.ts';
+import { receiveInbound } from '../../src/services/inbound/inbound.ts';
 import { bound, call, closed, serverFixture, waitFor, type ServerFixture } from './server-fixture.ts';
 
 let f: ServerFixture;
@@ -156,6 +158,30 @@ test('0x58, 0x14 and 0x08 are retried after a back-off, so is silence; another r
   const counts = new Map<string, number>();
   for (const r of got) counts.set(String(r.pdu.receipted_message_id), (counts.get(String(r.pdu.receipted_message_id)) ?? 0) + 1);
   assert.deepEqual(Object.fromEntries(counts), { throttled: 2, 'queue-full': 2, syserr: 2, silent: 2, refused: 1 });
+  rx.close();
+  await closed(rx);
+});
+
+test('inbound messages to the account\'s numbers reach its receiver binds as deliver_sm, long ones in UDH parts', async () => {
+  const user = await f.user();
+  const accountId = (await listSmppUsers(f.h.ctx)).find((u) => u.system_id === user.system_id)!.account_id;
+  await assignNumber(f.h.ctx, accountId, '+447700900777');
+  let got: Received[] = [];
+  const rx = await bound(f.port, user, 'bind_receiver', undefined, (s) => (got = recording(s)));
+  const long = 'word '.repeat(50).trim();
+  await receiveInbound(f.h.ctx, { from: '+447911123456', to: '+447700900777', message: long });
+  await receiveInbound(f.h.ctx, { from: '+447911123456', to: '+447700900777', message: 'Привет 😀' });
+  await waitFor(() => got.length === 3, { message: () => `three deliver_sm, got ${got.length}` });
+  const [p1, p2, ucs] = got.map((r) => r.pdu);
+  for (const pdu of [p1!, p2!, ucs!]) {
+    assert.deepEqual([pdu.source_addr, pdu.source_addr_ton, pdu.destination_addr, pdu.dest_addr_ton], ['447911123456', 1, '447700900777', 1]);
+  }
+  assert.deepEqual([p1!.esm_class, p1!.data_coding, p2!.esm_class], [0x40, 0, 0x40]);
+  const udh = (pdu: PDU) => (pdu.short_message as { udh: Buffer[] }).udh[0]!;
+  assert.deepEqual([udh(p1!)[0], udh(p1!)[3], udh(p1!)[4], udh(p2!)[4], udh(p1!)[2] === udh(p2!)[2]], [0x00, 2, 1, 2, true]);
+  assert.equal(got[0]!.text + got[1]!.text, long);
+  assert.deepEqual([ucs!.esm_class, ucs!.data_coding, got[2]!.text], [0, 8, 'Привет 😀']);
+  await waitFor(async () => (await waiting(user.system_id)) === 0);
   rx.close();
   await closed(rx);
 });

@@ -6,7 +6,11 @@
  * connection loses nothing.
  */
 import { newId } from '../../util/ids.ts';
-import { encodeGsm7 } from '../../carriers/smpp/gsm7.ts';
+import { randomInt } from 'node:crypto';
+import { encodeGsm7, encodeUcs2 } from '../../carriers/smpp/gsm7.ts';
+import { concatUdh, sourceAddress } from '../../carriers/smpp/submit-parts.ts';
+import { splitIntoParts } from '../../domain/segmentation.ts';
+import { listSmppUserRows } from '../../store/repositories/smpp-users.repository.ts';
 import type { Executor } from '../../store/connect.ts';
 import {
   deleteExpiredSmppDeliveries,
@@ -176,4 +180,44 @@ export async function deliveryRefusedForNow(ctx: Context, delivery: Pick<Deliver
 export async function sweepExpiredDeliveries(ctx: Context): Promise<number> {
   const now = ctx.clock();
   return deleteExpiredSmppDeliveries(ctx.store.db, now, now - ctx.config.smppServer.queueHours * 3_600_000);
+}
+
+/** How long an inbound message written in another transaction waits at most (the sweep applies SMPP_SERVER_QUEUE_HOURS). */
+const INBOUND_CEILING_MS = 30 * 24 * 3_600_000;
+
+/**
+ * An inbound message to one of the account's numbers, as deliver_sm for each of its SMPP users
+ * (`esm_class` 0, GSM 03.38 or UCS-2, a long one in UDH parts), written in the transaction that
+ * stores the message.
+ */
+export async function enqueueSmppInbound(db: Executor, accountId: string, inbound: { id: string; sender: string; recipient: string; body: string }, now: number): Promise<void> {
+  const users = await listSmppUserRows(db, { accountId });
+  if (users.length === 0) return;
+  const { encoding, parts } = splitIntoParts(inbound.body);
+  const source = sourceAddress(inbound.sender);
+  const destination = sourceAddress(inbound.recipient);
+  const reference = randomInt(256);
+  const pdus: DeliverFields[] = parts.map((text, i) => {
+    const bytes = encoding === 'GSM-7' ? encodeGsm7(text) : encodeUcs2(text);
+    const sm = parts.length > 1 ? Buffer.concat([concatUdh(reference, parts.length, i + 1), bytes]) : bytes;
+    return {
+      source_addr_ton: source.ton,
+      source_addr_npi: source.npi,
+      source_addr: source.addr,
+      dest_addr_ton: destination.ton,
+      dest_addr_npi: destination.npi,
+      destination_addr: destination.addr,
+      esm_class: parts.length > 1 ? 0x40 : 0,
+      data_coding: encoding === 'GSM-7' ? 0 : 8,
+      short_message: sm.toString('hex'),
+      tlvs: [],
+    };
+  });
+  const rows: SmppOutboxRow[] = [];
+  for (const user of users) {
+    for (const fields of pdus) {
+      rows.push({ id: newId('smd', now), system_id: user.system_id, kind: 'inbound', message_id: inbound.id, pdu: JSON.stringify(fields), attempts: 0, next_at: now, created_at: now, expires_at: now + INBOUND_CEILING_MS });
+    }
+  }
+  await enqueueSmppDeliveries(db, rows);
 }
