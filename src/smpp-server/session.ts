@@ -17,6 +17,7 @@ import { CMD, RESP, STATUS, TLV, MalformedPdu, PduFramer, cstring, deliverSmBody
 import { decodeText, readSubmitContent } from './submit-content.ts';
 import { submitStatusFor } from './status-map.ts';
 import type { SmppServer } from './smpp-server.ts';
+import { smppBinds, smppSubmits } from '../metrics.ts';
 
 export interface SessionTimings {
   /** No bind within this long: closed. */
@@ -72,6 +73,8 @@ export class Session {
   #unanswered = 0;
   readonly #inFlight = new Map<number, InFlight>();
   #recorded = false;
+  /** Counted in pigeon_smpp_binds until the socket goes. */
+  #counted = false;
 
   constructor(
     private readonly server: SmppServer,
@@ -129,6 +132,7 @@ export class Session {
   }
 
   #respond(request: Pdu, status: number, body?: Buffer): void {
+    if (request.id === CMD.submit_sm) smppSubmits.inc({ status: `0x${status.toString(16).padStart(8, '0')}` });
     this.#write(encodePdu(resp(request.id), status, request.seq, status === STATUS.ROK ? body : undefined));
   }
 
@@ -262,6 +266,8 @@ export class Session {
         return;
       }
       this.state = 'bound';
+      this.#counted = true;
+      smppBinds.inc({ bind_type: type });
       this.#respond(pdu, STATUS.ROK, Buffer.concat([cstring('Pigeon'), tlv(TLV.sc_interface_version, Buffer.from([0x34]))]));
       log.info({ system_id: this.user!.system_id, bind_type: type, address: this.address }, 'smpp bound');
       if (this.receives) this.server.outbox.pump(this.user!.system_id);
@@ -403,6 +409,10 @@ export class Session {
   /** The socket is gone: timers stop, unanswered deliveries are due again, the bind row goes. */
   closed(): void {
     this.state = 'closed';
+    if (this.#counted) {
+      this.#counted = false;
+      smppBinds.dec({ bind_type: this.bindType! });
+    }
     this.#stopBindTimer();
     if (this.#enquireTimer) clearInterval(this.#enquireTimer);
     for (const [seq, waiting] of this.#inFlight) {

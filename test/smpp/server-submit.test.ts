@@ -217,3 +217,17 @@ test('a refusal at the last part, or parts that never complete, leave nothing se
   await assert.rejects(stored(c, lone.id));
   assert.equal(await balance(c), 100);
 });
+
+test('/metrics counts the binds by type and the submits by command_status, and what waits for receiver binds', async () => {
+  const c = await customer();
+  cleanup.push(c.session);
+  f.h.clock.advance(1000);
+  assert.equal((await c.submit({ short_message: encodeGsm7('counted') })).status, 0);
+  assert.equal((await c.submit({ source_addr: 'Nobody', short_message: encodeGsm7('refused') })).status, 0x0a);
+  const metrics = (await f.h.request('GET', '/metrics')).body;
+  const value = (series: string) => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\d+)$`, 'm').exec(metrics)?.[1] ?? NaN);
+  assert.ok(value('pigeon_smpp_binds{bind_type="transceiver"}') >= 1, metrics);
+  assert.ok(value('pigeon_smpp_submits_total{status="0x00000000"}') >= 1);
+  assert.ok(value('pigeon_smpp_submits_total{status="0x0000000a"}') >= 1);
+  assert.ok(value('pigeon_smpp_deliveries_waiting') >= 0);
+});

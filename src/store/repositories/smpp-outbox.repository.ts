@@ -91,3 +91,13 @@ export async function waitingSmppDeliveries(db: Executor, systemIds: readonly st
   for (const r of rows) out.set(r.system_id, Number(r.n));
   return out;
 }
+
+/** Deliveries waiting for every user, for /metrics. */
+export async function countSmppDeliveries(db: Executor, now: number): Promise<number> {
+  const row = await db
+    .selectFrom('smpp_outbox')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
