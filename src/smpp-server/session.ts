@@ -173,6 +173,15 @@ export class Session {
     }
   }
 
+  /** A failure nobody foresaw ends this connection, never the process. */
+  #guard(pdu: Pdu, work: Promise<void>): void {
+    work.catch((err: unknown) => {
+      this.server.ctx.log.error({ err, address: this.address }, 'smpp session failed; connection closed');
+      this.#nack(pdu.seq, STATUS.RSYSERR);
+      this.#close();
+    });
+  }
+
   #malformed(pdu: Pdu, err: unknown): void {
     this.server.ctx.log.debug({ err, address: this.address }, 'smpp session: malformed PDU');
     this.#nack(pdu.seq, STATUS.RINVCMDLEN);
@@ -182,7 +191,7 @@ export class Session {
   #pdu(pdu: Pdu): void {
     const bindType = BIND_TYPES[pdu.id];
     if (bindType) {
-      void this.#bind(pdu, bindType);
+      this.#guard(pdu, this.#bind(pdu, bindType));
       return;
     }
     switch (pdu.id) {
@@ -199,7 +208,7 @@ export class Session {
         if (this.state === 'unbinding') this.#close();
         return;
       case CMD.submit_sm:
-        void this.#submit(pdu);
+        this.#guard(pdu, this.#submit(pdu));
         return;
       case resp(CMD.deliver_sm):
       case CMD.generic_nack: {

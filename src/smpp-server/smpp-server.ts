@@ -35,6 +35,9 @@ export const DEFAULT_SMPP_SERVER_OPTIONS: Omit<SmppServerOptions, 'host' | 'port
   queueHours: 72,
 };
 
+/** Connections not (yet) bound from one address, at most. */
+export const MAX_UNBOUND_PER_ADDRESS = 32;
+
 /** The smallest burst a user's bucket allows: the parts of a long message go together. */
 const MIN_BURST = 10;
 
@@ -55,13 +58,25 @@ export class SmppServer {
   ) {
     this.parts = new PartsAssembler(ctx, options.partsTimeoutMs, (items) => this.outbox.enqueueRejections(items));
     this.outbox = new OutboxPump(ctx, this, options);
-    this.#server = createServer({ noDelay: true }, (socket) => this.#accept(socket));
+    this.#server = createServer({ noDelay: true }, (socket) => {
+      socket.on('error', () => {});
+      this.#accept(socket);
+    });
     // A listening socket's error (other than at listen) must not take the process down.
     this.#server.on('error', (err) => ctx.log.error({ err }, 'smpp server error'));
   }
 
   #accept(socket: Socket): void {
     if (this.#closed) {
+      socket.destroy();
+      return;
+    }
+    // A flood of connections from one address that never bind holds at most this many sockets;
+    // bound ones are limited by their users' max_binds.
+    const address = socket.remoteAddress ?? '';
+    let unbound = 0;
+    for (const s of this.sessions) if (!s.bound && s.address === address) unbound++;
+    if (unbound >= MAX_UNBOUND_PER_ADDRESS) {
       socket.destroy();
       return;
     }

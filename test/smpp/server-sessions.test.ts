@@ -192,6 +192,16 @@ test('rotating the password, deleting the user or suspending the account ends it
   await waitFor(async () => (await listSmppUsers(f.h.ctx)).every((u) => u.system_id !== rotated.system_id || u.binds.length === 0), { message: 'the bind rows gone' });
 });
 
+test('a flood of connections from one address that never bind holds at most 32 sockets; other addresses still bind', async () => {
+  const user = await f.user();
+  const flood = await Promise.all(Array.from({ length: 40 }, () => raw(f.port, '127.0.0.6')));
+  await waitFor(() => flood.filter((c) => c.socket.destroyed).length === 8, { message: () => `8 refused, got ${flood.filter((c) => c.socket.destroyed).length}` });
+  const session = await bound(f.port, user, 'bind_transceiver', '127.0.0.7');
+  session.close();
+  for (const c of flood) c.socket.destroy();
+  await Promise.all([closed(session), ...flood.map((c) => c.closed)]);
+});
+
 test('no connection outlives its client: the server holds no session once they are gone', async () => {
   await waitFor(() => f.server.sessions.size === 0, { timeout: 3000, message: () => `${f.server.sessions.size} sessions left` });
 });
