@@ -2,6 +2,7 @@
  * The composition root: read the configuration, open and migrate the store, and build the
  * context, HTTP app, carrier and workers that `pigeon serve`, `pigeon worker` and the CLI use.
  */
+import { readFileSync } from 'node:fs';
 import { isatty } from 'node:tty';
 import type { AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
@@ -41,8 +42,8 @@ export function createLogger(config: Config, destination: number = 1): Logger {
           translateTime: 'SYS:HH:MM:ss.l',
           // The start banner and the request lines read as sentences; their fields are in the text.
           messageFormat:
-            '{msg}{if dashboard}: API {api}, docs {docs}, dashboard {dashboard}, public URL {public_url}{end}{if smpp}, SMPP {smpp}{end}{if req}: {req.method} {req.url} {res.statusCode} {responseTime} ms{end}{if req.accountId} {req.accountId}{end}',
-          ignore: 'pid,hostname,api,docs,dashboard,public_url,smpp,req,res,responseTime',
+            '{msg}{if dashboard}: API {api}, docs {docs}, dashboard {dashboard}, public URL {public_url}{end}{if smpp}, SMPP {smpp}{end}{if smpp_tls}, SMPP over TLS {smpp_tls}{end}{if req}: {req.method} {req.url} {res.statusCode} {responseTime} ms{end}{if req.accountId} {req.accountId}{end}',
+          ignore: 'pid,hostname,api,docs,dashboard,public_url,smpp,smpp_tls,req,res,responseTime',
         },
       }),
     );
@@ -120,7 +121,13 @@ export async function start(opts: { api: boolean; workers: boolean; env?: NodeJS
   // Beside the API: a process that answers customers' HTTP answers their binds too.
   let smppServer: SmppServer | null = null;
   if (opts.api && config.smppServer.port !== 0) {
-    smppServer = new SmppServer(ctx, { ...DEFAULT_SMPP_SERVER_OPTIONS, ...config.smppServer, host: config.host, watchMs: DEFAULT_SMPP_SERVER_OPTIONS.watchMs });
+    const { tls, ...timings } = config.smppServer;
+    smppServer = new SmppServer(ctx, {
+      ...DEFAULT_SMPP_SERVER_OPTIONS,
+      ...timings,
+      host: config.host,
+      ...(tls ? { tls: { port: tls.port, cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) } } : {}),
+    });
     await smppServer.listen();
   }
   workers?.start();
@@ -128,8 +135,10 @@ export async function start(opts: { api: boolean; workers: boolean; env?: NodeJS
   if (workers) carrier.start?.();
   // The start banner: "pigeon started" with the addresses (test helpers wait for that message).
   const where = app ? addresses(config, (app.server.address() as AddressInfo).port) : { api: null };
-  const smpp = smppServer ? `${config.host.includes(':') ? `[${config.host}]` : config.host}:${smppServer.port}` : null;
-  log.info({ ...where, smpp, workers: opts.workers, carrier: carrier.name, store: ctx.store.dialect }, 'pigeon started');
+  const hostPart = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const smpp = smppServer ? `${hostPart}:${smppServer.port}` : null;
+  const smppTls = smppServer?.tlsPort ? `${hostPart}:${smppServer.tlsPort}` : null;
+  log.info({ ...where, smpp, ...(smppTls ? { smpp_tls: smppTls } : {}), workers: opts.workers, carrier: carrier.name, store: ctx.store.dialect }, 'pigeon started');
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {

@@ -6,6 +6,7 @@
  * two seconds, and refreshes the bind rows that the CLI and the dashboard list.
  */
 import { createServer, type Server, type Socket } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { TokenBucket } from '../carriers/smpp/token-bucket.ts';
 import type { Context } from '../services/context.ts';
@@ -18,6 +19,8 @@ import { OutboxPump } from './outbox-pump.ts';
 export interface SmppServerOptions extends SessionTimings {
   host: string;
   port: number;
+  /** A second listener speaking SMPP inside TLS. */
+  tls?: { port: number; cert: Buffer; key: Buffer };
   /** How often credentials are compared and bind rows refreshed (ends binds within 2 s at 1 s). */
   watchMs: number;
   /** Parts of a long message wait this long for the rest. */
@@ -43,6 +46,7 @@ const MIN_BURST = 10;
 
 export class SmppServer {
   readonly #server: Server;
+  readonly #tlsServer: Server | null;
   readonly sessions = new Set<Session>();
   readonly #buckets = new Map<string, { tps: number; bucket: TokenBucket }>();
   readonly #bindLocks = new Map<string, Promise<unknown>>();
@@ -64,6 +68,15 @@ export class SmppServer {
     });
     // A listening socket's error (other than at listen) must not take the process down.
     this.#server.on('error', (err) => ctx.log.error({ err }, 'smpp server error'));
+    this.#tlsServer = options.tls
+      ? createTlsServer({ cert: options.tls.cert, key: options.tls.key, handshakeTimeout: options.bindTimeoutMs }, (socket) => {
+          socket.on('error', () => {});
+          this.#accept(socket);
+        })
+      : null;
+    // A failed handshake (plain SMPP on the TLS port, a scanner) is the client's problem.
+    this.#tlsServer?.on('tlsClientError', (err) => ctx.log.debug({ err }, 'smpp tls handshake failed'));
+    this.#tlsServer?.on('error', (err) => ctx.log.error({ err }, 'smpp tls server error'));
   }
 
   #accept(socket: Socket): void {
@@ -89,13 +102,16 @@ export class SmppServer {
   }
 
   async listen(): Promise<number> {
-    await new Promise<void>((resolve, reject) => {
-      this.#server.once('error', reject);
-      this.#server.listen(this.options.port, this.options.host, () => {
-        this.#server.off('error', reject);
-        resolve();
+    const listen = (server: Server, port: number) =>
+      new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, this.options.host, () => {
+          server.off('error', reject);
+          resolve();
+        });
       });
-    });
+    await listen(this.#server, this.options.port);
+    if (this.#tlsServer && this.options.tls) await listen(this.#tlsServer, this.options.tls.port);
     this.#watch = setInterval(() => void this.#tick(), this.options.watchMs);
     this.#watch.unref();
     return (this.#server.address() as AddressInfo).port;
@@ -103,6 +119,10 @@ export class SmppServer {
 
   get port(): number {
     return (this.#server.address() as AddressInfo).port;
+  }
+
+  get tlsPort(): number | null {
+    return this.#tlsServer ? (this.#tlsServer.address() as AddressInfo).port : null;
   }
 
   /** Serialises the binds of one user in this process, so `max_binds` holds under a burst of binds. */
@@ -179,8 +199,8 @@ export class SmppServer {
     this.#closed = true;
     if (this.#watch) clearInterval(this.#watch);
     this.parts.close();
-    const closing = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    const closing = [this.#server, this.#tlsServer].filter((x): x is Server => x !== null).map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
     await Promise.all([...this.sessions].map((s) => s.shutdown()));
-    await closing;
+    await Promise.all(closing);
   }
 }
