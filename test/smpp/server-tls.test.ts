@@ -38,7 +38,7 @@ async function tlsEsme(port: number): Promise<Session> {
   return session;
 }
 
-test('an ESME binds and submits over TLS, trusting the listener'\''s certificate as its CA', async () => {
+test('an ESME binds and submits over TLS, trusting the listener\'s certificate as its CA', async () => {
   const user = await f.user();
   const session = await tlsEsme(f.server.tlsPort!);
   assert.equal((session.socket as unknown as { encrypted?: boolean }).encrypted, true);
