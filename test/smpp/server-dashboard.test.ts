@@ -1,0 +1,44 @@
+/** Settings → SMPP in the owner's dashboard: the account's SMPP users, their live binds, where to bind. */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { DashboardClient } from '../helpers/dashboard-client.ts';
+import { createSmppUser } from '../../src/services/smpp-access/smpp-users.ts';
+import { bound, closed, serverFixture, waitFor, type ServerFixture } from './server-fixture.ts';
+
+let f: ServerFixture;
+let client: DashboardClient;
+let accountId: string;
+before(async () => {
+  f = await serverFixture();
+  client = new DashboardClient(f.h.app);
+  const form = await client.get('/dashboard/signup');
+  await client.post('/dashboard/signup', { name: 'Binder Ltd', email: 'binder@example.com', password: 'correct horse battery' }, form.body);
+  accountId = (await f.h.ctx.store.db.selectFrom('owners').selectAll().executeTakeFirstOrThrow()).account_id;
+});
+after(async () => {
+  await f.close();
+});
+
+test('Settings → SMPP lists the account\'s SMPP users with their live binds, never a password, and not other accounts\' users', async () => {
+  const empty = await client.get('/dashboard/settings/smpp');
+  assert.equal(empty.statusCode, 200);
+  assert.match(empty.body, /no SMPP users yet/);
+  assert.match(empty.body, /aria-current="page">SMPP</);
+
+  const mine = await createSmppUser(f.h.ctx, accountId, { systemId: 'binder1', tps: 25, allow: ['127.0.0.0/8'] });
+  await f.user({ systemId: 'someone_else' });
+  const session = await bound(f.port, mine, 'bind_transceiver');
+  const page = await waitFor(async () => {
+    const res = await client.get('/dashboard/settings/smpp');
+    return res.body.includes('<td data-label="Type">transceiver</td>') ? res : null;
+  });
+  assert.match(page.body, /<code>binder1<\/code>/);
+  assert.match(page.body, /25 submits per second, at most 4 binds, from <code>127\.0\.0\.0\/8<\/code>/);
+  assert.match(page.body, /<code>127\.0\.0\.1<\/code>/);
+  assert.ok(!page.body.includes(mine.password), 'no password on the page');
+  assert.ok(!page.body.includes('someone_else'), 'another account\'s user is not shown');
+
+  session.close();
+  await closed(session);
+  await waitFor(async () => (await client.get('/dashboard/settings/smpp')).body.includes('Not bound now.'));
+});
