@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { DashboardClient } from '../helpers/dashboard-client.ts';
 import { createSmppUser } from '../../src/services/smpp-access/smpp-users.ts';
+import { createOperator } from '../../src/services/auth/operators.ts';
 import { bound, closed, serverFixture, waitFor, type ServerFixture } from './server-fixture.ts';
 
 let f: ServerFixture;
@@ -41,4 +42,22 @@ test('Settings → SMPP lists the account\'s SMPP users with their live binds, n
   session.close();
   await closed(session);
   await waitFor(async () => (await client.get('/dashboard/settings/smpp')).body.includes('Not bound now.'));
+});
+
+test('the operator console lists the live binds and SMPP users of every account', async () => {
+  const a = await f.user({ systemId: 'ops_view_a' });
+  const b = await f.user({ systemId: 'ops_view_b' });
+  const sessions = [await bound(f.port, a, 'bind_receiver'), await bound(f.port, b, 'bind_transmitter')];
+  await createOperator(f.h.ctx, 'ops@example.com', 'operator password');
+  const operator = new DashboardClient(f.h.app);
+  const form = await operator.get('/operator/login');
+  assert.equal((await operator.post('/operator/login', { email: 'ops@example.com', password: 'operator password' }, form.body)).statusCode, 303);
+  const page = await operator.get('/operator/smpp');
+  assert.equal(page.statusCode, 200);
+  assert.match(page.body, /<code>ops_view_a<\/code><\/td><td data-label="Type">receiver<\/td>/);
+  assert.match(page.body, /<code>ops_view_b<\/code><\/td><td data-label="Type">transmitter<\/td>/);
+  assert.match(page.body, /aria-current="page"[^>]*>SMPP binds</);
+  assert.equal((await client.get('/operator/smpp')).statusCode, 303, 'an owner is sent to the operator login');
+  for (const s of sessions) s.close();
+  await Promise.all(sessions.map(closed));
 });
