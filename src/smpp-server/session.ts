@@ -65,6 +65,8 @@ export class Session {
   bindId = '';
   since = 0;
   submits = 0;
+  /** The count last written to the bind's row. */
+  submitsWritten = 0;
   readonly #framer = new PduFramer();
   #seq = 0;
   #bindTimer: NodeJS.Timeout | null = null;

@@ -182,7 +182,7 @@ export class SmppServer {
         }
         await refreshSmppBinds(
           this.ctx,
-          this.boundSessions().map((s) => ({ id: s.bindId, submits: s.submits })),
+          this.boundSessions().map((s) => (s.submits !== s.submitsWritten ? { id: s.bindId, submits: (s.submitsWritten = s.submits) } : { id: s.bindId })),
         );
       }
       await this.outbox.pumpAll();

@@ -16,7 +16,7 @@ export async function forgetSmppBind(ctx: Context, id: string): Promise<void> {
   await deleteSmppBind(ctx.store.db, id);
 }
 
-export async function refreshSmppBinds(ctx: Context, binds: readonly { id: string; submits: number }[]): Promise<void> {
+export async function refreshSmppBinds(ctx: Context, binds: readonly { id: string; submits?: number }[]): Promise<void> {
   await touchSmppBinds(ctx.store.db, binds, ctx.clock());
 }
 

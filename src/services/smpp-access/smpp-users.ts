@@ -31,8 +31,11 @@ export const DEFAULT_TPS = 100;
 export const DEFAULT_MAX_BINDS = 4;
 export const MAX_TPS = 10_000;
 export const MAX_MAX_BINDS = 100;
-/** A bind row not refreshed for this long belongs to a process that is gone. */
-export const BIND_STALE_MS = 15_000;
+/**
+ * A bind row not refreshed for this long belongs to a process that is gone (rows are refreshed
+ * every second). After a crash the dead process's binds count against max-binds this long.
+ */
+export const BIND_STALE_MS = 5_000;
 
 const PASSWORD_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789';
 

@@ -82,9 +82,14 @@ export async function insertSmppBind(db: Executor, row: SmppBindRow): Promise<vo
   await db.insertInto('smpp_binds').values(row).execute();
 }
 
-/** Refreshes the binds a process still holds, with their submit counts. */
-export async function touchSmppBinds(db: Executor, binds: readonly { id: string; submits: number }[], now: number): Promise<void> {
-  for (const b of binds) await db.updateTable('smpp_binds').set({ seen_at: now, submits: b.submits }).where('id', '=', b.id).execute();
+/**
+ * Refreshes the binds a process still holds in one statement, and writes the submit counts of
+ * those given with `submits` (the ones that changed).
+ */
+export async function touchSmppBinds(db: Executor, binds: readonly { id: string; submits?: number }[], now: number): Promise<void> {
+  if (binds.length === 0) return;
+  await db.updateTable('smpp_binds').set({ seen_at: now }).where('id', 'in', binds.map((b) => b.id)).execute();
+  for (const b of binds) if (b.submits !== undefined) await db.updateTable('smpp_binds').set({ submits: b.submits }).where('id', '=', b.id).execute();
 }
 
 export async function deleteSmppBind(db: Executor, id: string): Promise<void> {
