@@ -29,6 +29,7 @@ try {
   const server = await startPigeon(['serve', '--no-workers'], {
     DATABASE_URL: databaseUrl,
     PORT: String(port),
+    SMPP_SERVER_PORT: '0',
     RATE_LIMIT_MAX: '1000000',
     BODY_LIMIT_BYTES: String(16 * 1024 * 1024),
     // Without workers nothing drains the dispatch queue: 110,000 accepted here would pass the

@@ -38,7 +38,7 @@ try {
   const port = await freePort();
   const profile = process.env.PROFILE;
   const child = spawn(process.execPath, [...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []), 'bin/pigeon', 'serve', '--no-workers'], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), RATE_LIMIT_MAX: '100000000', DISPATCH_BACKLOG_LIMIT: '100000000' },
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), SMPP_SERVER_PORT: '0', RATE_LIMIT_MAX: '100000000', DISPATCH_BACKLOG_LIMIT: '100000000' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve) => {

@@ -38,6 +38,7 @@ async function send(databaseUrl: string): Promise<Figure[]> {
   const server = await startPigeon(['serve', '--no-workers'], {
     DATABASE_URL: databaseUrl,
     PORT: String(port),
+    SMPP_SERVER_PORT: '0',
     RATE_LIMIT_MAX: '100000000',
     // Without workers nothing drains the dispatch queue; the limit must not turn sends into 503s.
     DISPATCH_BACKLOG_LIMIT: '100000000',

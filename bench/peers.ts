@@ -174,6 +174,7 @@ export async function startPigeonContender(workers: boolean): Promise<Contender>
   const server = await startPigeon(workers ? ['serve'] : ['serve', '--no-workers'], {
     DATABASE_URL: databaseUrl,
     PORT: String(port),
+    SMPP_SERVER_PORT: '0',
     RATE_LIMIT_MAX: '100000000',
     // The race measures acceptance against Kannel's, which queues without a bound.
     DISPATCH_BACKLOG_LIMIT: '100000000',

@@ -37,7 +37,7 @@ try {
   const fresh = await freshDatabase(STORE, dir, 'bench_drain');
   const databaseUrl = STORE === 'postgres' ? `${fresh}&application_name=bench_drain` : fresh;
   const { key } = await prepareCustomer(databaseUrl);
-  const env = { DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', LOG_REQUESTS: 'false', RATE_LIMIT_MAX: '100000000', DISPATCH_BACKLOG_LIMIT: '100000000', DISPATCH_BACKLOG_ACCOUNT_SHARE: '100', PORT: '0', HOST: '127.0.0.1', ...(UNTIL === 'sent' ? { SIM_DELIVERY_DELAY_MS: '3600000' } : {}) };
+  const env = { DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', LOG_REQUESTS: 'false', RATE_LIMIT_MAX: '100000000', DISPATCH_BACKLOG_LIMIT: '100000000', DISPATCH_BACKLOG_ACCOUNT_SHARE: '100', PORT: '0', SMPP_SERVER_PORT: '0', HOST: '127.0.0.1', ...(UNTIL === 'sent' ? { SIM_DELIVERY_DELAY_MS: '3600000' } : {}) };
   const api = await start({ api: true, workers: false, env });
   for (let offset = 0; offset < N; offset += BULK) {
     const messages = Array.from({ length: Math.min(BULK, N - offset) }, (_, i) => {

@@ -68,7 +68,7 @@ try {
   console.error(`# seeded ${TOTAL} messages in ${seedSeconds.toFixed(1)} s`);
 
   const port = await freePort();
-  const server = await startPigeon(['serve', '--no-workers'], { DATABASE_URL: databaseUrl, PORT: String(port), RATE_LIMIT_MAX: '100000000' });
+  const server = await startPigeon(['serve', '--no-workers'], { DATABASE_URL: databaseUrl, PORT: String(port), SMPP_SERVER_PORT: '0', RATE_LIMIT_MAX: '100000000' });
   const rss = sampleRss(server.child.pid!);
   const batch = batches[Math.floor(batches.length / 2)]!;
   const headers = { authorization: `Bearer ${key}` };

@@ -32,7 +32,7 @@ try {
       const ports: number[] = [];
       for (let i = 0; i < apis; i++) {
         const port = await freePort();
-        processes.push(await startPigeon(['serve', '--no-workers'], { ...env, PORT: String(port) }));
+        processes.push(await startPigeon(['serve', '--no-workers'], { ...env, PORT: String(port), SMPP_SERVER_PORT: '0' }));
         ports.push(port);
       }
       processes.push(await startPigeon(['worker'], env));

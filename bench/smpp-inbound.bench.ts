@@ -42,6 +42,7 @@ async function main(): Promise<void> {
       SMPP_PASSWORD: 'bench',
       DATABASE_URL: `sqlite:${join(dir, 'pigeon.db')}`,
       PORT: '0',
+      SMPP_SERVER_PORT: '0',
       HOST: '127.0.0.1',
       // The refused event deliveries log a warning each.
       LOG_LEVEL: 'error',

@@ -47,6 +47,7 @@ async function main(): Promise<void> {
       SMPP_TPS: '0',
       DATABASE_URL: `sqlite:${join(dir, 'pigeon.db')}`,
       PORT: '0',
+      SMPP_SERVER_PORT: '0',
       HOST: '127.0.0.1',
       RATE_LIMIT_MAX: '1000000',
       LOG_LEVEL: 'warn',

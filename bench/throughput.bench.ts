@@ -31,7 +31,7 @@ try {
   const { key } = await prepareCustomer(databaseUrl);
   const port = await freePort();
   // One account carries the whole load: its share of the backlog is all of it.
-  const server = await startPigeon(['serve'], { DATABASE_URL: databaseUrl, PORT: String(port), RATE_LIMIT_MAX: '1000000', DISPATCH_BACKLOG_ACCOUNT_SHARE: '100' });
+  const server = await startPigeon(['serve'], { DATABASE_URL: databaseUrl, PORT: String(port), SMPP_SERVER_PORT: '0', RATE_LIMIT_MAX: '1000000', DISPATCH_BACKLOG_ACCOUNT_SHARE: '100' });
   const rss = sampleRss(server.child.pid!);
   const base = `http://127.0.0.1:${port}`;
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };

@@ -23,8 +23,8 @@ const DEFAULT_ROOTS = ['src', 'test/api', 'test/cli', 'test/smpp', 'packages/cli
 
 // What can change with the Node version: native code (the SQLite drivers and their choice, the
 // read, checkpoint and backup threads, how a full or failing disk surfaces through the driver),
-// worker threads (XLSX), scrypt hashing, V8 flags and heap limits,
-// process crashes and restarts, and the client package (fetch, streams, its own build).
+// worker threads (XLSX), scrypt hashing, TLS (each Node brings its own OpenSSL), V8 flags and
+// heap limits, process crashes and restarts, and the client package (fetch, streams, its build).
 // Everything else is plain JavaScript over Fastify's inject and runs on Node 20 and PostgreSQL.
 const NODE_VERSION_ROOTS = [
   'src',
@@ -37,6 +37,7 @@ const NODE_VERSION_ROOTS = [
   'test/cli/startup-errors.test.ts',
   'test/faults/sqlite-disk-full.test.ts',
   'test/faults/sqlite-read-only.test.ts',
+  'test/smpp/server-tls.test.ts',
   'test/api/dashboard-auth.test.ts',
   'test/security/memory.test.ts',
 ];
@@ -54,6 +55,9 @@ function find(path, out) {
 }
 
 const env = { ...process.env };
+// Test files run in parallel and many start `pigeon serve`: none may take the SMPP listener's
+// fixed default port; a test of the listener names a free port of its own.
+env.SMPP_SERVER_PORT ??= '0';
 let pg = false;
 let roots = [];
 let concurrency = Number(process.env.TEST_CONCURRENCY ?? 2);

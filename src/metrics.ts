@@ -7,6 +7,7 @@ import client from 'prom-client';
 import type { Store } from './store/connect.ts';
 import type { JobQueue } from './store/database.ts';
 import { dispatchBacklogByAccount, queueDepth } from './store/repositories/jobs.repository.ts';
+import { countSmppDeliveries } from './store/repositories/smpp-outbox.repository.ts';
 
 export const registry = new client.Registry();
 // prom-client's default names already start with process_ or nodejs_: the prefix is only pigeon_.
@@ -61,6 +62,20 @@ export const webhookAttempts = new client.Counter({
   registers: [registry],
 });
 
+export const smppBinds = new client.Gauge({
+  name: 'pigeon_smpp_binds',
+  help: 'Binds held by customers on this process\'s SMPP listener, by bind type.',
+  labelNames: ['bind_type'] as const,
+  registers: [registry],
+});
+
+export const smppSubmits = new client.Counter({
+  name: 'pigeon_smpp_submits_total',
+  help: 'submit_sm answered by the SMPP listener, by command_status (0x00000000: accepted).',
+  labelNames: ['status'] as const,
+  registers: [registry],
+});
+
 const QUEUES: JobQueue[] = ['dispatch', 'receipt', 'webhook', 'mail'];
 
 /**
@@ -74,7 +89,7 @@ const SHOWN_ACCOUNTS = `the ${BACKLOG_TOP_ACCOUNTS} accounts with the most waiti
 
 /** Adds the queue gauges, read from `store` at each scrape. */
 export function registerQueueGauges(store: Store, clock: () => number): void {
-  for (const name of ['pigeon_queue_depth', 'pigeon_queue_oldest_age_seconds', 'pigeon_account_dispatch_backlog', 'pigeon_account_dispatch_oldest_age_seconds']) {
+  for (const name of ['pigeon_queue_depth', 'pigeon_queue_oldest_age_seconds', 'pigeon_account_dispatch_backlog', 'pigeon_account_dispatch_oldest_age_seconds', 'pigeon_smpp_deliveries_waiting']) {
     if (registry.getSingleMetric(name)) registry.removeSingleMetric(name);
   }
   // Both gauges are collected at the same scrape from one read of the backlog.
@@ -105,6 +120,14 @@ export function registerQueueGauges(store: Store, clock: () => number): void {
       const rows = await shown();
       this.reset();
       for (const b of rows) this.set({ account: b.accountId }, Math.max(0, (now - b.oldestCreatedAt) / 1000));
+    },
+  });
+  new client.Gauge({
+    name: 'pigeon_smpp_deliveries_waiting',
+    help: 'Receipts and inbound messages waiting for an SMPP user\'s receiver bind, in every process.',
+    registers: [registry],
+    async collect() {
+      this.set(await countSmppDeliveries(store.db, clock()));
     },
   });
   const age = new client.Gauge({

@@ -2,6 +2,7 @@
  * The composition root: read the configuration, open and migrate the store, and build the
  * context, HTTP app, carrier and workers that `pigeon serve`, `pigeon worker` and the CLI use.
  */
+import { readFileSync } from 'node:fs';
 import { isatty } from 'node:tty';
 import type { AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
@@ -16,6 +17,7 @@ import { openStore } from './store/connect.ts';
 import { migrateToLatest } from './store/migrate.ts';
 import { systemClock } from './util/ids.ts';
 import type { Workers } from './workers/workers.ts';
+import type { SmppServer } from './smpp-server/smpp-server.ts';
 
 /** Never log a key, password, secret or message body. */
 const REDACT = ['req.headers.authorization', 'headers.authorization', '*.password', '*.key', '*.body', '*.message', '*.webhook_secret'];
@@ -39,8 +41,8 @@ export function createLogger(config: Config, destination: number = 1): Logger {
           translateTime: 'SYS:HH:MM:ss.l',
           // The start banner and the request lines read as sentences; their fields are in the text.
           messageFormat:
-            '{msg}{if dashboard}: API {api}, docs {docs}, dashboard {dashboard}, public URL {public_url}{end}{if req}: {req.method} {req.url} {res.statusCode} {responseTime} ms{end}{if req.accountId} {req.accountId}{end}',
-          ignore: 'pid,hostname,api,docs,dashboard,public_url,req,res,responseTime',
+            '{msg}{if dashboard}: API {api}, docs {docs}, dashboard {dashboard}, public URL {public_url}{end}{if smpp}, SMPP {smpp}{end}{if smpp_tls}, SMPP over TLS {smpp_tls}{end}{if req}: {req.method} {req.url} {res.statusCode} {responseTime} ms{end}{if req.accountId} {req.accountId}{end}',
+          ignore: 'pid,hostname,api,docs,dashboard,public_url,smpp,smpp_tls,req,res,responseTime',
         },
       }),
     );
@@ -86,6 +88,8 @@ export interface Running {
   app: FastifyInstance | null;
   carrier: Carrier;
   workers: Workers | null;
+  /** The SMPP listener customers bind to, when SMPP_SERVER_PORT is not 0 and the API runs. */
+  smppServer: SmppServer | null;
   stop(): Promise<void>;
 }
 
@@ -121,17 +125,33 @@ export async function start(opts: { api: boolean; workers: boolean; env?: NodeJS
     app = await buildApp({ ctx, carrier, logger: log, ...(rateLimits ? { rateLimits } : {}) });
     await app.listen({ port: config.port, host: config.host });
   }
+  // Beside the API: a process that answers customers' HTTP answers their binds too.
+  let smppServer: SmppServer | null = null;
+  if (opts.api && config.smppServer.port !== 0) {
+    const { tls, ...timings } = config.smppServer;
+    const { SmppServer, DEFAULT_SMPP_SERVER_OPTIONS } = await import('./smpp-server/smpp-server.ts');
+    smppServer = new SmppServer(ctx, {
+      ...DEFAULT_SMPP_SERVER_OPTIONS,
+      ...timings,
+      host: config.host,
+      ...(tls ? { tls: { port: tls.port, cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) } } : {}),
+    });
+    await smppServer.listen();
+  }
   workers?.start();
   // Only a process with workers talks to the carrier: `serve --no-workers` never binds to an SMSC.
   if (workers) carrier.start?.();
   // The start banner: "pigeon started" with the addresses (test helpers wait for that message).
   const where = app ? addresses(config, (app.server.address() as AddressInfo).port) : { api: null };
-  log.info({ ...where, workers: opts.workers, carrier: carrier.name, store: ctx.store.dialect }, 'pigeon started');
+  const hostPart = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const smpp = smppServer ? `${hostPart}:${smppServer.port}` : null;
+  const smppTls = smppServer?.tlsPort ? `${hostPart}:${smppServer.tlsPort}` : null;
+  log.info({ ...where, smpp, ...(smppTls ? { smpp_tls: smppTls } : {}), workers: opts.workers, carrier: carrier.name, store: ctx.store.dialect }, 'pigeon started');
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
       // Stop taking requests, finish those in flight, let workers finish their batch, then close.
-      await app?.close();
+      await Promise.all([app?.close(), smppServer?.close()]);
       await rateLimits?.close();
       await workers?.stop();
       await carrier.close();
@@ -139,5 +159,5 @@ export async function start(opts: { api: boolean; workers: boolean; env?: NodeJS
       log.info('pigeon stopped');
       log.flush();
     })());
-  return { ctx, app, carrier, workers, stop };
+  return { ctx, app, carrier, workers, smppServer, stop };
 }

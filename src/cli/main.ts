@@ -25,6 +25,7 @@ import { optOutCommands } from './commands/opt-out.ts';
 import { operatorCommands } from './commands/operator.ts';
 import { senderIdCommands } from './commands/sender-id.ts';
 import { serviceCommands } from './commands/service.ts';
+import { smppUserCommands } from './commands/smpp-user.ts';
 import { output } from './output.ts';
 import { configOrFail, describeUnexpected, reportFailure, StartupFailure, whileStarting } from './startup.ts';
 
@@ -34,6 +35,7 @@ export const commands: Record<string, Command> = {
   ...keyCommands,
   ...senderIdCommands,
   ...numberCommands,
+  ...smppUserCommands,
   ...inboundCommands,
   ...optOutCommands,
   ...operatorCommands,
@@ -48,6 +50,7 @@ const GROUPS: Record<string, string> = {
   key: 'API keys: create, list, revoke',
   'sender-id': 'Review Sender IDs: list, approve, reject, request-info',
   operator: 'Dashboard logins for operators',
+  'smpp-user': 'SMPP credentials for accounts: create, list, rotate, delete',
 };
 
 function version(): string {

@@ -43,6 +43,20 @@ export interface Config {
     /** Test aid: a file the simulator appends every submitted message id to (one per line). */
     logFile: string | null;
   };
+  /**
+   * The SMPP listener customers bind to (DECISIONS.md §10): SMPP_SERVER_PORT (0: off) on HOST,
+   * how long receipts wait for a receiver bind, and the session timings (shortened by tests).
+   */
+  smppServer: {
+    port: number;
+    /** SMPP_SERVER_TLS_PORT with SMPP_SERVER_TLS_CERT and _KEY (PEM files); null: no TLS listener. */
+    tls: { port: number; certFile: string; keyFile: string } | null;
+    queueHours: number;
+    bindTimeoutMs: number;
+    enquireLinkMs: number;
+    responseTimeoutMs: number;
+    partsTimeoutMs: number;
+  };
   /** CARRIER=smpp: SMSC routes, validity period, link timings (src/config/smpp-config.ts). */
   smpp: SmppConfig;
   smtpUrl: string | null;
@@ -257,6 +271,20 @@ function backupSchedule(env: Env, databaseUrl: string): Config['backup'] {
   return { dir, intervalHours, keep };
 }
 
+/** The TLS listener needs its port, certificate and key together; any of them alone is a mistake. */
+function smppTls(env: Env): Config['smppServer']['tls'] {
+  const port = int(env, 'SMPP_SERVER_TLS_PORT', 0, 0, 65535);
+  const certFile = env.SMPP_SERVER_TLS_CERT?.trim() ?? '';
+  const keyFile = env.SMPP_SERVER_TLS_KEY?.trim() ?? '';
+  if (port === 0 && certFile === '' && keyFile === '') return null;
+  const hint = 'Set SMPP_SERVER_TLS_PORT (e.g. 3550), SMPP_SERVER_TLS_CERT and SMPP_SERVER_TLS_KEY (PEM files) together, or none of them';
+  if (port === 0) problem(env, 'SMPP_SERVER_TLS_PORT', 'is needed with SMPP_SERVER_TLS_CERT and SMPP_SERVER_TLS_KEY', hint);
+  else if (certFile === '') problem(env, 'SMPP_SERVER_TLS_CERT', 'is needed for the TLS listener', hint);
+  else if (keyFile === '') problem(env, 'SMPP_SERVER_TLS_KEY', 'is needed for the TLS listener', hint);
+  else return { port, certFile, keyFile };
+  return null;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const outer = collecting;
   const problems: ConfigProblem[] = [];
@@ -321,6 +349,15 @@ function readConfig(env: Env): Config {
       allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
     },
     simulator: { deliveryDelayMs: int(env, 'SIM_DELIVERY_DELAY_MS', 1000, 0), logFile: env.SIM_LOG_FILE?.trim() || null },
+    smppServer: {
+      port: int(env, 'SMPP_SERVER_PORT', 2775, 0, 65535),
+      tls: smppTls(env),
+      queueHours: int(env, 'SMPP_SERVER_QUEUE_HOURS', 72, 1, 24 * 30),
+      bindTimeoutMs: int(env, 'SMPP_SERVER_BIND_TIMEOUT_MS', 30_000, 10),
+      enquireLinkMs: int(env, 'SMPP_SERVER_ENQUIRE_LINK_MS', 30_000, 10),
+      responseTimeoutMs: int(env, 'SMPP_SERVER_RESPONSE_TIMEOUT_MS', 30_000, 10),
+      partsTimeoutMs: int(env, 'SMPP_SERVER_PARTS_TIMEOUT_MS', 60_000, 10),
+    },
     smpp: collect(() => loadSmppConfig(env, carrier), { routes: [] } as unknown as SmppConfig),
     smtpUrl: url(env, 'SMTP_URL', null, ['smtp:', 'smtps:']),
     mailFrom: env.MAIL_FROM?.trim() || `Pigeon <no-reply@${new URL(publicUrl).hostname}>`,

@@ -92,6 +92,12 @@ export const catalogue = {
     description: 'A number belongs to at most one account: release it (`pigeon number release NUMBER`) before assigning it elsewhere.',
     retryable: false,
   },
+  system_id_taken: {
+    status: 409,
+    message: 'This SMPP system_id is already in use.',
+    description: 'An SMPP user\'s `system_id` is unique in the installation: choose another (`pigeon smpp-user create ACCOUNT_ID --system-id NAME`).',
+    retryable: false,
+  },
   invalid_number: {
     status: 400,
     message: 'A number is E.164 (`+` and the country calling code) or a short code of 3 to 8 digits.',

@@ -413,7 +413,64 @@ export interface OptOutRepliesTable {
   count: number;
 }
 
+/** An account's SMPP credentials (migration 020). */
+export interface SmppUsersTable {
+  system_id: string;
+  account_id: string;
+  password_hash: string;
+  tps: number;
+  max_binds: number;
+  /** Comma-separated CIDR ranges; empty: any address. */
+  allow: string;
+  created_at: number;
+  rotated_at: number;
+}
+
+export type SmppBindType = 'transmitter' | 'receiver' | 'transceiver';
+
+/** A live bind of some process, refreshed while it lasts (migration 020). */
+export interface SmppBindsTable {
+  id: string;
+  system_id: string;
+  bind_type: SmppBindType;
+  address: string;
+  since: number;
+  submits: number;
+  seen_at: number;
+}
+
+/** What the receipts of a message accepted over SMPP need (migration 020). */
+export interface SmppMessagesTable {
+  message_id: string;
+  system_id: string;
+  /** Every part's id, comma-separated, the first being the message's. */
+  part_ids: string;
+  registered_delivery: number;
+  source_addr: string;
+  source_ton: number;
+  destination_addr: string;
+  created_at: number;
+}
+
+/** A deliver_sm waiting for one of its user's receiver binds (migration 020). */
+export interface SmppOutboxTable {
+  id: string;
+  system_id: string;
+  kind: 'receipt' | 'inbound';
+  message_id: string | null;
+  /** The deliver_sm's fields as JSON (smpp-outbox.repository.ts). */
+  pdu: string;
+  attempts: number;
+  next_at: number;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface Database {
+  smpp_users: SmppUsersTable;
+  smpp_binds: SmppBindsTable;
+  smpp_messages: SmppMessagesTable;
+  smpp_outbox: SmppOutboxTable;
   access_revision: AccessRevisionTable;
   operators: OperatorsTable;
   accounts: AccountsTable;

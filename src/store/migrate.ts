@@ -21,6 +21,7 @@ import * as m015 from './migrations/015-one-statement-acceptance.ts';
 import * as m016 from './migrations/016-campaigns.ts';
 import * as m017 from './migrations/017-dispatch-jobs-one-index.ts';
 import * as m019 from './migrations/019-campaign-files.ts';
+import * as m020 from './migrations/020-smpp-users.ts';
 import * as m021 from './migrations/021-redaction.ts';
 
 const migrations: Record<string, Migration> = {
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '016-campaigns': m016,
   '017-dispatch-jobs-one-index': m017,
   '019-campaign-files': m019,
+  '020-smpp-users': m020,
   '021-redaction': m021,
 };
 

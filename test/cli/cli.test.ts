@@ -137,7 +137,7 @@ describe('pigeon command line', () => {
     assert.equal(report.ok, false);
     assert.deepEqual(
       report.checks.map((c: { name: string }) => c.name),
-      ['configuration', 'database', 'migrations', 'carrier', 'smtp', 'public_url'],
+      ['configuration', 'database', 'migrations', 'carrier', 'smtp', 'public_url', 'smpp_server'],
     );
     for (const c of report.checks) assert.deepEqual(Object.keys(c).sort(), ['detail', 'name', 'ok']);
     const byName = Object.fromEntries(report.checks.map((c: { name: string; ok: boolean; detail: string }) => [c.name, c]));

@@ -34,8 +34,8 @@ function offenders(dirs: string[], forbidden: (target: string) => boolean, { tes
     .flatMap((f) => imports(f).filter(forbidden).map((target) => `${f} imports ${target}`));
 }
 
-test('routes, dashboard pages and CLI commands import nothing from src/store/', () => {
-  assert.deepEqual(offenders(['src/http', 'src/cli'], (t) => t.startsWith('src/store/'), { tests: false }), []);
+test('routes, dashboard pages, CLI commands and the SMPP listener import nothing from src/store/', () => {
+  assert.deepEqual(offenders(['src/http', 'src/cli', 'src/smpp-server'], (t) => t.startsWith('src/store/'), { tests: false }), []);
 });
 
 test('SQL is built only in src/store/', () => {

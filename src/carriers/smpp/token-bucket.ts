@@ -7,8 +7,12 @@ export class TokenBucket {
   #updatedAt = 0;
   readonly #capacity: number;
 
-  constructor(private readonly perSecond: number) {
-    this.#capacity = Math.max(1, Math.ceil(perSecond / 10));
+  /** `capacity`: the burst, when a caller needs more than a tenth of a second's worth. */
+  constructor(
+    private readonly perSecond: number,
+    capacity: number = Math.max(1, Math.ceil(perSecond / 10)),
+  ) {
+    this.#capacity = capacity;
     this.#tokens = this.#capacity;
   }
 

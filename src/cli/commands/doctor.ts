@@ -116,6 +116,42 @@ async function checkPublicUrl(config: Config): Promise<Check> {
   }
 }
 
+/** enquire_link, sequence 1: the smallest question an SMPP listener must answer, bound or not. */
+const ENQUIRE_LINK = Buffer.from('00000010000000150000000000000001', 'hex');
+
+/** Whether the SMPP listener customers bind to (SMPP_SERVER_PORT) answers enquire_link. */
+async function checkSmppServer(config: Config): Promise<Check> {
+  const port = config.smppServer.port;
+  if (port === 0) return { name: 'smpp_server', ok: true, detail: 'SMPP_SERVER_PORT is 0: customers cannot bind over SMPP' };
+  const host = config.host === '0.0.0.0' ? '127.0.0.1' : config.host === '::' ? '::1' : config.host;
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const { connect } = await import('node:net');
+  try {
+    await withTimeout(
+      new Promise<void>((resolve, reject) => {
+        const socket = connect({ host, port });
+        let got = Buffer.alloc(0);
+        socket.on('connect', () => socket.write(ENQUIRE_LINK));
+        socket.on('data', (chunk: Buffer) => {
+          got = Buffer.concat([got, chunk]);
+          if (got.length < 16) return;
+          socket.destroy();
+          if (got.readUInt32BE(4) === 0x80000015) resolve();
+          else reject(new Error('it answered, but not as an SMPP listener'));
+        });
+        socket.on('error', (err) => reject(err));
+        socket.on('close', () => reject(new Error('it closed the connection')));
+      }),
+      TIMEOUT_MS,
+      where,
+    );
+    return { name: 'smpp_server', ok: true, detail: `${where} answers enquire_link: customers bind there with \`pigeon smpp-user create\` credentials` };
+  } catch (err) {
+    const cause = ((err as { code?: string }).code ?? (err as Error).message) || 'no answer';
+    return { name: 'smpp_server', ok: false, detail: `the SMPP listener at ${where} does not answer (${cause}): start \`pigeon serve\`, or set SMPP_SERVER_PORT=0 to turn it off` };
+  }
+}
+
 export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
   let config: Config;
   try {
@@ -133,7 +169,7 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<C
   } else {
     checks.push({ name: 'migrations', ok: false, detail: 'not checked: no database' });
   }
-  checks.push(await checkCarrier(config), await checkSmtp(config), await checkPublicUrl(config));
+  checks.push(await checkCarrier(config), await checkSmtp(config), await checkPublicUrl(config), await checkSmppServer(config));
   return checks;
 }
 
@@ -141,7 +177,7 @@ export const doctorCommands: Record<string, Command> = {
   doctor: {
     usage: 'doctor',
     description:
-      'Check the configuration, the database and its migrations, the carrier link (an SMPP bind when CARRIER=smpp), SMTP and PUBLIC_URL, and say what is wrong.\n\n' +
+      'Check the configuration, the database and its migrations, the carrier link (an SMPP bind when CARRIER=smpp), SMTP, PUBLIC_URL and the SMPP listener customers bind to (SMPP_SERVER_PORT), and say what is wrong.\n\n' +
       'Exit code 1 when any check fails. With --json: {"ok":bool,"checks":[{"name","ok","detail"}]}.',
     standalone: true,
     async run(_ctx, _args, out) {

@@ -17,6 +17,7 @@ import type { Operator } from '../../services/auth/operators.ts';
 import { getOperator, logInOperator } from '../../services/auth/owners.ts';
 import { approveSenderId, rejectSenderId, requestSenderIdInfo, reviewQueuePage } from '../../services/sender-ids/sender-ids.ts';
 import { endSession, type Session } from '../../services/auth/sessions.ts';
+import { listSmppUsers } from '../../services/smpp-access/smpp-users.ts';
 import { html, type Html } from '../html.ts';
 import { alert, csrfField, formatBytes, page, statusBadge, table, when } from './layout.ts';
 import { sendDocument } from './send-document.ts';
@@ -287,6 +288,42 @@ ${table('Limits and what is used', ['Limit', 'Now'], rows, '')}
     });
 
     operatorNumbersPages(app, ctx, { csrf: (request) => state(request).session.csrf_token, render });
+
+    // ---- SMPP users and live binds, across accounts ----------------------------------------
+
+    app.get('/smpp', async (request, reply) => {
+      const users = await listSmppUsers(ctx);
+      const binds = users.flatMap((u) => u.binds.map((b) => ({ ...b, user: u })));
+      const bindRows = binds.map((b) => [
+        html`<a href="/operator/accounts?q=${encodeURIComponent(b.user.account_id)}"><code>${b.user.account_id}</code></a>`,
+        html`<code>${b.user.system_id}</code>`,
+        b.type,
+        html`<code>${b.address}</code>`,
+        when(b.since),
+        String(b.submits),
+      ]);
+      const userRows = users.map((u) => [
+        html`<code>${u.account_id}</code>`,
+        html`<code>${u.system_id}</code>`,
+        String(u.tps),
+        `${u.binds.length} of ${u.max_binds}`,
+        u.allow.length > 0 ? u.allow.join(', ') : 'any',
+        String(u.waiting),
+      ]);
+      const port = ctx.config.smppServer.port;
+      return render(
+        request,
+        reply,
+        'SMPP binds',
+        'smpp',
+        html`<p>${port === 0 ? 'The SMPP listener is off (SMPP_SERVER_PORT=0).' : html`Customers bind on port <code>${String(port)}</code>. Users are made, rotated and deleted with <code>pigeon smpp-user</code>.`}</p>${table(
+          'Live binds, in every process',
+          ['Account', 'system_id', 'Type', 'Address', 'Since', 'Submits'],
+          bindRows,
+          'Nobody is bound.',
+        )}${table('SMPP users', ['Account', 'system_id', 'tps', 'Binds', 'Allowed from', 'Waiting for a receiver'], userRows, 'No SMPP users yet.')}`,
+      );
+    });
 
     // ---- Mail outbox ------------------------------------------------------------------------
 

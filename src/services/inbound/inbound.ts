@@ -9,6 +9,7 @@ import { AppError } from '../../errors/catalogue.ts';
 import { parseOwnNumber } from '../../domain/own-number.ts';
 import { parseRecipient } from '../../domain/phone-number.ts';
 import { segmentMessage, type Encoding } from '../../domain/segmentation.ts';
+import { enqueueSmppInbound } from '../smpp-access/smpp-outbox.ts';
 import { correspondents, inboundFrom, inboundPage, insertInbound, unroutedInbound, type InboundFilter, type InboundRow } from '../../store/repositories/inbound-messages.repository.ts';
 import { messagesTo } from '../../store/repositories/messages.repository.ts';
 import { numberHolder, ownedNumber } from '../../store/repositories/numbers.repository.ts';
@@ -100,6 +101,7 @@ async function storeInbound(trx: Transaction<Database>, input: InboundInput, now
   await insertInbound(trx, stored);
   if (!holder) return { row: stored, optOutsChanged: false, replied: false };
   await queueAccountEvent(trx, holder, 'sms.received', { ...inboundView(stored) }, now, stored.id);
+  await enqueueSmppInbound(trx, holder.account_id, stored, now);
   // Keywords apply after the event is raised: sms.received comes before the opt-out it causes.
   const keyword = await applyKeyword(trx, holder, stored, now);
   return { row: stored, optOutsChanged: keyword.changed, replied: keyword.replyId !== null };

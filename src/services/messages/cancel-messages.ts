@@ -13,6 +13,7 @@ import { creditCredits } from '../../store/repositories/ledger.repository.ts';
 import { accountHasBatch, accountHasMessage, cancelScheduledMessages, withdrawDispatch, type CancelTarget } from '../../store/repositories/scheduled-messages.repository.ts';
 import { retryingConflicts } from '../../store/retry-conflicts.ts';
 import type { Context } from '../context.ts';
+import { enqueueSmppCancelReceipts } from '../smpp-access/smpp-receipts.ts';
 
 export type { CancelTarget };
 
@@ -44,6 +45,7 @@ export async function cancelScheduled(ctx: Context, accountId: string, target: C
       }
       // Dispatch jobs staged for them shortly before their time (release-scheduled.ts) go too.
       await withdrawDispatch(trx, canceled.map((m) => m.id));
+      await enqueueSmppCancelReceipts(trx, canceled.map((m) => m.id), now);
       const credits = canceled.reduce((n, m) => n + m.segments, 0);
       await creditCredits(trx, accountId, credits, 'refund', id, 'canceled', now);
       return { canceled: canceled.map((m) => m.id), credits };

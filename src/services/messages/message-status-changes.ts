@@ -12,6 +12,7 @@ import { enqueueJobs, type NewJob } from '../../store/repositories/jobs.reposito
 import { iso, newId } from '../../util/ids.ts';
 import { moveMessage, moveMessages, type MessageMove } from '../../store/repositories/messages.repository.ts';
 import { messageTransitions } from '../../metrics.ts';
+import { enqueueSmppReceipts } from '../smpp-access/smpp-receipts.ts';
 
 export interface StatusChange {
   to: MessageStatus;
@@ -103,6 +104,7 @@ export async function applyStatusChange(
   if (!(await moveMessage(trx, { previous: message, next }, now))) return null;
   const event = await afterChange(trx, message, next, now, followUps);
   if (event) await insertRows(trx, 'webhook_events', [event]);
+  await enqueueSmppReceipts(trx, [{ previous: message.status, next }], now);
   return next;
 }
 
@@ -137,6 +139,7 @@ export async function applyStatusChanges(
   const moved = await moveMessages(trx, moves, now);
   const events: WebhookEventsTable[] = [];
   const out: (MessagesTable | null)[] = [];
+  const applied: { previous: MessageStatus; next: MessagesTable }[] = [];
   for (const [i, { message }] of items.entries()) {
     const next = nexts[i];
     if (!next || !moved.has(next.id)) {
@@ -145,9 +148,11 @@ export async function applyStatusChanges(
     }
     const event = await afterChange(trx, message, next, now, followUps);
     if (event) events.push(event);
+    applied.push({ previous: message.status, next });
     out.push(next);
   }
   await insertRows(trx, 'webhook_events', events);
+  await enqueueSmppReceipts(trx, applied, now);
   for (const i of repeats) out[i] = await applyStatusChange(trx, items[i]!.message, items[i]!.change, now, followUps);
   return out;
 }

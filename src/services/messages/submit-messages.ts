@@ -9,6 +9,7 @@ import { parseRecipient } from '../../domain/phone-number.ts';
 import { segmentMessage, type Encoding } from '../../domain/segmentation.ts';
 import { checkSendAt, validValidityPeriod } from '../../domain/scheduling.ts';
 import type { MessagesTable } from '../../store/database.ts';
+import type { Executor } from '../../store/connect.ts';
 import { creditBalance } from '../../store/repositories/ledger.repository.ts';
 import { newId } from '../../util/ids.ts';
 import { approvedSenderName, grantRefusalNow, optedOutRecipients } from '../auth/access.ts';
@@ -214,7 +215,17 @@ export interface SendResult {
   validity_period?: number;
 }
 
-export async function sendMessage(ctx: Context, sender: Sender, input: SendInput, finish?: Finish): Promise<SendResult> {
+/**
+ * What an entry point other than the API adds to a send: the message's id when the caller had to
+ * name it before the acceptance (SMPP answers the earlier parts of a long message with ids derived
+ * from it), and rows of its own written in the acceptance's transaction.
+ */
+export interface SendOptions {
+  messageId?: string;
+  write?: (trx: Executor) => Promise<void>;
+}
+
+export async function sendMessage(ctx: Context, sender: Sender, input: SendInput, finish?: Finish, options: SendOptions = {}): Promise<SendResult> {
   const { accountId } = sender;
   const recipient = parseRecipient(input.to);
   if (!recipient.ok) throw new AppError('invalid_recipient', `\`to\` is not a valid E.164 number: ${recipient.reason}`);
@@ -228,9 +239,11 @@ export async function sendMessage(ctx: Context, sender: Sender, input: SendInput
   const now = ctx.clock();
   const timing = timingOf(input, now);
   const row = messageRow(accountId, null, from, check.entry, callbackUrl, timing, now);
+  if (options.messageId !== undefined) row.id = options.messageId;
   return accept(ctx, {
     accountId,
     rows: [row],
+    ...(options.write ? { write: options.write } : {}),
     reference: row.id,
     credits: row.segments,
     batch: null,

@@ -1,0 +1,56 @@
+/**
+ * A message submitted over SMPP, put back together, goes through the one acceptance of
+ * `POST /sms/send` (submit-messages.ts): Sender IDs and numbers, opt-outs, limits, backlog
+ * shares, credits. What its receipts need (the user, every part's id, registered_delivery, the
+ * addresses) is written in the same transaction, so an answered submit is never stored without it.
+ */
+import { insertSmppMessage } from '../../store/repositories/smpp-outbox.repository.ts';
+import { sendMessage, type SendResult } from '../messages/submit-messages.ts';
+import type { Context } from '../context.ts';
+
+export interface SmppSubmission {
+  accountId: string;
+  systemId: string;
+  /** The first part's id: the message's id everywhere. */
+  messageId: string;
+  partIds: string[];
+  from: string;
+  to: string;
+  text: string;
+  sendAt: number | null;
+  validitySeconds: number | null;
+  registeredDelivery: number;
+  sourceAddr: string;
+  sourceTon: number;
+  destinationAddr: string;
+}
+
+export async function acceptSmppSubmission(ctx: Context, s: SmppSubmission): Promise<SendResult> {
+  const now = ctx.clock();
+  return sendMessage(
+    ctx,
+    { accountId: s.accountId },
+    {
+      to: s.to,
+      from: s.from,
+      message: s.text,
+      ...(s.sendAt !== null ? { send_at: new Date(s.sendAt).toISOString() } : {}),
+      ...(s.validitySeconds !== null ? { validity_period: s.validitySeconds } : {}),
+    },
+    undefined,
+    {
+      messageId: s.messageId,
+      write: (trx) =>
+        insertSmppMessage(trx, {
+          message_id: s.messageId,
+          system_id: s.systemId,
+          part_ids: s.partIds.join(','),
+          registered_delivery: s.registeredDelivery,
+          source_addr: s.sourceAddr,
+          source_ton: s.sourceTon,
+          destination_addr: s.destinationAddr,
+          created_at: now,
+        }),
+    },
+  );
+}

@@ -1,0 +1,114 @@
+/**
+ * Sends what waits in the outbox (receipts, inbound messages) to the receiver and transceiver
+ * binds of its SMPP user in this process: round robin, at most DELIVER_WINDOW unanswered per bind.
+ * A delivery is held in the database while it is out; answered 0 it is removed, a temporary
+ * refusal (0x58, 0x14, 0x08) makes it due again after a back-off, no answer makes it due again
+ * when its hold ends, any other answer removes it with a line in the log.
+ */
+import type { Context } from '../services/context.ts';
+import {
+  deliveryAnswered,
+  deliveryRefusedForNow,
+  enqueuePartsRejections,
+  sweepExpiredDeliveries,
+  takeDeliveries,
+  type Delivery,
+  type PartsRejection,
+} from '../services/smpp-access/smpp-outbox.ts';
+import { STATUS } from './pdu.ts';
+import { DELIVER_WINDOW, type Session } from './session.ts';
+
+const TEMPORARY = new Set<number>([STATUS.RTHROTTLED, STATUS.RMSGQFUL, STATUS.RSYSERR]);
+const SWEEP_EVERY_MS = 60_000;
+
+export class OutboxPump {
+  readonly #pumping = new Set<string>();
+  readonly #again = new Set<string>();
+  readonly #turn = new Map<string, number>();
+  #lastSweep = 0;
+
+  constructor(
+    private readonly ctx: Context,
+    private readonly server: { boundSessions(systemId?: string): Session[] },
+    private readonly options: { responseTimeoutMs: number },
+  ) {}
+
+  enqueueRejections(items: PartsRejection[]): void {
+    enqueuePartsRejections(this.ctx, items)
+      .then(() => {
+        for (const item of items) this.pump(item.systemId);
+      })
+      .catch((err: unknown) => this.ctx.log.error({ err }, 'smpp: could not queue REJECTD receipts'));
+  }
+
+  /** Every user with a receiving bind here; the periodic tick calls it, and sweeps expired rows. */
+  async pumpAll(): Promise<void> {
+    const now = this.ctx.clock();
+    if (now - this.#lastSweep >= SWEEP_EVERY_MS) {
+      this.#lastSweep = now;
+      const swept = await sweepExpiredDeliveries(this.ctx);
+      if (swept > 0) this.ctx.log.warn({ swept }, 'smpp: receipts and inbound messages expired before a receiver bound');
+    }
+    const users = new Set(this.server.boundSessions().filter((s) => s.receives).map((s) => s.user!.system_id));
+    await Promise.all([...users].map((u) => this.#run(u)));
+  }
+
+  pump(systemId: string): void {
+    void this.#run(systemId);
+  }
+
+  async #run(systemId: string): Promise<void> {
+    if (this.#pumping.has(systemId)) {
+      this.#again.add(systemId);
+      return;
+    }
+    this.#pumping.add(systemId);
+    try {
+      do {
+        this.#again.delete(systemId);
+        await this.#fill(systemId);
+      } while (this.#again.has(systemId));
+    } catch (err) {
+      this.ctx.log.warn({ err, system_id: systemId }, 'smpp: could not deliver from the outbox');
+    } finally {
+      this.#pumping.delete(systemId);
+    }
+  }
+
+  async #fill(systemId: string): Promise<void> {
+    for (;;) {
+      const sessions = this.server.boundSessions(systemId).filter((s) => s.receives);
+      const room = sessions.reduce((n, s) => n + Math.max(0, DELIVER_WINDOW - s.deliveriesInFlight), 0);
+      if (room === 0) return;
+      const deliveries = await takeDeliveries(this.ctx, systemId, this.options.responseTimeoutMs, room);
+      if (deliveries.length === 0) return;
+      let turn = this.#turn.get(systemId) ?? 0;
+      for (const delivery of deliveries) {
+        const open = this.server.boundSessions(systemId).filter((s) => s.receives && s.deliveriesInFlight < DELIVER_WINDOW);
+        // The binds went while the rows were read: they are held, and due again when the hold ends.
+        if (open.length === 0) return;
+        const session = open[turn++ % open.length]!;
+        session.deliver(delivery.fields, (status) => void this.#answered(systemId, delivery, status));
+      }
+      this.#turn.set(systemId, turn);
+    }
+  }
+
+  async #answered(systemId: string, delivery: Delivery, status: number | null): Promise<void> {
+    try {
+      if (status === null) {
+        // No answer: the row stays held until its hold ends, then it is due again.
+      } else if (status === STATUS.ROK) {
+        await deliveryAnswered(this.ctx, delivery.id);
+      } else if (TEMPORARY.has(status)) {
+        await deliveryRefusedForNow(this.ctx, delivery);
+      } else {
+        this.ctx.log.warn({ system_id: systemId, status: `0x${status.toString(16).padStart(8, '0')}` }, 'smpp: deliver_sm refused for good; dropped');
+        await deliveryAnswered(this.ctx, delivery.id);
+      }
+    } catch (err) {
+      this.ctx.log.warn({ err, system_id: systemId }, 'smpp: could not record a deliver_sm answer');
+    }
+    this.pump(systemId);
+  }
+}
