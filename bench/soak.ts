@@ -52,7 +52,7 @@ try {
   const databaseUrl = await freshDatabase(STORE, dir, 'soak');
   const { key } = await prepareCustomer(databaseUrl);
   const port = await freePort();
-  const server = await startPigeon(['serve'], { DATABASE_URL: databaseUrl, PORT: String(port), RATE_LIMIT_MAX: '100000000', LOG_REQUESTS: 'false' });
+  const server = await startPigeon(['serve'], { DATABASE_URL: databaseUrl, PORT: String(port), SMPP_SERVER_PORT: '0', RATE_LIMIT_MAX: '100000000', LOG_REQUESTS: 'false' });
   const pid = server.child.pid!;
   const store = openStore(databaseUrl);
   const storeBytes = async (): Promise<number> => {
