@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { openStore, type Store } from '../../src/store/connect.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import { createCustomer } from '../helpers/customers.ts';
-import { assertOnlyOkOrUnavailable, checkOutcome, settled, simulatorSubmissions, startLoad, unmount } from '../helpers/fault-load.ts';
+import { assertOnlyOkOrUnavailable, checkOutcome, readiness, settled, simulatorSubmissions, startLoad, unmount } from '../helpers/fault-load.ts';
 import { freePort, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
 import { onlyInRunOf, serviceContext } from '../helpers/test-store.ts';
 import { waitFor } from '../helpers/wait-for.ts';
@@ -82,10 +82,7 @@ describe('the SQLite disk fills up under load', { skip: onlyInRunOf('sqlite') ||
       RATE_LIMIT_MAX: '1000000',
       LOG_REQUESTS: 'false',
     });
-    const ready = async () => {
-      const res = await fetch(`${base}/ready`, { signal: AbortSignal.timeout(15_000) });
-      return { status: res.status, json: (await res.json()) as { checks: Record<string, string> } };
-    };
+    const ready = () => readiness(base);
     const load = startLoad(`${base}/v1`, key);
     const ok = () => load.count((a) => a.status === 200);
     const full = () => load.count((a) => a.code === 'storage_full');

@@ -23,7 +23,7 @@ import { basename, join } from 'node:path';
 import { openStore } from '../../src/store/connect.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import { createCustomer } from '../helpers/customers.ts';
-import { assertOnlyOkOrUnavailable, startLoad, unmount } from '../helpers/fault-load.ts';
+import { assertOnlyOkOrUnavailable, readiness, startLoad, unmount } from '../helpers/fault-load.ts';
 import { freePort, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
 import { onlyInRunOf, serviceContext } from '../helpers/test-store.ts';
 import { waitFor } from '../helpers/wait-for.ts';
@@ -72,10 +72,7 @@ describe('the SQLite data folder turns read-only under load', { skip: onlyInRunO
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
     server = await startPigeon(['serve'], { DATABASE_URL: databaseUrl, PORT: String(port), SIM_DELIVERY_DELAY_MS: '50', RATE_LIMIT_MAX: '1000000', LOG_REQUESTS: 'false' });
-    const ready = async () => {
-      const res = await fetch(`${base}/ready`, { signal: AbortSignal.timeout(15_000) });
-      return { status: res.status, json: (await res.json()) as { checks: Record<string, string> } };
-    };
+    const ready = () => readiness(base);
     const load = startLoad(`${base}/v1`, key);
     let readyDuring: Awaited<ReturnType<typeof ready>> | null = null;
     try {

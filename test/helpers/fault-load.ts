@@ -182,3 +182,9 @@ export function unmount(path: string): void {
     execFileSync('umount', ['-l', path]);
   }
 }
+
+/** `/ready` of the server at `base`: its status and what each check says. */
+export async function readiness(base: string): Promise<{ status: number; json: { checks: Record<string, string> } }> {
+  const res = await fetch(`${base}/ready`, { signal: AbortSignal.timeout(15_000) });
+  return { status: res.status, json: (await res.json()) as { checks: Record<string, string> } };
+}
