@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
+import { freePort, pigeonCli, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
 import { processDatabase } from '../helpers/test-store.ts';
 
 const run = promisify(execFile);
@@ -17,15 +17,7 @@ const dir = mkdtempSync(join(tmpdir(), 'pigeon-numbers-'));
 const database = processDatabase('numbers_cli', dir);
 const env = { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'warn' };
 
-async function pigeon(...args: string[]): Promise<{ code: number; json: any; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run('./bin/pigeon', [...args, '--json'], { env });
-    return { code: 0, json: JSON.parse(stdout), stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, json: null, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const pigeon = (...args: string[]) => pigeonCli(env, ...args);
 
 describe('pigeon number', () => {
   let server: PigeonProcess;

@@ -1,30 +1,20 @@
 /** `pigeon smpp-user create|list|rotate|delete` through real child processes (DECISIONS.md §10). */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { pigeonCli } from '../helpers/processes.ts';
 import { processDatabase } from '../helpers/test-store.ts';
 import { openStore } from '../../src/store/connect.ts';
 import { smppUserRow } from '../../src/store/repositories/smpp-users.repository.ts';
 import { verifyPassword } from '../../src/services/auth/passwords.ts';
 
-const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), 'pigeon-smpp-user-'));
 const database = processDatabase('smpp_user_cli', dir);
 const env = { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: 'warn' };
 
-async function pigeon(...args: string[]): Promise<{ code: number; json: any; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run('./bin/pigeon', [...args, '--json'], { env });
-    return { code: 0, json: JSON.parse(stdout), stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, json: null, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+const pigeon = (...args: string[]) => pigeonCli(env, ...args);
 
 async function storedHash(systemId: string): Promise<string | undefined> {
   const store = openStore(database.url);

@@ -1,9 +1,10 @@
 /** Real `pigeon` processes for end-to-end tests: spawn, wait until started, stop or kill. */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { waitFor } from './wait-for.ts';
 
 /** The repository's root: where `./bin/pigeon` is run from, whatever the test runner's directory. */
@@ -83,6 +84,20 @@ export function pigeonJson<T = Record<string, any>>(env: NodeJS.ProcessEnv, ...a
   const result = spawnSync('./bin/pigeon', [...args, '--json'], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
   assert.equal(result.status, 0, `pigeon ${args.join(' ')}: ${result.stderr}${result.stdout}`);
   return JSON.parse(result.stdout) as T;
+}
+
+/**
+ * Runs `./bin/pigeon <args> --json` without blocking the test's event loop (so a server in the
+ * same test keeps answering) and gives its exit code, output and parsed JSON (null on a failure).
+ */
+export async function pigeonCli(env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: number; json: any; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)('./bin/pigeon', [...args, '--json'], { cwd: ROOT, env });
+    return { code: 0, json: JSON.parse(stdout), stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, json: null, stdout: e.stdout, stderr: e.stderr };
+  }
 }
 
 /** Starts `./bin/pigeon <args>` and resolves once it logged "pigeon started". */
