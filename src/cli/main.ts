@@ -230,7 +230,10 @@ async function main(argv: string[]): Promise<number> {
     // Only `serve` (and `worker`, on start) and `migrate` apply migrations; other commands need them applied.
     const ctx = await whileStarting(config, () => openContext(config, log, { migrate: false }));
     try {
-      if (!command.migrates && !(await databaseIsCurrent(ctx))) {
+      // The first query is where an unreachable PostgreSQL shows (its pool connects lazily): answer it
+      // like a failed start, naming DATABASE_URL, for every command.
+      const current = await whileStarting(config, () => databaseIsCurrent(ctx));
+      if (!command.migrates && !current) {
         throw new StartupFailure(
           [
             {

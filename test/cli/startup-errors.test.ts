@@ -62,6 +62,15 @@ describe('start-up errors name the setting at fault', () => {
     assert.doesNotMatch(res.stderr, /hunter2/);
   });
 
+  test('PostgreSQL refusing connections: `migrate` and every other command say the same', async () => {
+    const answers = await Promise.all([['migrate'], ['account', 'list']].map((args) => pigeon(args, { DATABASE_URL: 'postgres://pigeon:hunter2@127.0.0.1:1/pigeon' })));
+    for (const res of answers) {
+      assertExplained(res, 'DATABASE_URL', 1);
+      assert.match(res.stderr, /PostgreSQL at 127\.0\.0\.1:1 cannot be reached \(ECONNREFUSED\)/);
+      assert.doesNotMatch(res.stderr, /hunter2|LOG_LEVEL=debug/);
+    }
+  });
+
   test('an unwritable SQLite location fails at once instead of hanging', async () => {
     for (const url of ['sqlite:/proc/pigeon/pigeon.db', 'sqlite:/proc/pigeon.db']) {
       const res = await pigeon(['serve'], { DATABASE_URL: url });
