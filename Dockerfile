@@ -14,6 +14,6 @@ RUN npm ci --omit=dev --no-audit --no-fund
 COPY . .
 USER node
 ENV HOST=0.0.0.0 PORT=3000
-EXPOSE 3000
+EXPOSE 3000 2775
 ENTRYPOINT ["./bin/pigeon"]
 CMD ["serve"]
