@@ -30,6 +30,7 @@ export class IntervalSweeper {
     this.#loop = new WorkerLoop({
       name: opts.name,
       log: ctx.log,
+      store: ctx.store,
       idleMs: opts.intervalMs,
       startIdle: opts.atStart !== true,
       holdsProcess: false,

@@ -38,7 +38,7 @@ export class QueueWorker {
   readonly #loop: WorkerLoop;
 
   constructor(private readonly opts: QueueWorkerOptions) {
-    this.#loop = new WorkerLoop({ name: opts.queue, log: opts.log, idleMs: opts.idleMs, step: () => this.#step() });
+    this.#loop = new WorkerLoop({ name: opts.queue, log: opts.log, store: opts.store, idleMs: opts.idleMs, step: () => this.#step() });
   }
 
   start(): void {

@@ -44,7 +44,7 @@ export class Scheduler {
     this.#onRelease = opts.onRelease;
     this.#parallel = Math.max(1, opts.parallel ?? (ctx.store.dialect === 'postgres' ? 2 : 1));
     const idleMs = opts.idleMs ?? DEFAULTS.idleMs;
-    this.#loop = new WorkerLoop({ name: 'schedule', log: ctx.log, idleMs, failureMessage: 'scheduled release failed', step: () => this.#step() });
+    this.#loop = new WorkerLoop({ name: 'schedule', log: ctx.log, store: ctx.store, idleMs, failureMessage: 'scheduled release failed', step: () => this.#step() });
   }
 
   start(): void {

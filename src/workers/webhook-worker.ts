@@ -81,7 +81,7 @@ export class WebhookWorker {
     this.#dispatcher =
       opts.dispatcher ??
       new WebhookDispatcher({ timeoutMs: ctx.config.webhook.timeoutMs, allowPrivate: ctx.config.webhook.allowPrivate, maxSocketsPerHost: this.#perHost });
-    this.#loop = new WorkerLoop({ name: 'webhook', log: this.#log, idleMs: this.#idleMs, failureMessage: 'webhook claim failed', step: () => this.#step() });
+    this.#loop = new WorkerLoop({ name: 'webhook', log: this.#log, store: ctx.store, idleMs: this.#idleMs, failureMessage: 'webhook claim failed', step: () => this.#step() });
   }
 
   start(): void {

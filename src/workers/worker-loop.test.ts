@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import pino from 'pino';
 import { exponential } from '../domain/retry-policy.ts';
 import { waitFor } from '../../test/helpers/wait-for.ts';
+import { StoreCondition } from '../store/condition.ts';
+import type { Store } from '../store/connect.ts';
 import { WorkerLoop, type StepResult } from './worker-loop.ts';
 
 const silent = pino({ level: 'silent' });
@@ -51,6 +53,38 @@ test('a failed step is logged and retried after the back-off of the retry policy
   assert.deepEqual(
     errors.map((e) => (e as { msg: string; queue: string }).msg + ' ' + (e as { queue: string }).queue),
     ['flaky step failed flaky', 'flaky step failed flaky', 'flaky step failed flaky'],
+  );
+});
+
+test('a step failed by a store outage is logged at debug only; any other failure at error', async () => {
+  const lines: { level: number; msg: string; failure?: string }[] = [];
+  const log = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  const store = { condition: new StoreCondition() } as unknown as Store;
+  const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+  const failures = [refused, refused, new Error('a bug')];
+  let calls = 0;
+  const loop = new WorkerLoop({
+    name: 'q',
+    log,
+    store,
+    idleMs: LONG,
+    onFailure: exponential({ baseMs: 1, factor: 1, maxMs: 1 }),
+    step: async () => {
+      const failure = failures[calls++];
+      if (failure) throw failure;
+      return { done: 1, more: false };
+    },
+  });
+  loop.start();
+  await waitFor(() => calls === 4);
+  await loop.stop();
+  assert.deepEqual(
+    lines.map((l) => [l.level, l.failure ?? null]),
+    [
+      [20, 'unreachable'],
+      [20, 'unreachable'],
+      [50, null],
+    ],
   );
 });
 

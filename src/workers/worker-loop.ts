@@ -13,6 +13,7 @@
  */
 import type { Logger } from 'pino';
 import { exponential, retryDelay, type RetryPolicy } from '../domain/retry-policy.ts';
+import type { Store } from '../store/connect.ts';
 
 export interface StepResult {
   /** Items handled (jobs claimed, rows swept): drain() stops at a step that handled none. */
@@ -42,6 +43,13 @@ export interface WorkerLoopOptions {
   startIdle?: boolean;
   /** Whether the idle wait keeps the process alive (a sweep on a schedule does not). */
   holdsProcess?: boolean;
+  /**
+   * The store the step works on: a step that fails because it is unavailable is logged at debug
+   * only, since the store's condition is logged once when it starts and once a minute while it
+   * lasts (src/services/availability.ts); every loop of every process at error, with a stack,
+   * every few seconds, would bury that line.
+   */
+  store?: Store;
 }
 
 /** A failed step: 200 ms, doubling, at most 5 s. */
@@ -101,7 +109,9 @@ export class WorkerLoop {
         failures = 0;
       } catch (err) {
         failures++;
-        log.error({ err, queue: name }, this.opts.failureMessage ?? 'job batch failed');
+        const outage = this.opts.store?.condition.failureOf(err) ?? null;
+        if (outage) log.debug({ err, queue: name, failure: outage }, this.opts.failureMessage ?? 'job batch failed');
+        else log.error({ err, queue: name }, this.opts.failureMessage ?? 'job batch failed');
         await this.#sleep(retryDelay(backoff, failures) ?? idleMs);
         continue;
       }
