@@ -6,13 +6,14 @@ import type { Logger } from 'pino';
 import { AppError } from '../errors/catalogue.ts';
 import type { Store, StoreFailure, StoreProblem } from '../store/connect.ts';
 
-/** PostgreSQL restarts or fails over in seconds. */
+/** PostgreSQL restarts or fails over in seconds (a standby is promoted in seconds too). */
 const UNREACHABLE_RETRY_AFTER_S = 5;
 /** A full or read-only disk waits for the operator. */
 const STORAGE_RETRY_AFTER_S = 30;
 
 const EXPLAIN: Record<StoreFailure, string> = {
   unreachable: 'the database is unreachable',
+  standby: 'the database is a standby that refuses writes (a failover under way?)',
   full: 'the disk of the database is full',
   read_only: 'the folder of the database is read-only',
 };
@@ -26,7 +27,7 @@ export function unavailableError(store: Store, err: unknown): AppError | null {
   if (err instanceof AppError) return null;
   const failure = store.condition.failureOf(err);
   if (!failure) return null;
-  if (failure === 'unreachable') {
+  if (failure === 'unreachable' || failure === 'standby') {
     return new AppError('service_unavailable', 'The database is unreachable for the moment; retry shortly (with an Idempotency-Key a retry never sends twice).', {
       headers: { 'Retry-After': String(UNREACHABLE_RETRY_AFTER_S) },
     });
@@ -48,7 +49,7 @@ export function storeProblem(store: Store): { check: string; detail: string } | 
 }
 
 function problemCheck(problem: StoreProblem): string {
-  return problem.failure === 'unreachable' ? 'unreachable' : problem.failure === 'full' ? 'disk full' : 'read-only';
+  return problem.failure === 'full' ? 'disk full' : problem.failure === 'read_only' ? 'read-only' : problem.failure;
 }
 
 /**

@@ -23,6 +23,7 @@ test('an unreachable PostgreSQL, a full or read-only disk are told apart from ev
   assert.equal(c.failureOf(new Error('timeout exceeded when trying to connect')), 'unreachable');
   assert.equal(c.failureOf(new AggregateError([errorWith('ECONNREFUSED'), errorWith('ECONNREFUSED')])), 'unreachable');
   assert.equal(c.failureOf(new Error('wrapped', { cause: errorWith('ECONNREFUSED') })), 'unreachable');
+  assert.equal(c.failureOf(errorWith('25006', 'cannot execute INSERT in a read-only transaction')), 'standby');
   assert.equal(c.failureOf(errorWith('SQLITE_FULL')), 'full');
   assert.equal(c.failureOf(errorWith('SQLITE_READONLY_DBMOVED')), 'read_only');
   // Faults of the work itself, not of the store: a 500 or their own answer, never a 503.
@@ -33,6 +34,18 @@ test('an unreachable PostgreSQL, a full or read-only disk are told apart from ev
   assert.equal(c.failureOf(new TypeError('x is undefined')), null);
   // Without a folder to look at, an I/O error cannot be explained: it stays a failure of its own.
   assert.equal(c.failureOf(errorWith('SQLITE_IOERR_WRITE')), null);
+});
+
+test('a standby ends at a write, not at a read; an unreachable server at any answer', () => {
+  const c = new StoreCondition();
+  c.observe(errorWith('25006', 'cannot execute INSERT in a read-only transaction'));
+  c.answered(false);
+  assert.equal(c.problem?.failure, 'standby', 'a read on the standby proves nothing');
+  c.answered(true);
+  assert.equal(c.problem, null);
+  c.observe(errorWith('ECONNREFUSED'));
+  c.answered(false);
+  assert.equal(c.problem, null);
 });
 
 test('a full SQLite file: the error is SQLITE_FULL (not the rollback after it), nothing of the transaction stays, and the first write after recovery ends the problem', async () => {

@@ -12,8 +12,12 @@ import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CompiledQuery, DatabaseConnection, Driver, QueryResult, TransactionSettings } from 'kysely';
 
-/** What stops the store: the server unreachable, or a local disk that is full or read-only. */
-export type StoreFailure = 'unreachable' | 'full' | 'read_only';
+/**
+ * What stops the store: the server unreachable, a PostgreSQL standby that refuses writes (the
+ * address leads to a replica not yet promoted, in the middle of a failover), or a local disk that
+ * is full or read-only.
+ */
+export type StoreFailure = 'unreachable' | 'standby' | 'full' | 'read_only';
 
 export interface StoreProblem {
   failure: StoreFailure;
@@ -66,6 +70,8 @@ export class StoreCondition {
     if (code.startsWith('SQLITE_READONLY') || code === 'EROFS') return 'read_only';
     if (code.startsWith('SQLITE_IOERR') || code === 'SQLITE_CANTOPEN') return this.#diskState();
     if (PG_GONE.test(code) || NET_GONE.has(code)) return 'unreachable';
+    // read_only_sql_transaction: what a hot standby answers every write.
+    if (code === '25006') return 'standby';
     if (typeof e.message === 'string' && PG_CLIENT_GONE.test(e.message)) return 'unreachable';
     // A connection to a name with several addresses fails with all of their errors.
     if (Array.isArray(e.errors) && e.errors.length > 0 && e.errors.every((x) => this.failureOf(x) === 'unreachable')) return 'unreachable';
@@ -120,6 +126,15 @@ export class StoreCondition {
     } finally {
       await rm(file, { force: true }).catch(() => {});
     }
+  }
+
+  /**
+   * The server answered (PostgreSQL): it is reachable again, which ends every problem but a
+   * standby's, whose reads always worked; only a write shows the address leads to a primary.
+   */
+  answered(wrote: boolean): void {
+    if (this.#problem?.failure === 'standby' && !wrote) return;
+    this.recovered();
   }
 
   /** The store took work again. */
@@ -191,11 +206,10 @@ export function observedDriver(
       transaction: null,
       async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
         const result = await observe(() => connection.executeQuery<R>(query));
-        if (opts.recoveredBy === 'answer') condition.recovered();
-        else if (result.numAffectedRows !== undefined && result.numAffectedRows > 0n) {
-          if (observed.transaction) observed.transaction.wrote = true;
-          else condition.recovered();
-        }
+        const wrote = result.numAffectedRows !== undefined && result.numAffectedRows > 0n;
+        if (wrote && observed.transaction) observed.transaction.wrote = true;
+        if (opts.recoveredBy === 'answer') condition.answered(wrote);
+        else if (wrote && !observed.transaction) condition.recovered();
         return result;
       },
       streamQuery: <R>(query: CompiledQuery, chunkSize?: number) => connection.streamQuery<R>(query, chunkSize),
@@ -222,7 +236,8 @@ export function observedDriver(
       const transaction = (connection as Observed).transaction;
       await observe(() => inner.commitTransaction(innerOf(connection)));
       (connection as Observed).transaction = null;
-      if (opts.recoveredBy === 'answer' || transaction?.wrote) condition.recovered();
+      if (opts.recoveredBy === 'answer') condition.answered(transaction?.wrote === true);
+      else if (transaction?.wrote) condition.recovered();
     },
     async rollbackTransaction(connection: DatabaseConnection) {
       (connection as Observed).transaction = null;
