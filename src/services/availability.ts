@@ -54,24 +54,35 @@ function problemCheck(problem: StoreProblem): string {
 
 /**
  * Logs the start of a store problem at error, again each minute while it lasts and failures go
- * on, and its end at info, so that the operator's log says why requests get 503.
+ * on, and its end at info, so that the operator's log says why requests get 503. An outage comes
+ * and goes many times in its first moments (connections end one by one while others still
+ * answer): the end is logged once the store has held for `settleMs`, and a problem back before
+ * that is the same outage, not a new line.
  */
-export function logStoreCondition(store: Store, log: Logger, every = 60_000): void {
+export function logStoreCondition(store: Store, log: Logger, every = 60_000, settleMs = 1000): void {
   let since: number | null = null;
   let timer: NodeJS.Timeout | null = null;
+  let ending: NodeJS.Timeout | null = null;
   store.condition.onChange((problem) => {
     if (problem) {
-      since ??= problem.since;
+      if (ending) clearTimeout(ending);
+      ending = null;
+      if (since !== null) return;
+      since = problem.since;
       log.error({ store: store.dialect, failure: problem.failure, detail: problem.detail }, `store unavailable: ${EXPLAIN[problem.failure]}; requests get 503 until it recovers`);
-      timer ??= setInterval(() => {
+      timer = setInterval(() => {
         const now = store.condition.problem;
         if (now) log.error({ store: store.dialect, failure: now.failure, detail: now.detail, since: new Date(since!).toISOString() }, `store still unavailable: ${EXPLAIN[now.failure]}`);
       }, every).unref();
       return;
     }
-    log.info({ store: store.dialect, down_ms: since === null ? undefined : Date.now() - since }, 'store available again');
-    since = null;
-    if (timer) clearInterval(timer);
-    timer = null;
+    if (since === null || ending) return;
+    ending = setTimeout(() => {
+      ending = null;
+      log.info({ store: store.dialect, down_ms: Date.now() - since! }, 'store available again');
+      since = null;
+      if (timer) clearInterval(timer);
+      timer = null;
+    }, settleMs).unref();
   });
 }
