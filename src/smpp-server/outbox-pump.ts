@@ -33,14 +33,6 @@ export class OutboxPump {
     private readonly options: { responseTimeoutMs: number },
   ) {}
 
-  enqueueRejections(items: PartsRejection[]): void {
-    enqueuePartsRejections(this.ctx, items)
-      .then(() => {
-        for (const item of items) this.pump(item.systemId);
-      })
-      .catch((err: unknown) => this.ctx.log.error({ err }, 'smpp: could not queue REJECTD receipts'));
-  }
-
   /** Every user with a receiving bind here; the periodic tick calls it, and sweeps expired rows. */
   async pumpAll(): Promise<void> {
     const now = this.ctx.clock();

@@ -1,103 +1,160 @@
 /**
- * The parts of long messages submitted over SMPP (UDH or SAR), kept per SMPP user until the last
- * arrives. The message's id is chosen with its first arriving part, so every part can be answered
- * at once with its own id (the first part's id is the message's, the others add `.N`). Parts that
- * wait past the timeout are dropped, nothing charged, and their receipts say REJECTD.
+ * The parts of long messages submitted over SMPP (UDH or SAR), stored in the database as they
+ * come (smpp-parts.repository.ts) until the last arrives: a part is answered only once stored, so
+ * a restart or a SIGKILL loses none, and the parts of one message may reach different processes.
+ * The message's id is chosen with its first stored part, so every part is answered at once with
+ * its own id (the first part's id is the message's, the others add `.N`). The group is marked done
+ * in the transaction that accepts its message (smpp-submit.ts) or refuses it, so a part sent again
+ * afterwards is answered with its id and starts nothing. Groups that wait past the timeout are
+ * given up by `sweep`: nothing charged, and their receipts say REJECTD.
  */
 import type { Context } from '../services/context.ts';
-import type { PartsRejection } from '../services/smpp-access/smpp-outbox.ts';
+import { enqueuePartsRejections, type PartsRejection } from '../services/smpp-access/smpp-outbox.ts';
+import { lockPartGroup } from '../store/repositories/inbound-parts.repository.ts';
+import {
+  DONE_SEQ,
+  deleteDoneSmppPartGroups,
+  insertSmppPart,
+  markSmppPartsDone,
+  smppPartsOfGroup,
+  staleSmppPartGroups,
+  type SmppPartRow,
+} from '../store/repositories/smpp-parts.repository.ts';
+import { messagesByIds } from '../store/repositories/messages.repository.ts';
 import { newId } from '../util/ids.ts';
 import { decodeText, type SubmitContent } from './submit-content.ts';
 
-interface Group {
-  messageId: string;
-  total: number;
-  parts: Map<number, { payload: Buffer; dataCoding: number }>;
-  timer: NodeJS.Timeout;
-  systemId: string;
-  registeredDelivery: number;
-  addresses: { sourceAddr: string; sourceTon: number; destinationAddr: string };
+export interface PartAddresses {
+  sourceAddr: string;
+  sourceTon: number;
+  destinationAddr: string;
 }
 
 export type PartAdded =
+  /** Stored; the rest have yet to come. */
   | { kind: 'waiting'; partId: string }
-  | { kind: 'complete'; messageId: string; partId: string; partIds: string[]; text: string };
+  /** Its message was accepted or refused already: a part sent again. */
+  | { kind: 'repeat'; partId: string }
+  /** A part that was not there when its group was given up or its message refused. */
+  | { kind: 'late' }
+  | { kind: 'complete'; messageId: string; partId: string; partIds: string[]; text: string; group: SmppPartRow };
 
 export function partIdOf(messageId: string, seq: number): string {
   return seq === 1 ? messageId : `${messageId}.${seq}`;
 }
 
-/** Upper bound on groups in waiting per process: past it the oldest is given up. */
-const MAX_GROUPS = 100_000;
+/** Groups given up per sweep, at most. */
+const SWEEP_BATCH = 500;
 
 export class PartsAssembler {
-  readonly #groups = new Map<string, Group>();
-
   constructor(
     private readonly ctx: Context,
     private readonly timeoutMs: number,
-    private readonly rejected: (items: PartsRejection[]) => void,
+    /** Called with the users whose REJECTD receipts were queued. */
+    private readonly rejected: (systemIds: string[]) => void,
   ) {}
 
-  add(systemId: string, _accountId: string, content: SubmitContent, addresses: Group['addresses']): PartAdded {
+  async add(systemId: string, content: SubmitContent, addresses: PartAddresses): Promise<PartAdded> {
     const part = content.part!;
-    const key = [systemId, content.from, content.to, part.ref, part.total].join('\u0000');
-    let group = this.#groups.get(key);
-    if (!group) {
-      if (this.#groups.size >= MAX_GROUPS) this.#expire(this.#groups.keys().next().value!);
-      group = {
-        messageId: newId('msg', this.ctx.clock()),
+    const groupKey = JSON.stringify([systemId, content.from, content.to, part.ref, part.total]);
+    // The wait for the rest is a timer, measured in the machine's time (`received_at` and the sweep).
+    const now = Date.now();
+    return this.ctx.store.db.transaction().execute(async (trx) => {
+      await lockPartGroup(trx, groupKey);
+      const rows = await smppPartsOfGroup(trx, groupKey);
+      const messageId = rows[0]?.message_id ?? newId('msg', this.ctx.clock());
+      const partId = partIdOf(messageId, part.seq);
+      if (rows[0]?.seq === DONE_SEQ) return rows.some((r) => r.seq === part.seq) ? { kind: 'repeat', partId } : { kind: 'late' };
+      const row: SmppPartRow = {
+        group_key: groupKey,
+        seq: part.seq,
         total: part.total,
-        parts: new Map(),
-        timer: setTimeout(() => this.#expire(key), this.timeoutMs),
-        systemId,
-        registeredDelivery: content.registeredDelivery,
-        addresses,
+        message_id: messageId,
+        system_id: systemId,
+        payload: content.payload.toString('base64'),
+        data_coding: content.dataCoding,
+        registered_delivery: content.registeredDelivery,
+        source_addr: addresses.sourceAddr,
+        source_ton: addresses.sourceTon,
+        destination_addr: addresses.destinationAddr,
+        received_at: now,
       };
-      group.timer.unref();
-      this.#groups.set(key, group);
+      // A part sent again (its answer was lost) is answered with the same id and counted once.
+      const parts = rows.some((r) => r.seq === part.seq) ? rows : [...rows, row].sort((a, b) => a.seq - b.seq);
+      if (parts.length === rows.length + 1) await insertSmppPart(trx, row);
+      if (parts.length < part.total) return { kind: 'waiting', partId };
+      const sameCoding = parts.every((p) => p.data_coding === parts[0]!.data_coding);
+      const bytes = (p: SmppPartRow) => Buffer.from(p.payload, 'base64');
+      const text = sameCoding ? decodeText(parts[0]!.data_coding, Buffer.concat(parts.map(bytes))) : parts.map((p) => decodeText(p.data_coding, bytes(p))).join('');
+      const partIds = Array.from({ length: part.total }, (_, i) => partIdOf(messageId, i + 1));
+      return { kind: 'complete', messageId, partId, partIds, text, group: parts[0]! };
+    });
+  }
+
+  /** The group's message was refused: its earlier parts get REJECTD receipts, and it is done. */
+  async refuse(group: SmppPartRow, partIds: string[]): Promise<void> {
+    const now = Date.now();
+    const queued = await this.ctx.store.db.transaction().execute(async (trx) => {
+      await lockPartGroup(trx, group.group_key);
+      const rows = await smppPartsOfGroup(trx, group.group_key);
+      if (rows[0]?.seq === DONE_SEQ) return false;
+      await markSmppPartsDone(trx, group, now);
+      await enqueuePartsRejections(this.ctx, [rejectionOf(group, partIds)], trx);
+      return true;
+    });
+    if (queued) this.rejected([group.system_id]);
+  }
+
+  /**
+   * Gives up the groups whose first part came longer than the timeout ago and whose other parts
+   * never came: nothing was charged, their parts get REJECTD receipts. A group whose parts are all
+   * stored is being accepted (its last part's transaction marks it done), or was left by a process
+   * that died before: after twice the timeout, its message is looked for, and the group is only
+   * marked done if it was stored, else given up. Done groups are removed once a part sent again
+   * can no longer be expected (ten timeouts). Returns how many groups it settled.
+   */
+  async sweep(): Promise<number> {
+    const now = Date.now();
+    const stale = await staleSmppPartGroups(this.ctx.store.db, now - this.timeoutMs, SWEEP_BATCH);
+    const users = new Set<string>();
+    let settled = 0;
+    for (const key of stale) {
+      const given = await this.ctx.store.db.transaction().execute(async (trx) => {
+        await lockPartGroup(trx, key);
+        const rows = await smppPartsOfGroup(trx, key);
+        const first = rows[0];
+        if (!first || first.seq === DONE_SEQ) return null;
+        if (rows.length === first.total) {
+          if (Math.max(...rows.map((r) => r.received_at)) > now - 2 * this.timeoutMs) return null;
+          if ((await messagesByIds(trx, [first.message_id])).length > 0) {
+            await markSmppPartsDone(trx, first, now);
+            return 'stored';
+          }
+        }
+        await markSmppPartsDone(trx, first, now);
+        await enqueuePartsRejections(this.ctx, [rejectionOf(first, rows.map((r) => partIdOf(r.message_id, r.seq)))], trx);
+        return rows;
+      });
+      if (!given) continue;
+      settled++;
+      if (given === 'stored') continue;
+      users.add(given[0]!.system_id);
+      this.ctx.log.info({ system_id: given[0]!.system_id, parts: given.length, total: given[0]!.total }, 'smpp: parts of a long message never completed; dropped');
     }
-    const partId = partIdOf(group.messageId, part.seq);
-    // A part sent again (its answer was lost) is answered with the same id and counted once.
-    if (!group.parts.has(part.seq)) group.parts.set(part.seq, { payload: content.payload, dataCoding: content.dataCoding });
-    if (group.parts.size < group.total) return { kind: 'waiting', partId };
-    clearTimeout(group.timer);
-    this.#groups.delete(key);
-    const ordered = [...group.parts.entries()].sort(([a], [b]) => a - b).map(([, p]) => p);
-    const sameCoding = ordered.every((p) => p.dataCoding === ordered[0]!.dataCoding);
-    const text = sameCoding
-      ? decodeText(ordered[0]!.dataCoding, Buffer.concat(ordered.map((p) => p.payload)))
-      : ordered.map((p) => decodeText(p.dataCoding, p.payload)).join('');
-    const partIds = Array.from({ length: group.total }, (_, i) => partIdOf(group.messageId, i + 1));
-    return { kind: 'complete', messageId: group.messageId, partId, partIds, text };
+    await deleteDoneSmppPartGroups(this.ctx.store.db, now - 10 * this.timeoutMs);
+    if (users.size > 0) this.rejected([...users]);
+    return settled;
   }
+}
 
-  #expire(key: string): void {
-    const group = this.#groups.get(key);
-    if (!group) return;
-    clearTimeout(group.timer);
-    this.#groups.delete(key);
-    const seqs = [...group.parts.keys()].sort((a, b) => a - b);
-    const first = group.parts.get(seqs[0]!)!;
-    this.ctx.log.info({ system_id: group.systemId, parts: seqs.length, total: group.total }, 'smpp: parts of a long message never completed; dropped');
-    this.rejected([
-      {
-        systemId: group.systemId,
-        partIds: seqs.map((s) => partIdOf(group.messageId, s)),
-        text: decodeText(first.dataCoding, first.payload),
-        registeredDelivery: group.registeredDelivery,
-        ...group.addresses,
-      },
-    ]);
-  }
-
-  /** Groups waiting now. */
-  get size(): number {
-    return this.#groups.size;
-  }
-
-  close(): void {
-    for (const g of this.#groups.values()) clearTimeout(g.timer);
-    this.#groups.clear();
-  }
+function rejectionOf(first: SmppPartRow, partIds: string[]): PartsRejection {
+  return {
+    systemId: first.system_id,
+    partIds,
+    text: first.payload === '' ? '' : decodeText(first.data_coding, Buffer.from(first.payload, 'base64')),
+    registeredDelivery: first.registered_delivery,
+    sourceAddr: first.source_addr,
+    sourceTon: first.source_ton,
+    destinationAddr: first.destination_addr,
+  };
 }

@@ -15,7 +15,9 @@ import { acceptSmppSubmission } from '../services/smpp-access/smpp-submit.ts';
 import { secondsFrom } from '../domain/smpp-time.ts';
 import { CMD, RESP, STATUS, TLV, MalformedPdu, PduFramer, cstring, deliverSmBody, encodePdu, readBind, readSubmitSm, tlv, type Pdu } from './pdu.ts';
 import { decodeText, readSubmitContent } from './submit-content.ts';
-import { submitStatusFor } from './status-map.ts';
+import type { PartAdded } from './parts.ts';
+import type { SmppPartRow } from '../store/repositories/smpp-parts.repository.ts';
+import { isTemporary, submitStatusFor } from './status-map.ts';
 import type { SmppServer } from './smpp-server.ts';
 import { smppBinds, smppSubmits } from '../metrics.ts';
 
@@ -323,13 +325,25 @@ export class Session {
     let partIds: string[];
     let text: string;
     let earlier: string[] = [];
+    let group: SmppPartRow | undefined;
     if (content.part) {
-      const added = this.server.parts.add(user.system_id, this.accountId, content, addresses);
+      let added: PartAdded;
+      try {
+        added = await this.server.parts.add(user.system_id, content, addresses);
+      } catch (err) {
+        // Not stored, so not answered with an id: the client sends the part again.
+        this.#failedSubmit(pdu, err);
+        return;
+      }
+      if (added.kind === 'late') {
+        this.#respond(pdu, STATUS.RSUBMITFAIL);
+        return;
+      }
       if (added.kind !== 'complete') {
         this.#respond(pdu, STATUS.ROK, cstring(added.partId));
         return;
       }
-      ({ messageId, partId, partIds, text } = added);
+      ({ messageId, partId, partIds, text, group } = added);
       earlier = partIds.filter((id) => id !== partId);
     } else {
       messageId = newId('msg', now);
@@ -341,7 +355,7 @@ export class Session {
     if (content.validUntil !== null) {
       validitySeconds = secondsFrom(content.validUntil, Math.max(now, content.sendAt ?? now));
       if (validitySeconds === null) {
-        this.#refuseParts(earlier, text, content.registeredDelivery, addresses);
+        await this.#refuseParts(group, earlier);
         this.#respond(pdu, STATUS.RINVEXPIRY);
         return;
       }
@@ -359,19 +373,31 @@ export class Session {
         validitySeconds,
         registeredDelivery: content.registeredDelivery,
         ...addresses,
+        ...(group ? { partsGroup: group } : {}),
       });
       this.#respond(pdu, STATUS.ROK, cstring(partId));
     } catch (err) {
-      const status = submitStatusFor(err);
-      if (status === STATUS.RSYSERR) this.server.ctx.log.error({ err, system_id: user.system_id }, 'smpp submit failed');
-      this.#refuseParts(earlier, text, content.registeredDelivery, addresses);
-      this.#respond(pdu, status);
+      // Refused for good: the message is done with, its earlier parts get REJECTD. A temporary
+      // answer stored nothing either, but the client sends the last part again: the parts stay.
+      if (!isTemporary(submitStatusFor(err))) await this.#refuseParts(group, earlier);
+      this.#failedSubmit(pdu, err);
     }
   }
 
-  #refuseParts(partIds: string[], text: string, registeredDelivery: number, addresses: { sourceAddr: string; sourceTon: number; destinationAddr: string }): void {
-    if (partIds.length === 0) return;
-    this.server.outbox.enqueueRejections([{ systemId: this.user!.system_id, partIds, text, registeredDelivery, ...addresses }]);
+  #failedSubmit(pdu: Pdu, err: unknown): void {
+    const status = submitStatusFor(err);
+    if (status === STATUS.RSYSERR) this.server.ctx.log.error({ err, system_id: this.user?.system_id }, 'smpp submit failed');
+    this.#respond(pdu, status);
+  }
+
+  async #refuseParts(group: SmppPartRow | undefined, partIds: string[]): Promise<void> {
+    if (!group) return;
+    try {
+      await this.server.parts.refuse(group, partIds);
+    } catch (err) {
+      // The sweep gives the group up later, with a REJECTD receipt for every part.
+      this.server.ctx.log.warn({ err, system_id: group.system_id }, 'smpp: could not mark refused parts; the sweep will');
+    }
   }
 
   /** Sends a deliver_sm; `done` gets the answer's status, or null when none came in time or the link went. */

@@ -54,13 +54,16 @@ export class SmppServer {
   readonly outbox: OutboxPump;
   #watch: NodeJS.Timeout | null = null;
   #watching = false;
+  #partsSweptAt = 0;
   #closed = false;
 
   constructor(
     readonly ctx: Context,
     readonly options: SmppServerOptions,
   ) {
-    this.parts = new PartsAssembler(ctx, options.partsTimeoutMs, (items) => this.outbox.enqueueRejections(items));
+    this.parts = new PartsAssembler(ctx, options.partsTimeoutMs, (systemIds) => {
+      for (const id of systemIds) this.outbox.pump(id);
+    });
     this.outbox = new OutboxPump(ctx, this, options);
     this.#server = createServer({ noDelay: true }, (socket) => {
       socket.on('error', () => {});
@@ -185,6 +188,12 @@ export class SmppServer {
           this.boundSessions().map((s) => (s.submits !== s.submitsWritten ? { id: s.bindId, submits: (s.submitsWritten = s.submits) } : { id: s.bindId })),
         );
       }
+      // The parts of long messages that never completed, from any process (a dead one's too).
+      const now = Date.now();
+      if (now - this.#partsSweptAt >= Math.min(5000, this.options.partsTimeoutMs / 2)) {
+        this.#partsSweptAt = now;
+        await this.parts.sweep();
+      }
       await this.outbox.pumpAll();
     } catch (err) {
       this.ctx.log.warn({ err }, 'smpp server: could not check binds');
@@ -198,7 +207,6 @@ export class SmppServer {
     if (this.#closed) return;
     this.#closed = true;
     if (this.#watch) clearInterval(this.#watch);
-    this.parts.close();
     const closing = [this.#server, this.#tlsServer].filter((x): x is Server => x !== null).map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
     await Promise.all([...this.sessions].map((s) => s.shutdown()));
     await Promise.all(closing);

@@ -21,3 +21,8 @@ const BY_CODE: Record<string, number> = {
 export function submitStatusFor(error: unknown): number {
   return error instanceof AppError ? (BY_CODE[error.code] ?? STATUS.RSYSERR) : STATUS.RSYSERR;
 }
+
+/** The answers a client retries (SMPP's temporary errors): the parts of a long message stay for its retry. */
+export function isTemporary(status: number): boolean {
+  return status === STATUS.RTHROTTLED || status === STATUS.RMSGQFUL || status === STATUS.RSYSERR;
+}

@@ -393,6 +393,25 @@ export interface InboundPartsTable {
   received_at: number;
 }
 
+/** One part of a long message submitted over SMPP, kept until its message is accepted, refused or given up (migration 026). */
+export interface SmppPartsTable {
+  group_key: string;
+  /** The part's place from 1; 0 marks a group whose message was accepted or refused. */
+  seq: number;
+  total: number;
+  message_id: string;
+  system_id: string;
+  /** The part's bytes, base64. */
+  payload: string;
+  data_coding: number;
+  registered_delivery: number;
+  source_addr: string;
+  source_ton: number;
+  destination_addr: string;
+  /** Machine time (Date.now()), as the wait for the rest is a timer. */
+  received_at: number;
+}
+
 export type OptOutSource = 'keyword' | 'api' | 'operator';
 
 /** A recipient who opted out of an account (migration 013). */
@@ -497,6 +516,7 @@ export interface Database {
   numbers: NumbersTable;
   inbound_messages: InboundMessagesTable;
   inbound_parts: InboundPartsTable;
+  smpp_parts: SmppPartsTable;
   opt_outs: OptOutsTable;
   opt_out_replies: OptOutRepliesTable;
 }

@@ -12,6 +12,7 @@ import { setAccountLimits } from '../../src/services/accounts/account-limits.ts'
 import { addOptOut } from '../../src/services/opt-outs/opt-outs.ts';
 import { messageDetail } from '../../src/services/messages/reports.ts';
 import { listSmppUsers } from '../../src/services/smpp-access/smpp-users.ts';
+import { SmppServer } from '../../src/smpp-server/smpp-server.ts';
 import { bound, call, closed, serverFixture, waitFor, type ServerFixture } from './server-fixture.ts';
 
 let f: ServerFixture;
@@ -216,6 +217,55 @@ test('a refusal at the last part, or parts that never complete, leave nothing se
   await assert.rejects(stored(c, p1.id));
   await assert.rejects(stored(c, lone.id));
   assert.equal(await balance(c), 100);
+});
+
+test('the parts of a long message are stored as they come: they may reach two listeners (processes); a part sent again is answered with its id and sends nothing twice; a part after its group was given up is refused', async () => {
+  const user = await f.user();
+  const accountId = (await listSmppUsers(f.h.ctx)).find((u) => u.system_id === user.system_id)!.account_id;
+  // A second listener on the same store: another process, as behind a load balancer.
+  const other = new SmppServer(f.h.ctx, { ...f.server.options, port: 0 });
+  const otherPort = await other.listen();
+  const first = await bound(f.port, user);
+  const second = await bound(otherPort, user);
+  cleanup.push(first, second);
+  const receipts: string[] = [];
+  for (const session of [first, second]) {
+    session.on('deliver_sm', (pdu) => {
+      receipts.push(`${pdu.receipted_message_id}:${pdu.message_state}`);
+      session.send(pdu.response());
+    });
+  }
+  const submit = async (session: Session, ref: number, seq: number, text: string) => {
+    const answer = await call(session, 'submit_sm', {
+      source_addr_ton: 5,
+      source_addr: 'Acme',
+      dest_addr_ton: 1,
+      dest_addr_npi: 1,
+      destination_addr: '447700900002',
+      registered_delivery: 1,
+      esm_class: 0x40,
+      short_message: Buffer.concat([Buffer.from([5, 0, 3, ref, 2, seq]), encodeGsm7(text)]),
+    });
+    return { status: answer.command_status, id: String(answer.message_id ?? '') };
+  };
+  const p1 = await submit(second, 7, 1, 'across two ');
+  const p2 = await submit(first, 7, 2, 'listeners');
+  await other.close();
+  assert.deepEqual([p1.status, p2.status, p2.id], [0, 0, `${p1.id}.2`]);
+  const message = (await messageDetail(f.h.ctx, accountId, p1.id)).message;
+  assert.deepEqual([message.body, message.segments], ['across two listeners', 1]);
+  // The last part sent again (its answer lost): the same id, nothing stored or charged twice.
+  const again = await submit(first, 7, 2, 'listeners');
+  assert.deepEqual([again.status, again.id], [0, p2.id]);
+  const stats = await f.h.ctx.store.db.selectFrom('messages').select('id').where('account_id', '=', accountId).execute();
+  assert.equal(stats.length, 1);
+  assert.equal((await ledgerMatchesBalance(f.h.ctx, accountId)).balance, 99);
+  // A group given up (its second part late past the timeout): REJECTD for the first, 0x45 for the late one.
+  const lone = await submit(first, 8, 1, 'first ');
+  await waitFor(() => receipts.includes(`${lone.id}:8`), { timeout: 5000, message: () => JSON.stringify(receipts) });
+  const late = await submit(first, 8, 2, 'too late');
+  assert.equal(late.status, 0x45);
+  assert.equal((await ledgerMatchesBalance(f.h.ctx, accountId)).balance, 99);
 });
 
 test('/metrics counts the binds by type and the submits by command_status, and what waits for receiver binds', async () => {

@@ -142,7 +142,7 @@ export interface PartsRejection {
   destinationAddr: string;
 }
 
-export async function enqueuePartsRejections(ctx: Context, items: readonly PartsRejection[]): Promise<void> {
+export async function enqueuePartsRejections(ctx: Context, items: readonly PartsRejection[], db: Executor = ctx.store.db): Promise<void> {
   const now = ctx.clock();
   const rows: SmppOutboxRow[] = [];
   for (const item of items) {
@@ -151,7 +151,7 @@ export async function enqueuePartsRejections(ctx: Context, items: readonly Parts
       rows.push(outboxRow(ctx, item.systemId, 'receipt', item.partIds[0]!, receiptFields({ ...item, partId, stat: 'REJECTD', err: 0, submittedAt: now, doneAt: now }), now));
     }
   }
-  await enqueueSmppDeliveries(ctx.store.db, rows);
+  await enqueueSmppDeliveries(db, rows);
 }
 
 export interface Delivery {

@@ -5,6 +5,7 @@
  * addresses) is written in the same transaction, so an answered submit is never stored without it.
  */
 import { insertSmppMessage } from '../../store/repositories/smpp-outbox.repository.ts';
+import { markSmppPartsDone, type SmppPartRow } from '../../store/repositories/smpp-parts.repository.ts';
 import { sendMessage, type SendResult } from '../messages/submit-messages.ts';
 import type { Context } from '../context.ts';
 
@@ -23,6 +24,8 @@ export interface SmppSubmission {
   sourceAddr: string;
   sourceTon: number;
   destinationAddr: string;
+  /** The stored parts' group (a long message in parts): marked done in the same transaction. */
+  partsGroup?: SmppPartRow;
 }
 
 export async function acceptSmppSubmission(ctx: Context, s: SmppSubmission): Promise<SendResult> {
@@ -40,8 +43,11 @@ export async function acceptSmppSubmission(ctx: Context, s: SmppSubmission): Pro
     undefined,
     {
       messageId: s.messageId,
-      write: (trx) =>
-        insertSmppMessage(trx, {
+      write: async (trx) => {
+        // No lock here (the acceptance may be one of a group of many): the sweep leaves a group
+        // whose parts are all stored alone for a while, so it cannot give this one up meanwhile.
+        if (s.partsGroup) await markSmppPartsDone(trx, s.partsGroup, Date.now());
+        await insertSmppMessage(trx, {
           message_id: s.messageId,
           system_id: s.systemId,
           part_ids: s.partIds.join(','),
@@ -50,7 +56,8 @@ export async function acceptSmppSubmission(ctx: Context, s: SmppSubmission): Pro
           source_ton: s.sourceTon,
           destination_addr: s.destinationAddr,
           created_at: now,
-        }),
+        });
+      },
     },
   );
 }
