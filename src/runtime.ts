@@ -121,8 +121,11 @@ export async function start(opts: { api: boolean; workers: boolean; env?: NodeJS
   const rateLimits =
     opts.api && config.redisUrl ? new (await import('./http/redis-rate-limit-store.ts')).RedisRateLimitStore(config.redisUrl, log) : undefined;
   if (rateLimits && !(await rateLimits.ready())) log.warn('Redis is not reachable yet; rate limits are counted per process until it is');
+  // One set of counters for the process's HTTP API and SMPP listener: a customer's requests count
+  // together, whichever way they come.
+  const accountLimits = rateLimits ?? (opts.api ? new (await import('./http/rate-limit.ts')).MemoryRateLimitStore() : undefined);
   if (opts.api && buildApp) {
-    app = await buildApp({ ctx, carrier, logger: log, ...(rateLimits ? { rateLimits } : {}) });
+    app = await buildApp({ ctx, carrier, logger: log, ...(accountLimits ? { rateLimits: accountLimits } : {}) });
     await app.listen({ port: config.port, host: config.host });
   }
   // Beside the API: a process that answers customers' HTTP answers their binds too.
@@ -134,6 +137,7 @@ export async function start(opts: { api: boolean; workers: boolean; env?: NodeJS
       ...DEFAULT_SMPP_SERVER_OPTIONS,
       ...timings,
       host: config.host,
+      ...(accountLimits ? { rateLimits: accountLimits } : {}),
       ...(tls ? { tls: { port: tls.port, cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) } } : {}),
     });
     await smppServer.listen();

@@ -18,6 +18,7 @@ import { decodeText, readSubmitContent } from './submit-content.ts';
 import type { PartAdded } from './parts.ts';
 import type { SmppPartRow } from '../store/repositories/smpp-parts.repository.ts';
 import { isTemporary, submitStatusFor } from './status-map.ts';
+import { checkRateLimit } from '../http/rate-limit.ts';
 import type { SmppServer } from './smpp-server.ts';
 import { smppBinds, smppSubmits } from '../metrics.ts';
 
@@ -313,6 +314,12 @@ export class Session {
       return;
     }
     const now = this.server.ctx.clock();
+    try {
+      await checkRateLimit(this.server.rateLimits, this.accountId, this.server.ctx.config.rateLimit, now);
+    } catch (err) {
+      this.#failedSubmit(pdu, err);
+      return;
+    }
     const check = readSubmitContent(sm, now);
     if (!check.ok) {
       this.#respond(pdu, check.status);

@@ -14,6 +14,7 @@ import { decideBind, liveBindCount, type BindDecision } from '../services/smpp-a
 import { forgetSmppBind, recordSmppBind, refreshSmppBinds, smppUsersNow } from '../services/smpp-access/smpp-binds.ts';
 import { Session, type SessionTimings } from './session.ts';
 import { PartsAssembler } from './parts.ts';
+import { MemoryRateLimitStore, type RateLimitStore } from '../http/rate-limit.ts';
 import { OutboxPump } from './outbox-pump.ts';
 
 export interface SmppServerOptions extends SessionTimings {
@@ -27,6 +28,12 @@ export interface SmppServerOptions extends SessionTimings {
   partsTimeoutMs: number;
   /** Receipts and inbound messages wait this long for a receiver bind. */
   queueHours: number;
+  /**
+   * The accounts' request counters (RATE_LIMIT_MAX per RATE_LIMIT_WINDOW_MS), shared with the
+   * HTTP API of the process (and with every process through Redis when configured): a submit_sm
+   * is a request like a POST.
+   */
+  rateLimits?: RateLimitStore;
 }
 
 export const DEFAULT_SMPP_SERVER_OPTIONS: Omit<SmppServerOptions, 'host' | 'port'> = {
@@ -51,6 +58,7 @@ export class SmppServer {
   readonly #buckets = new Map<string, { tps: number; bucket: TokenBucket }>();
   readonly #bindLocks = new Map<string, Promise<unknown>>();
   readonly parts: PartsAssembler;
+  readonly rateLimits: RateLimitStore;
   readonly outbox: OutboxPump;
   #watch: NodeJS.Timeout | null = null;
   #watching = false;
@@ -65,6 +73,7 @@ export class SmppServer {
       for (const id of systemIds) this.outbox.pump(id);
     });
     this.outbox = new OutboxPump(ctx, this, options);
+    this.rateLimits = options.rateLimits ?? new MemoryRateLimitStore();
     this.#server = createServer({ noDelay: true }, (socket) => {
       socket.on('error', () => {});
       this.#accept(socket);

@@ -191,6 +191,19 @@ test('the user\'s tps is a bucket with a burst of at least 10: the 11th PDU at o
   assert.equal((await c.submit({ short_message: encodeGsm7('again') })).status, 0);
 });
 
+test('the account\'s RATE_LIMIT_MAX counts its submits with its HTTP requests: past it, 0x58 until the window ends', async () => {
+  const c = await customer();
+  cleanup.push(c.session);
+  const { max, windowMs } = f.h.ctx.config.rateLimit;
+  f.h.clock.advance(windowMs - (f.h.clock.now() % windowMs));
+  // The account's requests so far in this window (the HTTP API counts into the same store), all but one.
+  for (let i = 0; i < max - 1; i++) await f.server.rateLimits.hit(c.accountId, windowMs, f.h.clock.now());
+  assert.equal((await c.submit({ short_message: encodeGsm7('the last one') })).status, 0);
+  assert.equal((await c.submit({ short_message: encodeGsm7('one too many') })).status, 0x58);
+  f.h.clock.advance(windowMs);
+  assert.equal((await c.submit({ short_message: encodeGsm7('a new window') })).status, 0);
+});
+
 test('a refusal at the last part, or parts that never complete, leave nothing sent or charged, and the earlier parts get REJECTD receipts', async () => {
   const c = await customer();
   cleanup.push(c.session);
