@@ -294,7 +294,7 @@ export const catalogue = {
   email_not_verified: {
     status: 403,
     message: 'Confirm your e-mail address first: follow the link we sent you.',
-    description: 'With `SIGNUP=verify`, an owner who has not yet followed the e-mailed confirmation link tried to create an API key or register a Sender ID.',
+    description: 'With `SIGNUP=verify`, an owner who has not yet followed the e-mailed confirmation link tried to create an API key or an SMPP user, or register a Sender ID.',
     retryable: false,
   },
   signup_closed: {

@@ -44,6 +44,56 @@ test('Settings → SMPP lists the account\'s SMPP users with their live binds, n
   await waitFor(async () => (await client.get('/dashboard/settings/smpp')).body.includes('Not bound now.'));
 });
 
+test('Settings → SMPP creates, rotates and deletes the account\'s users: a password shown once that binds, a reload that posts nothing twice, binds ended by a rotation or a deletion, no reach into another account', async () => {
+  const nonceOf = (body: string) => /name="nonce" value="([^"]+)"/.exec(body)![1]!;
+  const passwordOf = (body: string) => /<code class="secret" id="smpp-password">([^<]+)<\/code>/.exec(body)?.[1];
+  await f.h.ctx.store.db.updateTable('owners').set({ email_verified_at: null }).where('account_id', '=', accountId).execute();
+  let page = await client.get('/dashboard/settings/smpp');
+  const unverified = await client.post('/dashboard/settings/smpp', { system_id: 'selfmade', nonce: nonceOf(page.body) }, page.body);
+  assert.equal(unverified.statusCode, 403, 'an owner whose e-mail is not verified creates nothing');
+  assert.equal(passwordOf(unverified.body), undefined);
+  await f.h.ctx.store.db.updateTable('owners').set({ email_verified_at: f.h.clock.now() }).where('account_id', '=', accountId).execute();
+
+  page = await client.get('/dashboard/settings/smpp');
+  const form = { system_id: 'selfmade', tps: '30', max_binds: '2', allow: '127.0.0.0/8, 127.0.0.1', nonce: nonceOf(page.body) };
+  const created = await client.post('/dashboard/settings/smpp', form, page.body);
+  assert.equal(created.statusCode, 200);
+  assert.equal(created.headers['cache-control'], 'no-store');
+  const password = passwordOf(created.body)!;
+  assert.match(password, /^[A-Za-z0-9]{8}$/);
+  assert.match(created.body, /30 submits per second, at most 2 binds, from <code>127\.0\.0\.0\/8<\/code> <code>127\.0\.0\.1<\/code>/);
+  const again = await client.post('/dashboard/settings/smpp', form, page.body);
+  assert.equal(again.statusCode, 409, 'the same form posted again (a reload) creates nothing');
+  assert.equal(passwordOf(again.body), undefined);
+  const bad = await client.get('/dashboard/settings/smpp');
+  const refused = await client.post('/dashboard/settings/smpp', { system_id: 'no spaces', nonce: nonceOf(bad.body) }, bad.body);
+  assert.equal(refused.statusCode, 400);
+  assert.match(refused.body, /A system_id is 1 to 15/);
+
+  const session = await bound(f.port, { system_id: 'selfmade', password });
+  page = await client.get('/dashboard/settings/smpp');
+  const rotated = await client.post('/dashboard/settings/smpp/selfmade/rotate', { nonce: nonceOf(page.body) }, page.body);
+  assert.equal(rotated.statusCode, 200);
+  const fresh = passwordOf(rotated.body)!;
+  assert.notEqual(fresh, password);
+  await closed(session);
+  await assert.rejects(bound(f.port, { system_id: 'selfmade', password }), /0xe/);
+  const second = await bound(f.port, { system_id: 'selfmade', password: fresh });
+
+  const others = await f.user({ systemId: 'not_theirs' });
+  page = await client.get('/dashboard/settings/smpp');
+  assert.equal((await client.post('/dashboard/settings/smpp/not_theirs/rotate', { nonce: nonceOf(page.body) }, page.body)).statusCode, 404);
+  assert.equal((await client.post('/dashboard/settings/smpp/not_theirs/delete', {}, page.body)).statusCode, 404);
+  const theirs = await bound(f.port, others);
+  theirs.close();
+  await closed(theirs);
+
+  const deleted = await client.post('/dashboard/settings/smpp/selfmade/delete', {}, page.body);
+  assert.equal(deleted.statusCode, 303);
+  await closed(second);
+  assert.doesNotMatch((await client.get('/dashboard/settings/smpp')).body, /selfmade/);
+});
+
 test('the operator console lists the live binds and SMPP users of every account', async () => {
   const a = await f.user({ systemId: 'ops_view_a' });
   const b = await f.user({ systemId: 'ops_view_b' });

@@ -107,6 +107,9 @@ export function parseAllowList(items: readonly string[]): string[] {
   });
 }
 
+/** SMPP users per account, at most: each may hold binds and a queue of its own. */
+export const MAX_USERS_PER_ACCOUNT = 20;
+
 export async function createSmppUser(
   ctx: Context,
   accountId: string,
@@ -117,6 +120,9 @@ export async function createSmppUser(
   const maxBinds = wholeNumber(input.maxBinds, DEFAULT_MAX_BINDS, MAX_MAX_BINDS, '--max-binds');
   const allow = parseAllowList(input.allow ?? []);
   if (!(await accountExists(ctx.store.db, accountId))) throw new AppError('not_found', `No account ${accountId}.`);
+  if ((await listSmppUserRows(ctx.store.db, { accountId })).length >= MAX_USERS_PER_ACCOUNT) {
+    throw new AppError('invalid_request', `An account has at most ${MAX_USERS_PER_ACCOUNT} SMPP users; delete one first.`);
+  }
   const password = newPassword();
   const now = ctx.clock();
   const row: SmppUserRow = { system_id: systemId, account_id: accountId, password_hash: await hashPassword(password), tps, max_binds: maxBinds, allow: allow.join(','), created_at: now, rotated_at: now };
@@ -130,7 +136,8 @@ export async function createSmppUser(
 }
 
 /** A new password, shown once; the user's binds end (src/smpp-server/ sees the hash change). */
-export async function rotateSmppUser(ctx: Context, systemId: string): Promise<SmppUserWithPassword> {
+export async function rotateSmppUser(ctx: Context, systemId: string, owner: { accountId?: string } = {}): Promise<SmppUserWithPassword> {
+  await assertOwnedBy(ctx, systemId, owner.accountId);
   const password = newPassword();
   const row = await updateSmppUserPassword(ctx.store.db, systemId, await hashPassword(password), ctx.clock());
   if (!row) throw new AppError('not_found', `No SMPP user ${systemId}.`);
@@ -138,10 +145,18 @@ export async function rotateSmppUser(ctx: Context, systemId: string): Promise<Sm
 }
 
 /** Removes the user and what waits for it; its binds end. */
-export async function deleteSmppUser(ctx: Context, systemId: string): Promise<SmppUser> {
+export async function deleteSmppUser(ctx: Context, systemId: string, owner: { accountId?: string } = {}): Promise<SmppUser> {
+  await assertOwnedBy(ctx, systemId, owner.accountId);
   const row = await deleteUserRow(ctx.store.db, systemId);
   if (!row) throw new AppError('not_found', `No SMPP user ${systemId}.`);
   return publicUser(row);
+}
+
+/** From the dashboard, an account reaches its own users only: another's is as unknown as none. */
+async function assertOwnedBy(ctx: Context, systemId: string, accountId: string | undefined): Promise<void> {
+  if (accountId === undefined) return;
+  const row = await smppUserRow(ctx.store.db, systemId);
+  if (!row || row.account_id !== accountId) throw new AppError('not_found', `No SMPP user ${systemId}.`);
 }
 
 export async function getSmppUser(ctx: Context, systemId: string): Promise<SmppUser | undefined> {
