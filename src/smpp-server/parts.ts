@@ -37,7 +37,13 @@ export type PartAdded =
   | { kind: 'repeat'; partId: string }
   /** A part that was not there when its group was given up or its message refused. */
   | { kind: 'late' }
-  | { kind: 'complete'; messageId: string; partId: string; partIds: string[]; text: string; group: SmppPartRow };
+  | { kind: 'complete'; messageId: string; partId: string; partIds: string[]; text: string; group: SmppPartRow; parts: PartReceipts[] };
+
+/** What each part asked for: clients differ (Kannel asks for a receipt on its last part only). */
+export interface PartReceipts {
+  id: string;
+  registeredDelivery: number;
+}
 
 export function partIdOf(messageId: string, seq: number): string {
   return seq === 1 ? messageId : `${messageId}.${seq}`;
@@ -87,19 +93,20 @@ export class PartsAssembler {
       const bytes = (p: SmppPartRow) => Buffer.from(p.payload, 'base64');
       const text = sameCoding ? decodeText(parts[0]!.data_coding, Buffer.concat(parts.map(bytes))) : parts.map((p) => decodeText(p.data_coding, bytes(p))).join('');
       const partIds = Array.from({ length: part.total }, (_, i) => partIdOf(messageId, i + 1));
-      return { kind: 'complete', messageId, partId, partIds, text, group: parts[0]! };
+      const asked = parts.map((p) => ({ id: partIdOf(messageId, p.seq), registeredDelivery: p.registered_delivery }));
+      return { kind: 'complete', messageId, partId, partIds, text, group: parts[0]!, parts: asked };
     });
   }
 
-  /** The group's message was refused: its earlier parts get REJECTD receipts, and it is done. */
-  async refuse(group: SmppPartRow, partIds: string[]): Promise<void> {
+  /** The group's message was refused: its earlier parts get REJECTD receipts (those that asked), and it is done. */
+  async refuse(group: SmppPartRow, parts: PartReceipts[]): Promise<void> {
     const now = Date.now();
     const queued = await this.ctx.store.db.transaction().execute(async (trx) => {
       await lockPartGroup(trx, group.group_key);
       const rows = await smppPartsOfGroup(trx, group.group_key);
       if (rows[0]?.seq === DONE_SEQ) return false;
       await markSmppPartsDone(trx, group, now);
-      await enqueuePartsRejections(this.ctx, [rejectionOf(group, partIds)], trx);
+      await enqueuePartsRejections(this.ctx, rejectionsOf(group, parts), trx);
       return true;
     });
     if (queued) this.rejected([group.system_id]);
@@ -132,7 +139,7 @@ export class PartsAssembler {
           }
         }
         await markSmppPartsDone(trx, first, now);
-        await enqueuePartsRejections(this.ctx, [rejectionOf(first, rows.map((r) => partIdOf(r.message_id, r.seq)))], trx);
+        await enqueuePartsRejections(this.ctx, rejectionsOf(first, rows.map((r) => ({ id: partIdOf(r.message_id, r.seq), registeredDelivery: r.registered_delivery }))), trx);
         return rows;
       });
       if (!given) continue;
@@ -147,14 +154,16 @@ export class PartsAssembler {
   }
 }
 
-function rejectionOf(first: SmppPartRow, partIds: string[]): PartsRejection {
-  return {
+/** REJECTD receipts for `parts`, each as it asked; the text is the first part's. */
+function rejectionsOf(first: SmppPartRow, parts: PartReceipts[]): PartsRejection[] {
+  const text = first.payload === '' ? '' : decodeText(first.data_coding, Buffer.from(first.payload, 'base64'));
+  return parts.map((p) => ({
     systemId: first.system_id,
-    partIds,
-    text: first.payload === '' ? '' : decodeText(first.data_coding, Buffer.from(first.payload, 'base64')),
-    registeredDelivery: first.registered_delivery,
+    partIds: [p.id],
+    text,
+    registeredDelivery: p.registeredDelivery,
     sourceAddr: first.source_addr,
     sourceTon: first.source_ton,
     destinationAddr: first.destination_addr,
-  };
+  }));
 }

@@ -15,7 +15,7 @@ import { acceptSmppSubmission } from '../services/smpp-access/smpp-submit.ts';
 import { secondsFrom } from '../domain/smpp-time.ts';
 import { CMD, RESP, STATUS, TLV, MalformedPdu, PduFramer, cstring, deliverSmBody, encodePdu, readBind, readSubmitSm, tlv, type Pdu } from './pdu.ts';
 import { decodeText, readSubmitContent } from './submit-content.ts';
-import type { PartAdded } from './parts.ts';
+import type { PartAdded, PartReceipts } from './parts.ts';
 import type { SmppPartRow } from '../store/repositories/smpp-parts.repository.ts';
 import { isTemporary, submitStatusFor } from './status-map.ts';
 import { checkRateLimit } from '../http/rate-limit.ts';
@@ -331,7 +331,8 @@ export class Session {
     let partId: string;
     let partIds: string[];
     let text: string;
-    let earlier: string[] = [];
+    let registeredDelivery = content.registeredDelivery;
+    let earlier: PartReceipts[] = [];
     let group: SmppPartRow | undefined;
     if (content.part) {
       let added: PartAdded;
@@ -350,8 +351,12 @@ export class Session {
         this.#respond(pdu, STATUS.ROK, cstring(added.partId));
         return;
       }
-      ({ messageId, partId, partIds, text, group } = added);
-      earlier = partIds.filter((id) => id !== partId);
+      ({ messageId, partId, text, group } = added);
+      // Receipts for the parts that asked, as they asked (the first that asked says how).
+      const asking = added.parts.filter((p) => (p.registeredDelivery & 0x03) !== 0);
+      partIds = asking.length > 0 ? asking.map((p) => p.id) : added.partIds;
+      registeredDelivery = asking[0]?.registeredDelivery ?? content.registeredDelivery;
+      earlier = added.parts.filter((p) => p.id !== partId);
     } else {
       messageId = newId('msg', now);
       partId = messageId;
@@ -378,7 +383,7 @@ export class Session {
         text,
         sendAt: content.sendAt,
         validitySeconds,
-        registeredDelivery: content.registeredDelivery,
+        registeredDelivery,
         ...addresses,
         ...(group ? { partsGroup: group } : {}),
       });
@@ -397,10 +402,10 @@ export class Session {
     this.#respond(pdu, status);
   }
 
-  async #refuseParts(group: SmppPartRow | undefined, partIds: string[]): Promise<void> {
+  async #refuseParts(group: SmppPartRow | undefined, parts: PartReceipts[]): Promise<void> {
     if (!group) return;
     try {
-      await this.server.parts.refuse(group, partIds);
+      await this.server.parts.refuse(group, parts);
     } catch (err) {
       // The sweep gives the group up later, with a REJECTD receipt for every part.
       this.server.ctx.log.warn({ err, system_id: group.system_id }, 'smpp: could not mark refused parts; the sweep will');

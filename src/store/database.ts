@@ -462,8 +462,12 @@ export interface SmppBindsTable {
 export interface SmppMessagesTable {
   message_id: string;
   system_id: string;
-  /** Every part's id, comma-separated, the first being the message's. */
+  /**
+   * The ids of the parts that get receipts, comma-separated: every part's (the first being the
+   * message's), or, when only some parts asked for one (Kannel asks on its last part), those.
+   */
   part_ids: string;
+  /** What the parts that asked for receipts asked (the first of them). */
   registered_delivery: number;
   source_addr: string;
   source_ton: number;
