@@ -36,6 +36,9 @@ const suites: { name: string; args: string[]; env?: Record<string, string> }[] =
   { name: 'webhooks', args: ['bench/webhooks.bench.ts'] },
   { name: 'smpp', args: ['bench/smpp.bench.ts'] },
   { name: 'smpp-inbound', args: ['bench/smpp-inbound.bench.ts', quick ? '5000' : '20000'] },
+  // Pigeon as an SMSC: submit_sm over 4 binds against HTTP sends, interleaved; queued receipts to a receiver.
+  { name: 'smpp-server', args: ['bench/smpp-server.bench.ts', quick ? '4' : '10', '3', 'sqlite', quick ? '2000' : '5000'] },
+  { name: 'smpp-server-pg', args: ['bench/smpp-server.bench.ts', quick ? '4' : '10', '3', 'postgres', quick ? '2000' : '5000'] },
   // Pigeon (--no-workers, and serve with workers on SMPP) and Kannel, interleaved round by round.
   { name: 'race', args: ['bench/race.bench.ts', quick ? '4' : '10', '3'] },
   { name: 'scale-out', args: ['bench/scale-out.bench.ts', quick ? '4' : '10', '1,2,4'] },

@@ -1,0 +1,140 @@
+/**
+ * The ESMEs of bench/smpp-server.bench.ts, in their own process (as a customer's platform would
+ * be): SMPP binds to Pigeon's listener with the `smpp` package's client. Talks to its parent over
+ * IPC, one command at a time:
+ *
+ * - `submit`: `binds` transceiver binds, each keeping `window` submit_sm unanswered, for `seconds`;
+ *   answers every deliver_sm at once; reports the submits answered 0 per second and the p50/p99
+ *   of their answers.
+ * - `queue`: `count` submits asking for receipts over one transmitter bind (no receiver bound, so
+ *   the receipts wait in Pigeon's queue).
+ * - `drain`: binds one receiver and times the arrival of `count` receipts.
+ */
+import smpp, { type PDU, type Session } from 'smpp';
+import { percentile } from './lib.ts';
+
+interface Command {
+  cmd: 'submit' | 'queue' | 'drain' | 'stop';
+  port: number;
+  systemId: string;
+  password: string;
+  binds?: number;
+  window?: number;
+  seconds?: number;
+  count?: number;
+}
+
+async function bind(port: number, type: string, systemId: string, password: string): Promise<Session> {
+  const session = smpp.connect({ host: '127.0.0.1', port });
+  session.on('error', () => {});
+  session.on('enquire_link', (pdu: PDU) => session.send(pdu.response()));
+  await new Promise<void>((resolve, reject) => {
+    session.once('connect', () => resolve());
+    session.once('error', reject);
+  });
+  const answer = await new Promise<PDU>((resolve) => (session as unknown as Record<string, (o: object, cb: (p: PDU) => void) => void>)[type]!({ system_id: systemId, password }, resolve));
+  if (answer.command_status !== 0) throw new Error(`${type} answered 0x${answer.command_status.toString(16)}`);
+  return session;
+}
+
+function submit(session: Session, i: number, registeredDelivery: number): Promise<number> {
+  return new Promise((resolve) =>
+    session.submit_sm(
+      {
+        source_addr_ton: 5,
+        source_addr: 'Bench',
+        dest_addr_ton: 1,
+        dest_addr_npi: 1,
+        destination_addr: `1415555${String(1000 + (i % 9000)).padStart(4, '0')}`,
+        registered_delivery: registeredDelivery,
+        data_coding: 0,
+        short_message: `Your code is ${String(100000 + (i % 900000))}`,
+      },
+      (pdu: PDU) => resolve(pdu.command_status),
+    ),
+  );
+}
+
+async function close(sessions: Session[]): Promise<void> {
+  await Promise.all(
+    sessions.map(
+      (s) =>
+        new Promise<void>((resolve) => {
+          s.once('close', () => resolve());
+          s.unbind(() => s.close());
+          setTimeout(() => (s.close(), resolve()), 2000).unref();
+        }),
+    ),
+  );
+}
+
+async function submitLoad(c: Command) {
+  const sessions = await Promise.all(Array.from({ length: c.binds! }, () => bind(c.port, 'bind_transceiver', c.systemId, c.password)));
+  let receipts = 0;
+  for (const s of sessions) {
+    s.on('deliver_sm', (pdu: PDU) => {
+      receipts++;
+      s.send(pdu.response());
+    });
+  }
+  const latencies: number[] = [];
+  let ok = 0;
+  let refused = 0;
+  let n = 0;
+  const started = Date.now();
+  const until = started + c.seconds! * 1000;
+  const lane = async (s: Session) => {
+    while (Date.now() < until) {
+      const at = performance.now();
+      const status = await submit(s, n++, 1);
+      latencies.push(performance.now() - at);
+      if (status === 0) ok++;
+      else refused++;
+    }
+  };
+  await Promise.all(sessions.flatMap((s) => Array.from({ length: c.window! }, () => lane(s))));
+  const ms = Date.now() - started;
+  await close(sessions);
+  latencies.sort((a, b) => a - b);
+  return { perSecond: (ok / ms) * 1000, refused, p50: percentile(latencies, 50), p99: percentile(latencies, 99), receipts };
+}
+
+async function queue(c: Command) {
+  const session = await bind(c.port, 'bind_transmitter', c.systemId, c.password);
+  let next = 0;
+  let ok = 0;
+  const lane = async () => {
+    while (next < c.count!) if ((await submit(session, next++, 1)) === 0) ok++;
+  };
+  await Promise.all(Array.from({ length: 50 }, lane));
+  await close([session]);
+  return { ok };
+}
+
+async function drain(c: Command) {
+  const started = Date.now();
+  const session = await bind(c.port, 'bind_receiver', c.systemId, c.password);
+  let got = 0;
+  await new Promise<void>((resolve) => {
+    session.on('deliver_sm', (pdu: PDU) => {
+      session.send(pdu.response());
+      if (++got === c.count) resolve();
+    });
+  });
+  const ms = Date.now() - started;
+  await close([session]);
+  return { perSecond: (got / ms) * 1000, ms };
+}
+
+process.on('message', (c: Command) => {
+  if (c.cmd === 'stop') process.exit(0);
+  const run = c.cmd === 'submit' ? submitLoad(c) : c.cmd === 'queue' ? queue(c) : drain(c);
+  run.then(
+    (result) => process.send!(result),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+});
+process.send!({ ready: true });
