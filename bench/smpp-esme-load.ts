@@ -94,9 +94,10 @@ async function submitLoad(c: Command) {
   };
   await Promise.all(sessions.flatMap((s) => Array.from({ length: c.window! }, () => lane(s))));
   const ms = Date.now() - started;
+  const receiptsAtEnd = receipts;
   await close(sessions);
   latencies.sort((a, b) => a - b);
-  return { perSecond: (ok / ms) * 1000, refused, p50: percentile(latencies, 50), p99: percentile(latencies, 99), receipts };
+  return { perSecond: (ok / ms) * 1000, refused, p50: percentile(latencies, 50), p99: percentile(latencies, 99), receipts: receiptsAtEnd, receiptsPerSecond: (receiptsAtEnd / ms) * 1000 };
 }
 
 async function queue(c: Command) {

@@ -1,9 +1,9 @@
 /**
  * Pigeon as an SMSC (DECISIONS.md §10), through a real `pigeon serve` (workers on, the simulator
- * delivering): submit_sm per second over 4 transceiver binds (16 unanswered per bind, receipts
- * asked for and answered as they come) against POST /v1/sms/send under 64 connections, the same
- * 64 requests in flight either way, interleaved round by round with the spread printed; then the
- * rate at which queued receipts reach a receiver that binds after them. The ESMEs and autocannon
+ * delivering): submit_sm per second over 4 transceiver binds (50 unanswered per bind, receipts
+ * asked for and answered as they come, with the receipt queue's depth after each round) against
+ * POST /v1/sms/send under 64 connections, interleaved round by round with the spread printed; then
+ * the rate at which queued receipts reach a receiver that binds after them. The ESMEs and autocannon
  * run in processes of their own (bench/smpp-esme-load.ts).
  *
  *   node --import tsx bench/smpp-server.bench.ts [seconds per round] [rounds] [sqlite|postgres] [receipts]
@@ -54,6 +54,8 @@ try {
   const smpp = { port: smppPort, systemId: user.system_id, password: user.password };
   const http: { rate: number; p99: number }[] = [];
   const binds: { rate: number; p99: number }[] = [];
+  const receiptRates: number[] = [];
+  const count = async () => Number((await store.db.selectFrom('smpp_outbox').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
   try {
     for (let round = 0; round < ROUNDS; round++) {
       const r = await load(`http://127.0.0.1:${port}/v1/sms/send`, {
@@ -64,13 +66,15 @@ try {
         body: JSON.stringify({ to: '+14155552671', from: 'Bench', message: 'Your code is 123456' }),
       });
       http.push({ rate: r.requestsPerSecond, p99: r.p99 });
-      const s = await ask<{ perSecond: number; p99: number; refused: number }>({ cmd: 'submit', ...smpp, binds: 4, window: 16, seconds: SECONDS });
+      const s = await ask<{ perSecond: number; p99: number; refused: number; receiptsPerSecond: number }>({ cmd: 'submit', ...smpp, binds: 4, window: 50, seconds: SECONDS });
       if (s.refused > 0) console.error(`# ${s.refused} submits refused`);
       binds.push({ rate: s.perSecond, p99: s.p99 });
-      console.error(`# round ${round + 1}: HTTP ${Math.round(r.requestsPerSecond)} req/s p99 ${r.p99} ms; SMPP ${Math.round(s.perSecond)} submit_sm/s p99 ${s.p99.toFixed(1)} ms`);
+      receiptRates.push(s.receiptsPerSecond);
+      console.error(
+        `# round ${round + 1}: HTTP ${Math.round(r.requestsPerSecond)} req/s p99 ${r.p99} ms; SMPP ${Math.round(s.perSecond)} submit_sm/s p99 ${s.p99.toFixed(1)} ms, ${Math.round(s.receiptsPerSecond)} receipts/s received meanwhile, ${await count()} waiting after`,
+      );
     }
     // Receipts queued while no receiver is bound, then delivered to one that binds.
-    const count = async () => Number((await store.db.selectFrom('smpp_outbox').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
     const before = await count();
     await ask({ cmd: 'queue', ...smpp, count: RECEIPTS });
     const deadline = Date.now() + 120_000;
@@ -87,6 +91,7 @@ try {
       figure(`SMPP server (${STORE}) HTTP send req/s beside it, median`, httpRate, 'req/s'),
       figure(`SMPP server (${STORE}) HTTP send p99, median`, median(http.map((x) => x.p99)), 'ms'),
       figure(`SMPP server (${STORE}) submit_sm/s / HTTP req/s`, (smppRate / httpRate) * 100, '%'),
+      figure(`SMPP server (${STORE}) receipts received by the binds during the submits, median`, median(receiptRates), 'msg/s'),
       figure(`SMPP server (${STORE}) queued receipts delivered to a receiver`, drained.perSecond, 'msg/s'),
     ]);
   } finally {
