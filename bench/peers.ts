@@ -81,9 +81,11 @@ export async function startKannel(): Promise<Contender> {
     config,
     `group = core
 admin-port = ${adminPort}
+admin-interface = 127.0.0.1
 admin-password = bench
 status-password = bench
 smsbox-port = ${boxPort}
+smsbox-interface = 127.0.0.1
 log-file = "${dir}/bearerbox.log"
 log-level = 3
 store-type = file
@@ -106,6 +108,7 @@ group = smsbox
 bearerbox-host = 127.0.0.1
 bearerbox-port = ${boxPort}
 sendsms-port = ${sendPort}
+sendsms-interface = 127.0.0.1
 log-file = "${dir}/smsbox.log"
 log-level = 3
 
