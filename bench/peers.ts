@@ -11,7 +11,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { freePort, startPigeon } from '../test/helpers/processes.ts';
+import { freePort, startPigeon, stopChildren } from '../test/helpers/processes.ts';
 import { prepareCustomer } from './setup.ts';
 
 /** "2 cores, load 3.1 2.8 2.5": printed beside every figure, since the machine is shared. */
@@ -119,16 +119,7 @@ max-messages = 1
 `,
   );
   const stop = async () => {
-    // Each box gets 3 s to exit on SIGTERM; one still running then is killed.
-    await Promise.all(
-      children.reverse().map(async (c) => {
-        if (c.exitCode !== null || c.signalCode !== null) return;
-        const exited = new Promise((resolve) => c.once('exit', resolve));
-        c.kill('SIGTERM');
-        await Promise.race([exited, sleep(3000)]);
-        if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-      }),
-    );
+    await stopChildren(children);
     sink.close();
     await smsc.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -127,3 +127,17 @@ export async function startPigeon(args: string[], env: Record<string, string>, t
   });
   return handle(child, () => out);
 }
+
+/**
+ * Stops child processes that are not Pigeon (Kannel's boxes), last started first: SIGTERM, and
+ * SIGKILL for one still running 3 s later.
+ */
+export async function stopChildren(children: ChildProcess[]): Promise<void> {
+  for (const c of [...children].reverse()) {
+    if (c.exitCode !== null || c.signalCode !== null) continue;
+    const exited = new Promise((resolve) => c.once('exit', resolve));
+    c.kill('SIGTERM');
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 3000))]);
+    if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  }
+}

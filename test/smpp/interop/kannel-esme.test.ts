@@ -14,13 +14,12 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { ledgerMatchesBalance } from '../../../src/services/accounts/accounts.ts';
 import { receiveInbound } from '../../../src/services/inbound/inbound.ts';
 import { assignNumber } from '../../../src/services/numbers/numbers.ts';
 import { listSmppUsers } from '../../../src/services/smpp-access/smpp-users.ts';
-import { freePort } from '../../helpers/processes.ts';
+import { freePort, stopChildren } from '../../helpers/processes.ts';
 import { serverFixture, waitFor, type ServerFixture } from '../server-fixture.ts';
 
 const GUIDE = fileURLToPath(new URL('../../../docs/smpp.md', import.meta.url));
@@ -59,15 +58,7 @@ before(async () => {
 });
 
 after(async () => {
-  await Promise.all(
-    boxes.reverse().map(async (c) => {
-      if (c.exitCode !== null || c.signalCode !== null) return;
-      const exited = new Promise((resolve) => c.once('exit', resolve));
-      c.kill('SIGTERM');
-      await Promise.race([exited, sleep(3000)]);
-      if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-    }),
-  );
+  await stopChildren(boxes);
   sink?.close();
   await f?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
