@@ -7,7 +7,6 @@
 import type { Transaction } from 'kysely';
 import { readTwiml } from '../../domain/twiml.ts';
 import { AppError } from '../../errors/catalogue.ts';
-import { checkEventsUrl } from '../accounts/events-url.ts';
 import type { Database, WebhookEventsTable } from '../../store/database.ts';
 import { insertRows } from '../../store/insert-rows.ts';
 import { enqueueJobs } from '../../store/repositories/jobs.repository.ts';
@@ -42,16 +41,6 @@ export async function queueInboundPost(
   };
   await insertRows(trx, 'webhook_events', [row]);
   await enqueueJobs(trx, [{ queue: 'webhook', ref: id, runAt: now }], now);
-}
-
-/** A number's `sms_url`: an absolute https:// URL without credentials, as every webhook address. */
-export function checkSmsUrl(url: string): string {
-  try {
-    return checkEventsUrl(url);
-  } catch (error) {
-    if (error instanceof AppError) throw new AppError('invalid_events_url', error.message.replace('The events URL', 'The SMS URL'));
-    throw error;
-  }
 }
 
 /**
