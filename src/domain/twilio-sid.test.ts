@@ -1,7 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { newId } from '../util/ids.ts';
 import { isAccountSid, maskAuthToken, messageIdOfSid, messageSidOf } from './twilio-sid.ts';
+
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+/** An id as src/util/ids.ts makes them: 10 time characters (of `at`), then 16 others. */
+function newId(prefix: string, at = Date.now()): string {
+  let time = '';
+  for (let v = at, i = 0; i < 10; i++, v = Math.floor(v / 32)) time = ALPHABET[v % 32] + time;
+  let rest = '';
+  for (let i = 0; i < 16; i++) rest += ALPHABET[Math.floor(Math.random() * 32)];
+  return `${prefix}_${time}${rest}`;
+}
 
 test('a message id and its SM sid map to each other, both ways, for ids made now and far ahead', () => {
   for (const at of [Date.now(), 0, Date.UTC(2999, 0, 1)]) {

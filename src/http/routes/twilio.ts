@@ -34,7 +34,7 @@ declare module 'fastify' {
 
 /** Twilio's error body, and nothing else: its clients read exactly these four keys. */
 export function twilioErrorBody(publicUrl: string, code: TwilioCode, status: number, message: string) {
-  return { code, message, more_info: `${publicUrl}/docs/guides/moving-from-twilio#error-${code}`, status };
+  return { code, message, more_info: `${publicUrl}/docs/guides/moving-from-twilio#error-codes`, status };
 }
 
 function send(reply: FastifyReply, publicUrl: string, code: TwilioCode, status: number, message: string, headers?: Record<string, string>) {
