@@ -57,8 +57,8 @@ describe('dashboard: Twilio-compatible API settings', () => {
     assert.ok(next && next !== token);
     assert.match(rotated.body, /previous token keeps working until/);
     for (const t of [token, next]) {
-      const res = await h.app.inject({ method: 'GET', url: `/2010-04-01/Accounts/${sid}/Messages.json`, headers: basic(sid, t) });
-      assert.equal(res.statusCode, 200);
+      const listed: { statusCode: number } = await h.app.inject({ method: 'GET', url: `/2010-04-01/Accounts/${sid}/Messages.json`, headers: basic(sid, t) });
+      assert.equal(listed.statusCode, 200);
     }
     h.clock.advance(24 * 3600_000);
     assert.equal((await h.app.inject({ method: 'GET', url: `/2010-04-01/Accounts/${sid}/Messages.json`, headers: basic(sid, token) })).statusCode, 401, 'a day later');
