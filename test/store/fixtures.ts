@@ -24,10 +24,6 @@ export function accountRow(id: string, over: Partial<AccountsTable> = {}): Accou
     allowed_countries: null,
     events_url: null,
     help_text: null,
-    twilio_sid: null,
-    twilio_token: null,
-    twilio_token_previous: null,
-    twilio_token_rotated_at: null,
     ...over,
   };
 }
