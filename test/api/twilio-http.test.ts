@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { harness, type Harness } from '../helpers/harness.ts';
 import { createWorkers, type Workers } from '../../src/workers/workers.ts';
 import { WebhookDispatcher } from '../../src/webhooks/dispatcher.ts';
-import { twilioCredentials } from '../../src/services/twilio/credentials.ts';
+import { twilioAccountSid, twilioCredentials } from '../../src/services/twilio/credentials.ts';
 import { assignNumber } from '../../src/services/numbers/numbers.ts';
 import { setSmsUrl } from '../../src/services/twilio/sms-urls.ts';
 import { simulateInbound } from '../../src/services/inbound/inbound.ts';
@@ -218,6 +218,15 @@ describe('the Twilio-compatible API over HTTP', () => {
       assert.deepEqual(sent.filter((m) => m.body === 'Sorry to see you go'), [], name);
       if (name !== 'stop') assert.equal(sent.length, 0, name);
     }
+  });
+
+  test('an account given an SMS URL before it had credentials gets them, to sign its posts', async () => {
+    const other = await h.customer({ credits: 1 });
+    assert.equal(await twilioAccountSid(h.ctx, other.accountId), null);
+    await assignNumber(h.ctx, other.accountId, '+447700900556', undefined, receiver.url('/other'));
+    const made = await twilioAccountSid(h.ctx, other.accountId);
+    assert.match(made!.account_sid, /^AC[0-9a-f]{32}$/);
+    assert.equal(made!.revealed, false);
   });
 
   test('failed authentications count toward the address limit shared with /v1', async () => {

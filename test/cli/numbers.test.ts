@@ -78,16 +78,7 @@ describe('pigeon number', () => {
     assert.equal((await refused.json()).code, 'invalid_sender_id');
   });
 
-  test('number assign --sms-url; account twilio-credentials shows the token once, rotates it, and the server takes both for a day', async () => {
-    const [withUrl, badUrl] = await Promise.all([
-      pigeon('number', 'assign', accountId, '+447700900140', '--sms-url', 'https://127.0.0.1:9/sms'),
-      pigeon('number', 'assign', accountId, '+447700900141', '--sms-url', 'http://127.0.0.1:9/sms'),
-    ]);
-    assert.equal(withUrl.code, 0, withUrl.stderr);
-    assert.equal(withUrl.json.sms_url, 'https://127.0.0.1:9/sms');
-    assert.notEqual(badUrl.code, 0);
-    assert.match(badUrl.stderr, /https/);
-
+  test('account twilio-credentials shows the token once, rotates it, and the server takes both for a day; number assign --sms-url', async () => {
     const first = await pigeon('account', 'twilio-credentials', accountId);
     assert.equal(first.code, 0, first.stderr);
     assert.deepEqual(Object.keys(first.json).sort(), ['account_sid', 'auth_token']);
@@ -102,6 +93,15 @@ describe('pigeon number', () => {
     const text = await run('./bin/pigeon', ['account', 'twilio-credentials', accountId], { env });
     assert.match(text.stdout, new RegExp(`Account SID: ${first.json.account_sid}`));
     assert.doesNotMatch(text.stdout, new RegExp(rotated.json.auth_token));
+
+    const [withUrl, badUrl] = await Promise.all([
+      pigeon('number', 'assign', accountId, '+447700900140', '--sms-url', 'https://127.0.0.1:9/sms'),
+      pigeon('number', 'assign', accountId, '+447700900141', '--sms-url', 'http://127.0.0.1:9/sms'),
+    ]);
+    assert.equal(withUrl.code, 0, withUrl.stderr);
+    assert.equal(withUrl.json.sms_url, 'https://127.0.0.1:9/sms');
+    assert.notEqual(badUrl.code, 0);
+    assert.match(badUrl.stderr, /https/);
 
     const list = (token: string) =>
       fetch(`http://127.0.0.1:${port}/2010-04-01/Accounts/${first.json.account_sid}/Messages.json`, {

@@ -10,7 +10,7 @@ import { isUniqueViolation } from '../../store/dialect.ts';
 import { accountExists } from '../../store/repositories/api-keys.repository.ts';
 import { deleteNumber, insertNumber, listNumberRows, type NumberRow } from '../../store/repositories/numbers.repository.ts';
 import type { Context } from '../context.ts';
-import { checkSmsUrl } from '../twilio/sms-urls.ts';
+import { checkSmsUrl, ensureSigningToken } from '../twilio/sms-urls.ts';
 
 export type AssignedNumber = NumberRow;
 
@@ -36,6 +36,7 @@ export async function assignNumber(ctx: Context, accountId: string, input: strin
     if (isUniqueViolation(error)) throw new AppError('number_taken', `${number} is already assigned to an account; release it first.`);
     throw error;
   }
+  if (url !== null) await ensureSigningToken(ctx, accountId);
   return row;
 }
 

@@ -7,6 +7,7 @@ import { AppError } from '../../errors/catalogue.ts';
 import { setNumberSmsUrl } from '../../store/repositories/numbers.repository.ts';
 import { checkEventsUrl } from '../accounts/events-url.ts';
 import type { Context } from '../context.ts';
+import { twilioCredentials } from './credentials.ts';
 
 /** An absolute https:// URL of at most 2,048 characters without credentials, or `invalid_events_url`. */
 export function checkSmsUrl(url: string): string {
@@ -18,9 +19,18 @@ export function checkSmsUrl(url: string): string {
   }
 }
 
+/**
+ * The posts to an SMS URL are signed with the account's Auth Token and name its SID: an account
+ * that has none yet gets them now (its owner sees the token by rotating it).
+ */
+export async function ensureSigningToken(ctx: Context, accountId: string): Promise<void> {
+  await twilioCredentials(ctx, accountId);
+}
+
 /** Sets (or with null clears) the SMS URL of a number the account holds; `not_found` otherwise. */
 export async function setSmsUrl(ctx: Context, accountId: string, number: string, url: string | null): Promise<string | null> {
   const value = url === null || url === '' ? null : checkSmsUrl(url);
   if (!(await setNumberSmsUrl(ctx.store.db, accountId, number, value))) throw new AppError('not_found', `${number} is not a number of this account.`);
+  if (value !== null) await ensureSigningToken(ctx, accountId);
   return value;
 }
