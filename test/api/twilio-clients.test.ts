@@ -115,6 +115,10 @@ for (const version of ['twilio5', 'twilio6'] as const) {
       assert.deepEqual(next?.instances.map((m) => m.body), ['page 1', 'page 0', 'to an unreachable phone']);
       const filtered = await client.messages.list({ to: '+447700901003' });
       assert.deepEqual(filtered.map((m) => m.body), ['page 3']);
+      // Only the two messages of the tests before were sent (the five above are still queued).
+      const sent = await client.messages.list({ dateSentAfter: new Date(h.clock.ms - 24 * 3600_000), dateSentBefore: new Date(h.clock.ms) });
+      assert.deepEqual(sent.map((m) => m.body).sort(), ['Hello from Twilio code', 'to an unreachable phone']);
+      assert.deepEqual(await client.messages.list({ dateSentBefore: new Date(h.clock.ms - 24 * 3600_000) }), []);
     });
 
     test('a scheduled message is canceled; a final one is redacted, then deleted', async () => {
