@@ -20,7 +20,7 @@ import type { Workers } from './workers/workers.ts';
 import type { SmppServer } from './smpp-server/smpp-server.ts';
 
 /** Never log a key, password, secret or message body. */
-const REDACT = ['req.headers.authorization', 'headers.authorization', '*.password', '*.key', '*.body', '*.message', '*.webhook_secret'];
+const REDACT = ['req.headers.authorization', 'headers.authorization', '*.password', '*.key', '*.body', '*.message', '*.webhook_secret', '*.twilio_token', '*.auth_token'];
 
 /**
  * JSON lines for log collectors; on a terminal (or with LOG_FORMAT=pretty) one readable line per

@@ -22,14 +22,15 @@ export function isMasked(value: string): boolean {
 
 /**
  * A stored webhook payload (JSON) with the text and the number of a redacted message taken out:
- * every `message` field emptied, and every string equal to one of `numbers` masked, wherever they
+ * every `message` (and Twilio-style `Body`) field emptied, and every string equal to one of `numbers` masked, wherever they
  * are in the payload (delivery events carry `to`, account events `data.from` and `data.phone`).
  */
 export function redactPayload(payload: string, numbers: readonly string[]): string {
   const masked = new Set(numbers.filter((n) => !isMasked(n)));
   const walk = (value: unknown, key: string | null): unknown => {
     if (typeof value === 'string') {
-      if (key === 'message') return REDACTED_TEXT;
+      // `Body`: the text in a Twilio-style inbound post (DECISIONS.md §12).
+      if (key === 'message' || key === 'Body') return REDACTED_TEXT;
       return masked.has(value) ? maskNumber(value) : value;
     }
     if (Array.isArray(value)) return value.map((v) => walk(v, null));

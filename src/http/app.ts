@@ -15,7 +15,7 @@ import type { Carrier } from '../carriers/carrier.ts';
 import type { Context } from '../services/context.ts';
 import { unavailableError } from '../services/availability.ts';
 import { httpDuration, httpRequests } from '../metrics.ts';
-import { installAuth } from './auth.ts';
+import { authFailureCounter, installAuth } from './auth.ts';
 import { installBodyBudget } from './body-budget.ts';
 import { dashboardRoutes } from './dashboard/dashboard-routes.ts';
 import { page } from './dashboard/layout.ts';
@@ -34,6 +34,7 @@ import { optOutRoutes } from './routes/opt-outs.ts';
 import { senderIdRoutes } from './routes/sender-ids.ts';
 import { smsRoutes } from './routes/sms.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
+import { TWILIO_PREFIX, twilioRoutes } from './routes/twilio.ts';
 
 export interface AppOptions {
   ctx: Context;
@@ -230,9 +231,12 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(docsRoutes);
   await app.register(rootRoutes(ctx.config.publicUrl));
   await app.register(dashboardRoutes(ctx));
+  const rateLimits = opts.rateLimits ?? new MemoryRateLimitStore();
+  const authFailures = authFailureCounter(ctx, rateLimits);
+  await app.register(twilioRoutes(ctx, rateLimits, authFailures), { prefix: TWILIO_PREFIX });
   await app.register(
     async (v1) => {
-      installAuth(v1, ctx, opts.rateLimits ?? new MemoryRateLimitStore());
+      installAuth(v1, ctx, rateLimits, authFailures);
       await v1.register(smsRoutes(ctx));
       await v1.register(senderIdRoutes(ctx));
       await v1.register(deliveryReportRoutes(ctx));

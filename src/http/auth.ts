@@ -44,12 +44,19 @@ export function principalOf(request: FastifyRequest): Principal {
 const ACCESS_REFUSALS = new Set(['invalid_api_key', 'api_key_revoked', 'account_suspended', 'insufficient_permissions']);
 
 /** Codes that mean "this caller could not prove who it is", the ones a key guesser collects. */
-const AUTH_FAILURES = new Set(['invalid_api_key', 'api_key_revoked']);
+export const AUTH_FAILURES: ReadonlySet<string> = new Set(['invalid_api_key', 'api_key_revoked']);
 
 /** Over-limit addresses remembered per process (each a short string and a number). */
 const MAX_BLOCKED = 100_000;
 
-export function installAuth(app: FastifyInstance, ctx: Context, rateLimits: RateLimitStore): void {
+/** Counts a failed authentication from an address; returns the refusal that replaces it once over the limit. */
+export type AuthFailureCounter = (address: string) => Promise<AppError | null>;
+
+/**
+ * The failed-authentication limit of an app: one per app, shared by every front door that takes
+ * credentials (`/v1` and the Twilio-compatible API), so a guesser gains nothing by switching.
+ */
+export function authFailureCounter(ctx: Context, rateLimits: RateLimitStore): AuthFailureCounter {
   const limit = ctx.config.authFailureLimit;
   // Address -> end of the window in which it went over the limit. The counts live in `rateLimits`
   // (shared through Redis when configured); this map spares an over-limit address's failures a
@@ -82,7 +89,10 @@ export function installAuth(app: FastifyInstance, ctx: Context, rateLimits: Rate
     // The failure that reaches the limit is still answered as itself; the ones after it are refused.
     return count > limit.max ? refuse(resetAt, now) : null;
   };
+  return countFailure;
+}
 
+export function installAuth(app: FastifyInstance, ctx: Context, rateLimits: RateLimitStore, countFailure = authFailureCounter(ctx, rateLimits)): void {
   // A request authenticated without reading the access revision (a send) may fail for another
   // reason before its commit would have re-checked access (a bad body, no credits). Its error is
   // answered only once access is confirmed, so a withdrawn key or account still answers first,

@@ -42,6 +42,13 @@ export interface AccountsTable {
   events_url: string | null;
   /** The reply to HELP; null: the default text. */
   help_text: string | null;
+  /** The Twilio-compatible API's Account SID (migration 024); null until first asked for. */
+  twilio_sid?: string | null;
+  /** The Auth Token, in clear: it is the HMAC key of X-Twilio-Signature. */
+  twilio_token?: string | null;
+  /** The token before the last rotation; it keeps working for 24 hours. */
+  twilio_token_previous?: string | null;
+  twilio_token_rotated_at?: number | null;
 }
 
 export interface ApiKeysTable {
@@ -162,6 +169,8 @@ export interface MessagesTable {
   expires_at: number | null;
   /** 0 for an opt-out confirmation (free, never refunded, never refused at dispatch); default 1. */
   charged?: number;
+  /** `twilio`: the callback URL gets Twilio's form-encoded status callbacks (migration 024). */
+  callback_format?: 'twilio' | null;
 }
 
 export interface JobsTable {
@@ -361,6 +370,8 @@ export interface NumbersTable {
   account_id: string;
   label: string | null;
   created_at: number;
+  /** Where messages to the number are POSTed Twilio-style (migration 024); null: nowhere. */
+  sms_url?: string | null;
 }
 
 /** A message a carrier delivered to a number (migration 013); `account_id` null: unrouted. */

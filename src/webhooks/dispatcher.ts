@@ -8,9 +8,14 @@ import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { signWebhookWithSecrets } from '../domain/webhook-signature.ts';
+import { formBody, twilioSignature } from '../domain/twilio-signature.ts';
+import { MAX_TWIML_BYTES } from '../domain/twiml.ts';
 import { classifyAddress, isReservedName } from './address-guard.ts';
 
-/** What one attempt produced. `ok` is true only for exactly HTTP 200 within the timeout. */
+/**
+ * What one attempt produced. `ok` is true only for exactly HTTP 200 within the timeout (any 2xx
+ * for a Twilio-style request).
+ */
 export interface DeliveryOutcome {
   ok: boolean;
   /** The receiver's status code, or null when no response arrived. */
@@ -19,6 +24,22 @@ export interface DeliveryOutcome {
   error: string | null;
   /** From the start of the attempt (including the DNS lookup) to the response headers or the failure. */
   latencyMs: number;
+  /**
+   * For a Twilio-style request that asked for it: the answer's body as text, read up to one
+   * byte past MAX_TWIML_BYTES (a longer one is cut there, and refused by its reader).
+   */
+  answer?: string;
+}
+
+/**
+ * A Twilio-style request instead of Pigeon's JSON event (DECISIONS.md §12): the parameters go
+ * form-encoded, signed with `X-Twilio-Signature` keyed with the account's Auth Token.
+ */
+export interface TwilioStyle {
+  params: Readonly<Record<string, string>>;
+  authToken: string;
+  /** Read the answer's body (TwiML) and return it with the outcome. */
+  readAnswer: boolean;
 }
 
 export interface DeliveryRequest {
@@ -30,6 +51,8 @@ export interface DeliveryRequest {
   secrets: readonly string[];
   /** Milliseconds since the epoch, for the signature's `t`. */
   now: number;
+  /** Send Twilio-style instead: `body` and `secrets` are then unused. */
+  twilio?: TwilioStyle;
 }
 
 /** Resolves a host name to its addresses (dns.lookup with `all: true` by default). */
@@ -91,10 +114,10 @@ export class WebhookDispatcher {
     return new Promise<DeliveryOutcome>((resolve) => {
       let settled = false;
       let request: ReturnType<typeof https.request> | null = null;
-      const finish = (ok: boolean, httpStatus: number | null, error: string | null) => {
+      const finish = (ok: boolean, httpStatus: number | null, error: string | null, answer?: string) => {
         if (settled) return;
         settled = true;
-        resolve({ ok, httpStatus, error, latencyMs: Math.round(performance.now() - started) });
+        resolve({ ok, httpStatus, error, latencyMs: Math.round(performance.now() - started), ...(answer !== undefined ? { answer } : {}) });
       };
       // One deadline for the whole attempt: lookup, connect, TLS, request and response headers.
       // It also bounds reading the (ignored) response body, so a trickling receiver cannot hold a socket.
@@ -122,8 +145,15 @@ export class WebhookDispatcher {
           clearTimeout(deadline);
           return finish(false, null, target.refused);
         }
-        const body = Buffer.from(req.body, 'utf8');
-        const signature = signWebhookWithSecrets(req.body, req.secrets, Math.floor(req.now / 1000));
+        const twilio = req.twilio;
+        const body = Buffer.from(twilio ? formBody(twilio.params) : req.body, 'utf8');
+        const signatureHeaders: Record<string, string> = twilio
+          ? {
+              'content-type': 'application/x-www-form-urlencoded',
+              'x-twilio-signature': twilioSignature(twilio.authToken, req.url, twilio.params),
+              'i-twilio-idempotency-token': req.eventId,
+            }
+          : { 'content-type': 'application/json', 'x-pigeon-event-id': req.eventId, 'x-pigeon-signature': signWebhookWithSecrets(req.body, req.secrets, Math.floor(req.now / 1000)) };
         // The connection goes to the address that was checked, whatever DNS says a moment later.
         const pinned: LookupFunction = (_host, options, callback) => {
           if (options.all) (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [target]);
@@ -139,16 +169,16 @@ export class WebhookDispatcher {
           lookup: pinned,
           ...(this.#opts.ca ? { ca: this.#opts.ca } : {}),
           headers: {
-            'content-type': 'application/json',
             'content-length': String(body.length),
             'user-agent': this.#opts.userAgent ?? 'Pigeon-Webhooks/1',
-            'x-pigeon-event-id': req.eventId,
-            'x-pigeon-signature': signature,
+            ...signatureHeaders,
           },
         });
         request.on('response', (res) => {
           const status = res.statusCode ?? 0;
-          finish(status === 200, status, status === 200 ? null : `HTTP ${status}`);
+          const ok = twilio ? status >= 200 && status < 300 : status === 200;
+          if (ok && twilio?.readAnswer) return readAnswer(res, status);
+          finish(ok, status, ok ? null : `HTTP ${status}`);
           let read = 0;
           res.on('data', (chunk: Buffer) => {
             read += chunk.length;
@@ -162,6 +192,33 @@ export class WebhookDispatcher {
           clearTimeout(deadline);
           finish(false, null, describeError(err as NodeJS.ErrnoException));
         });
+        // The answer (TwiML) is read within the attempt's deadline, and no further than one byte
+        // past the largest its reader takes.
+        const readAnswer = (res: import('node:http').IncomingMessage, status: number) => {
+          const chunks: Buffer[] = [];
+          let read = 0;
+          const done = () => {
+            clearTimeout(deadline);
+            finish(true, status, null, Buffer.concat(chunks).subarray(0, MAX_TWIML_BYTES + 1).toString('utf8'));
+          };
+          res.on('data', (chunk: Buffer) => {
+            chunks.push(chunk);
+            read += chunk.length;
+            if (read > MAX_TWIML_BYTES) {
+              done();
+              res.destroy();
+            }
+          });
+          res.on('end', done);
+          res.on('error', () => {
+            clearTimeout(deadline);
+            finish(false, status, 'the answer was cut off');
+          });
+          res.on('close', () => {
+            clearTimeout(deadline);
+            finish(false, status, 'the answer was cut off');
+          });
+        };
         request.end(body);
       }).catch((err: Error) => {
         // A bug, not the receiver's doing; still an outcome to record rather than a crash.

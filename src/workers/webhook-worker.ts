@@ -8,7 +8,8 @@
  */
 import type { Logger } from 'pino';
 import type { Context } from '../services/context.ts';
-import { dropStaleJobs, loadDeliveries, recordAttempts, secretsFor, type AttemptResult, type Delivery } from '../services/webhooks/webhook-events.ts';
+import { deliveryRequest, dropStaleJobs, loadDeliveries, recordAttempts, type AttemptResult, type Delivery } from '../services/webhooks/webhook-events.ts';
+import { answerInboundPost } from '../services/twilio/inbound-posts.ts';
 import { claimJobs, releaseJobs } from '../store/repositories/jobs.repository.ts';
 import type { JobsTable } from '../store/database.ts';
 import { WebhookDispatcher, type DeliveryOutcome } from '../webhooks/dispatcher.ts';
@@ -225,13 +226,13 @@ export class WebhookWorker {
       // A later event of the same message starts only once the earlier attempt has finished.
       if (previous) await previous.done;
       const attemptedAt = this.#ctx.clock();
-      const outcome = await this.#dispatcher.deliver({
-        url: d.event.url,
-        body: d.event.payload,
-        eventId: d.event.id,
-        secrets: secretsFor(d, attemptedAt),
-        now: attemptedAt,
-      });
+      const outcome = await this.#dispatcher.deliver(deliveryRequest(d, attemptedAt));
+      // A TwiML answer is acted on before the attempt is recorded: if the process dies between
+      // the two, the post is made again and may be answered again (at least once, as every event).
+      if (outcome.answer !== undefined) {
+        await answerInboundPost(this.#ctx, d.event, outcome.answer).catch((err: unknown) => this.#log.error({ err, eventId: d.event.id }, 'TwiML answer failed'));
+        delete outcome.answer;
+      }
       this.#completions++;
       if (!outcome.ok) this.#logFailure(d, outcome);
       this.#results.push({ delivery: d, attemptedAt, outcome });

@@ -50,7 +50,7 @@ export interface Received {
 }
 
 /** What to do with a request: answer with a status (after an optional delay), hang, or drop the connection. */
-export type Behaviour = { status: number; delayMs?: number; headers?: Record<string, string> } | 'hang' | 'close';
+export type Behaviour = { status: number; delayMs?: number; headers?: Record<string, string>; body?: string } | 'hang' | 'close';
 
 export interface Receiver {
   port: number;
@@ -99,7 +99,7 @@ export async function startReceiver(tls: { key: string; cert: string }, behave: 
       }
       const answer = () => {
         entry.doneAt = Date.now();
-        res.writeHead(b.status, b.headers ?? {}).end('ok');
+        res.writeHead(b.status, b.headers ?? {}).end(b.body ?? 'ok');
       };
       if (b.delayMs) setTimeout(answer, b.delayMs);
       else answer();

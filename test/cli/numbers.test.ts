@@ -60,7 +60,7 @@ describe('pigeon number', () => {
     const listed = await pigeon('number', 'list', '--account', accountId);
     assert.deepEqual(Object.keys(listed.json), ['data']);
     assert.deepEqual(listed.json.data.map((n: { number: string }) => n.number), ['+447700900123']);
-    assert.deepEqual(Object.keys(listed.json.data[0]).sort(), ['account_id', 'created_at', 'label', 'number']);
+    assert.deepEqual(Object.keys(listed.json.data[0]).sort(), ['account_id', 'created_at', 'label', 'number', 'sms_url']);
     assert.deepEqual((await pigeon('number', 'list', '--account', 'acc_other')).json.data, []);
 
     const api = await fetch(`http://127.0.0.1:${port}/v1/numbers`, { headers: { authorization: `Bearer ${key}` } });
@@ -76,6 +76,43 @@ describe('pigeon number', () => {
     const refused = await send('+447700900123');
     assert.equal(refused.status, 400);
     assert.equal((await refused.json()).code, 'invalid_sender_id');
+  });
+
+  test('account twilio-credentials shows the token once, rotates it, and the server takes both for a day; number assign --sms-url', async () => {
+    const first = await pigeon('account', 'twilio-credentials', accountId);
+    assert.equal(first.code, 0, first.stderr);
+    assert.deepEqual(Object.keys(first.json).sort(), ['account_sid', 'auth_token']);
+    assert.match(first.json.account_sid, /^AC[0-9a-f]{32}$/);
+    assert.match(first.json.auth_token, /^[0-9a-f]{32}$/);
+    const again = await pigeon('account', 'twilio-credentials', accountId);
+    assert.deepEqual(again.json, { account_sid: first.json.account_sid, auth_token: `${'*'.repeat(28)}${first.json.auth_token.slice(-4)}` });
+    const rotated = await pigeon('account', 'twilio-credentials', accountId, '--rotate');
+    assert.equal(rotated.json.account_sid, first.json.account_sid, 'the SID never changes');
+    assert.match(rotated.json.auth_token, /^[0-9a-f]{32}$/);
+    assert.notEqual(rotated.json.auth_token, first.json.auth_token);
+    const text = await run('./bin/pigeon', ['account', 'twilio-credentials', accountId], { env });
+    assert.match(text.stdout, new RegExp(`Account SID: ${first.json.account_sid}`));
+    assert.doesNotMatch(text.stdout, new RegExp(rotated.json.auth_token));
+
+    const [withUrl, badUrl] = await Promise.all([
+      pigeon('number', 'assign', accountId, '+447700900140', '--sms-url', 'https://127.0.0.1:9/sms'),
+      pigeon('number', 'assign', accountId, '+447700900141', '--sms-url', 'http://127.0.0.1:9/sms'),
+    ]);
+    assert.equal(withUrl.code, 0, withUrl.stderr);
+    assert.equal(withUrl.json.sms_url, 'https://127.0.0.1:9/sms');
+    assert.notEqual(badUrl.code, 0);
+    assert.match(badUrl.stderr, /https/);
+
+    const list = (token: string) =>
+      fetch(`http://127.0.0.1:${port}/2010-04-01/Accounts/${first.json.account_sid}/Messages.json`, {
+        headers: { authorization: `Basic ${Buffer.from(`${first.json.account_sid}:${token}`).toString('base64')}` },
+      });
+    assert.equal((await list(rotated.json.auth_token)).status, 200);
+    assert.equal((await list(first.json.auth_token)).status, 200, 'the previous token works for 24 hours');
+    assert.equal((await list('0'.repeat(32))).status, 401);
+    const [unknown, released] = await Promise.all([pigeon('account', 'twilio-credentials', 'acc_none'), pigeon('number', 'release', '+447700900140')]);
+    assert.notEqual(unknown.code, 0);
+    assert.equal(released.code, 0, released.stderr);
   });
 
   test('a number already held, a malformed number, an unknown account: clear errors, nothing written', async () => {

@@ -43,7 +43,7 @@ forEachDialect((_dialect, open) => {
     assert.equal(await setAccountHelpText(store.db, 'acc_a', 'Call us.'), true);
     assert.equal(await setAccountEventsUrl(store.db, 'acc_none', null), false);
     const holder = await numberHolder(store.db, '+447700900001');
-    assert.deepEqual({ ...holder }, { number: '+447700900001', account_id: 'acc_a', name: 'Account acc_a', status: 'active', events_url: 'https://127.0.0.1/events', help_text: 'Call us.' });
+    assert.deepEqual({ ...holder }, { number: '+447700900001', account_id: 'acc_a', name: 'Account acc_a', status: 'active', events_url: 'https://127.0.0.1/events', help_text: 'Call us.', sms_url: null, twilio_sid: null });
     assert.equal(await numberHolder(store.db, '+447700900002'), undefined);
     await setAccountEventsUrl(store.db, 'acc_a', null);
     assert.equal((await findAccount(store.db, 'acc_a'))?.events_url, null);

@@ -51,6 +51,7 @@ function message(accountId: string, i: number, patch: Partial<MessagesTable> = {
     send_at: null,
     validity_period: null,
     expires_at: null,
+    callback_format: null,
     ...patch,
   };
 }

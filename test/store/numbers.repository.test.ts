@@ -28,7 +28,7 @@ forEachDialect((dialect, open) => {
     assert.deepEqual((await listNumberRows(store.db)).map((n) => n.number), ['+447700900002', '12345', '+447700900001']);
     assert.deepEqual((await listNumberRows(store.db, { accountId: 'acc_a' })).map((n) => n.number), ['12345', '+447700900001']);
     const row = await numberRow(store.db, '+447700900001');
-    assert.deepEqual({ ...row, created_at: Number(row?.created_at) }, { number: '+447700900001', account_id: 'acc_a', label: 'Support', created_at: 10 });
+    assert.deepEqual({ ...row, created_at: Number(row?.created_at) }, { number: '+447700900001', account_id: 'acc_a', label: 'Support', created_at: 10, sms_url: null });
     assert.equal(await numberRow(store.db, '+449999'), undefined);
   });
 

@@ -1,3 +1,5 @@
+import { iso } from '../../util/ids.ts';
+import { twilioCredentials } from '../../services/twilio/credentials.ts';
 import { setEventsUrl } from '../../services/accounts/events-url.ts';
 import { createAccount, getAccount, listAccounts, setAccountStatus, addCredits, rotateWebhookSecret, type Account } from '../../services/accounts/accounts.ts';
 import { setAccountLimits, type AccountLimitsView, type LimitsChange } from '../../services/accounts/account-limits.ts';
@@ -119,6 +121,20 @@ export const accountCommands: Record<string, Command> = {
         { id: a.id, webhook_secret: a.webhook_secret },
         `New webhook secret for ${a.id}: ${a.webhook_secret}\nThe previous secret keeps signing beside it for 24 hours.`,
       );
+    },
+  },
+  'account twilio-credentials': {
+    usage: 'account twilio-credentials ACCOUNT_ID [--rotate]',
+    description:
+      'The Account SID and Auth Token of the Twilio-compatible API (made on first use). The token is printed in full only when made or rotated, masked otherwise; after --rotate the previous one keeps working for 24 hours.',
+    options: { rotate: 'boolean' },
+    optionHelp: { rotate: 'replace the Auth Token' },
+    async run(ctx, { positionals, values }, out) {
+      const c = await twilioCredentials(ctx, arg(positionals, 0, 'ACCOUNT_ID'), { rotate: values.rotate === true });
+      const lines = [`Account SID: ${c.account_sid}`, `Auth Token:  ${c.auth_token}`];
+      if (c.revealed) lines.push('Keep the token now: it is not shown in full again.');
+      if (c.previous_valid_until !== null) lines.push(`The previous token keeps working until ${iso(c.previous_valid_until)}.`);
+      out.print({ account_sid: c.account_sid, auth_token: c.auth_token }, lines.join('\n'));
     },
   },
   'credits add': {

@@ -23,6 +23,7 @@ import { campaignPages } from './owner/campaigns.ts';
 import { creditPages } from './owner/credits-pages.ts';
 import { keysPages } from './owner/keys-pages.ts';
 import { smppPages } from './owner/smpp-pages.ts';
+import { twilioPages } from './owner/twilio-pages.ts';
 import { messagePages } from './owner/messages-pages.ts';
 import { ownerPages, type OwnerPageGroup } from './owner/owner-area.ts';
 import { overviewPages } from './owner/overview-pages.ts';
@@ -37,7 +38,7 @@ const SECURITY_HEADERS = {
 };
 
 /** The page groups of the owner's area, each a module of ./owner/ (a new group is one more entry). */
-const OWNER_PAGE_GROUPS: readonly OwnerPageGroup[] = [authPages, overviewPages, keysPages, smppPages, settingsPages, senderIdPages, messagePages, campaignPages, creditPages, twoWayPageGroup];
+const OWNER_PAGE_GROUPS: readonly OwnerPageGroup[] = [authPages, overviewPages, keysPages, smppPages, twilioPages, settingsPages, senderIdPages, messagePages, campaignPages, creditPages, twoWayPageGroup];
 
 export function dashboardRoutes(ctx: Context) {
   return async (app: FastifyInstance) => {

@@ -21,6 +21,7 @@ import { iso, newId } from '../../util/ids.ts';
 import type { Context } from '../context.ts';
 import { queueAccountEvent } from '../webhooks/account-events.ts';
 import { applyKeyword, observeOptOutChange } from '../opt-outs/opt-outs.ts';
+import { queueInboundPost } from '../twilio/inbound-posts.ts';
 
 /** The longest inbound text stored: a concatenated SMS has at most 255 parts of 153 septets. */
 export const MAX_INBOUND_CHARACTERS = 255 * 160;
@@ -101,6 +102,7 @@ async function storeInbound(trx: Transaction<Database>, input: InboundInput, now
   await insertInbound(trx, stored);
   if (!holder) return { row: stored, optOutsChanged: false, replied: false };
   await queueAccountEvent(trx, holder, 'sms.received', { ...inboundView(stored) }, now, stored.id);
+  await queueInboundPost(trx, holder, stored, now);
   await enqueueSmppInbound(trx, holder.account_id, stored, now);
   // Keywords apply after the event is raised: sms.received comes before the opt-out it causes.
   const keyword = await applyKeyword(trx, holder, stored, now);

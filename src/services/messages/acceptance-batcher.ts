@@ -51,6 +51,11 @@ export interface Acceptance<R> {
    * acceptance at a time, so only this one fails.
    */
   write?: (trx: Executor) => Promise<void>;
+  /**
+   * The rows carry columns the one-statement path does not write (a Twilio-style callback's
+   * `callback_format`): the group takes the general path, which inserts whole rows.
+   */
+  wholeRows?: boolean;
   /** Builds the response from the balance after this acceptance's debit. */
   respond: (remaining: number) => R;
   /** The idempotency record, written in the same transaction. */
@@ -207,7 +212,7 @@ export class AcceptanceBatcher {
     // On PostgreSQL the group is one statement, one round trip, in the common case. Idempotency
     // records need the balance the debits return, so a group with any is that statement and the
     // records in one transaction.
-    if (acceptsInOneStatement(this.ctx.store.db) && !acceptances.some((a) => a.campaign || a.write)) {
+    if (acceptsInOneStatement(this.ctx.store.db) && !acceptances.some((a) => a.campaign || a.write || a.wholeRows)) {
       const outcomes = acceptances.some((a) => a.finish)
         ? await this.#commitInOneStatementWithRecords(acceptances, now)
         : await this.#commitInOneStatement(this.ctx.store.db, acceptances, now);

@@ -13,6 +13,7 @@ import { iso, newId } from '../../util/ids.ts';
 import { moveMessage, moveMessages, type MessageMove } from '../../store/repositories/messages.repository.ts';
 import { messageTransitions } from '../../metrics.ts';
 import { enqueueSmppReceipts } from '../smpp-access/smpp-receipts.ts';
+import { statusCallbackParams, TWILIO_STATUS_EVENT } from '../twilio/callback-params.ts';
 
 export interface StatusChange {
   to: MessageStatus;
@@ -67,7 +68,8 @@ async function afterChange(trx: Transaction<Database>, previous: MessagesTable, 
     await creditCredits(trx, previous.account_id, previous.segments, 'refund', previous.id, next.error_code, now);
   }
   if (!next.callback_url) return null;
-  const payload = webhookPayload(next, now);
+  const twilio = next.callback_format === 'twilio';
+  const payload = twilio ? statusCallbackParams(next, now) : webhookPayload(next, now);
   if (!payload) return null;
   const eventId = newId('evt', now);
   followUps.push({ queue: 'webhook', ref: eventId, runAt: now });
@@ -76,7 +78,7 @@ async function afterChange(trx: Transaction<Database>, previous: MessagesTable, 
     account_id: next.account_id,
     message_id: next.id,
     batch_id: next.batch_id,
-    event: payload.event as string,
+    event: twilio ? TWILIO_STATUS_EVENT : (payload.event as string),
     url: next.callback_url,
     payload: JSON.stringify(payload),
     status: 'pending',

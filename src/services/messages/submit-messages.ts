@@ -146,6 +146,8 @@ export function messageRow(accountId: string, batchId: string | null, sender: st
     send_at: timing.sendAt,
     validity_period: timing.validityPeriod,
     expires_at: timing.expiresAt,
+    // Every row carries the column, so rows of several acceptances insert together.
+    callback_format: null,
   };
 }
 
@@ -200,6 +202,8 @@ export interface SendInput {
   callback_url?: string;
   send_at?: string;
   validity_period?: number;
+  /** `twilio`: the callback URL gets Twilio's form-encoded status callbacks (DECISIONS.md §12). */
+  callback_format?: 'twilio';
 }
 
 export interface SendResult {
@@ -240,10 +244,12 @@ export async function sendMessage(ctx: Context, sender: Sender, input: SendInput
   const timing = timingOf(input, now);
   const row = messageRow(accountId, null, from, check.entry, callbackUrl, timing, now);
   if (options.messageId !== undefined) row.id = options.messageId;
+  if (input.callback_format !== undefined && callbackUrl !== null) row.callback_format = input.callback_format;
   return accept(ctx, {
     accountId,
     rows: [row],
     ...(options.write ? { write: options.write } : {}),
+    ...(row.callback_format ? { wholeRows: true } : {}),
     reference: row.id,
     credits: row.segments,
     batch: null,

@@ -10,6 +10,7 @@ import { isUniqueViolation } from '../../store/dialect.ts';
 import { accountExists } from '../../store/repositories/api-keys.repository.ts';
 import { deleteNumber, insertNumber, listNumberRows, type NumberRow } from '../../store/repositories/numbers.repository.ts';
 import type { Context } from '../context.ts';
+import { checkSmsUrl, ensureSigningToken } from '../twilio/sms-urls.ts';
 
 export type AssignedNumber = NumberRow;
 
@@ -22,18 +23,20 @@ export function canonicalNumber(input: string): string {
   return parsed.number;
 }
 
-export async function assignNumber(ctx: Context, accountId: string, input: string, label?: string): Promise<AssignedNumber> {
+export async function assignNumber(ctx: Context, accountId: string, input: string, label?: string, smsUrl?: string): Promise<AssignedNumber> {
   const number = canonicalNumber(input);
+  const url = smsUrl === undefined || smsUrl === '' ? null : checkSmsUrl(smsUrl);
   const cleanLabel = label?.trim() || null;
   if (cleanLabel && cleanLabel.length > MAX_NUMBER_LABEL) throw new AppError('invalid_request', `A label has at most ${MAX_NUMBER_LABEL} characters.`);
   if (!(await accountExists(ctx.store.db, accountId))) throw new AppError('not_found', `No account ${accountId}.`);
-  const row: NumberRow = { number, account_id: accountId, label: cleanLabel, created_at: ctx.clock() };
+  const row: NumberRow = { number, account_id: accountId, label: cleanLabel, created_at: ctx.clock(), sms_url: url };
   try {
     await insertNumber(ctx.store.db, row);
   } catch (error) {
     if (isUniqueViolation(error)) throw new AppError('number_taken', `${number} is already assigned to an account; release it first.`);
     throw error;
   }
+  if (url !== null) await ensureSigningToken(ctx, accountId);
   return row;
 }
 

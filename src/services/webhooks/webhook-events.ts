@@ -23,8 +23,9 @@ import {
   type WebhookEventFilter,
 } from '../../store/repositories/webhook-events.repository.ts';
 import { iso, newId } from '../../util/ids.ts';
-import type { DeliveryOutcome } from '../../webhooks/dispatcher.ts';
+import type { DeliveryOutcome, DeliveryRequest } from '../../webhooks/dispatcher.ts';
 import { signingSecrets } from '../accounts/accounts.ts';
+import { TWILIO_INBOUND_EVENT } from '../twilio/callback-params.ts';
 import type { Context } from '../context.ts';
 
 /** A `webhook` job's payload: absent for the scheduled attempts, `{manual:true}` for a retry through the API. */
@@ -91,6 +92,19 @@ function isBefore(a: { created_at: number; id: string }, b: { created_at: number
 /** The secrets that sign an attempt made now. */
 export function secretsFor(delivery: Delivery, now: number): string[] {
   return signingSecrets(delivery.account, now);
+}
+
+/**
+ * What an attempt made now sends: the stored JSON body signed with the account's webhook
+ * secrets, or for a Twilio-style event (`twilio.*`) its parameters with the account's SID,
+ * signed with its Auth Token (the current one: a receiver checks one signature).
+ */
+export function deliveryRequest(delivery: Delivery, now: number): DeliveryRequest {
+  const { event, account } = delivery;
+  const base = { url: event.url, body: event.payload, eventId: event.id, now };
+  if (!event.event.startsWith('twilio.')) return { ...base, secrets: secretsFor(delivery, now) };
+  const params = { ...(JSON.parse(event.payload) as Record<string, string>), AccountSid: account.twilio_sid ?? '' };
+  return { ...base, secrets: [], twilio: { params, authToken: account.twilio_token ?? '', readAnswer: event.event === TWILIO_INBOUND_EVENT } };
 }
 
 /** One finished attempt, to record. */

@@ -103,3 +103,27 @@ export async function countPendingMessages(db: Executor, accountId: string): Pro
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
+
+/** What Basic auth with an Account SID needs of its account. */
+export type TwilioCredentialsRow = Pick<AccountsTable, 'id' | 'status' | 'twilio_sid' | 'twilio_token' | 'twilio_token_previous' | 'twilio_token_rotated_at'>;
+
+const TWILIO_COLUMNS = ['id', 'status', 'twilio_sid', 'twilio_token', 'twilio_token_previous', 'twilio_token_rotated_at'] as const;
+
+export async function accountByTwilioSid(db: Executor, sid: string): Promise<TwilioCredentialsRow | undefined> {
+  return db.selectFrom('accounts').select(TWILIO_COLUMNS).where('twilio_sid', '=', sid).executeTakeFirst();
+}
+
+export async function twilioCredentialsOf(db: Executor, id: string): Promise<TwilioCredentialsRow | undefined> {
+  return db.selectFrom('accounts').select(TWILIO_COLUMNS).where('id', '=', id).executeTakeFirst();
+}
+
+/** Gives the account its first SID and token; false when it already had them (another request won). */
+export async function setFirstTwilioCredentials(db: Executor, id: string, sid: string, token: string): Promise<boolean> {
+  const result = await db.updateTable('accounts').set({ twilio_sid: sid, twilio_token: token }).where('id', '=', id).where('twilio_sid', 'is', null).executeTakeFirst();
+  return result.numUpdatedRows !== 0n;
+}
+
+/** Installs a new Auth Token and keeps the one it replaces (accepted beside it for a while). */
+export async function replaceTwilioToken(db: Executor, id: string, token: string, previous: string, now: number): Promise<void> {
+  await db.updateTable('accounts').set({ twilio_token: token, twilio_token_previous: previous, twilio_token_rotated_at: now }).where('id', '=', id).execute();
+}

@@ -260,3 +260,45 @@ export async function redactMessageRows(db: Executor, ids: readonly string[]): P
       .execute();
   }
 }
+
+/** The Twilio-compatible list's filters (DECISIONS.md §12). */
+export interface TwilioMessageFilter {
+  accountId: string;
+  recipient?: string;
+  sender?: string;
+  /** `sent_at` within [sentFrom, sentUntil). */
+  sentFrom?: number;
+  sentUntil?: number;
+  /** Only messages before this one in the order (created_at, id descending): the page token. */
+  before?: { createdAt: number; id: string };
+}
+
+/** A page of the account's messages, newest first (ties by id, descending), whole rows. */
+export async function twilioMessagesPage(db: Executor, filter: TwilioMessageFilter, limit: number, offset: number): Promise<MessagesTable[]> {
+  let q = db.selectFrom('messages').selectAll().where('account_id', '=', filter.accountId);
+  if (filter.recipient !== undefined) q = q.where('recipient', '=', filter.recipient);
+  if (filter.sender !== undefined) q = q.where('sender', '=', filter.sender);
+  if (filter.sentFrom !== undefined) q = q.where('sent_at', '>=', filter.sentFrom);
+  if (filter.sentUntil !== undefined) q = q.where('sent_at', '<', filter.sentUntil);
+  const before = filter.before;
+  if (before) q = q.where((eb) => eb.or([eb('created_at', '<', before.createdAt), eb.and([eb('created_at', '=', before.createdAt), eb('id', '<', before.id)])]));
+  return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute();
+}
+
+/**
+ * Deletes a message of the account with what only it refers to (its webhook events and their
+ * attempts, its carrier parts); the ledger keeps its rows. Returns the status the message had, or
+ * undefined when the account has no such message; a message not in one of `finalStatuses` is
+ * left as it is.
+ */
+export async function deleteMessageIfIn(db: Executor, accountId: string, id: string, finalStatuses: readonly MessageStatus[]): Promise<MessageStatus | undefined> {
+  const row = await db.selectFrom('messages').select('status').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  if (!row || !finalStatuses.includes(row.status)) return row?.status;
+  const deleted = await db.deleteFrom('messages').where('id', '=', id).where('status', 'in', finalStatuses).executeTakeFirst();
+  if (deleted.numDeletedRows === 0n) return (await db.selectFrom('messages').select('status').where('id', '=', id).executeTakeFirst())?.status;
+  const events = db.selectFrom('webhook_events').select('id').where('message_id', '=', id);
+  await db.deleteFrom('webhook_attempts').where('event_id', 'in', events).execute();
+  await db.deleteFrom('webhook_events').where('message_id', '=', id).execute();
+  await db.deleteFrom('carrier_parts').where('message_id', '=', id).execute();
+  return row.status;
+}

@@ -58,6 +58,8 @@ export interface NumberHolderRow {
   status: string;
   events_url: string | null;
   help_text: string | null;
+  sms_url?: string | null;
+  twilio_sid?: string | null;
 }
 
 /** The account holding `number` (read in the caller's transaction when given one), or undefined. */
@@ -65,7 +67,13 @@ export async function numberHolder(db: Executor, number: string): Promise<Number
   return db
     .selectFrom('numbers')
     .innerJoin('accounts', 'accounts.id', 'numbers.account_id')
-    .select(['numbers.number', 'numbers.account_id', 'accounts.name', 'accounts.status', 'accounts.events_url', 'accounts.help_text'])
+    .select(['numbers.number', 'numbers.account_id', 'accounts.name', 'accounts.status', 'accounts.events_url', 'accounts.help_text', 'numbers.sms_url', 'accounts.twilio_sid'])
     .where('numbers.number', '=', number)
     .executeTakeFirst();
+}
+
+/** Sets where messages to the account's number are POSTed Twilio-style; false when the account does not hold it. */
+export async function setNumberSmsUrl(db: Executor, accountId: string, number: string, url: string | null): Promise<boolean> {
+  const result = await db.updateTable('numbers').set({ sms_url: url }).where('number', '=', number).where('account_id', '=', accountId).executeTakeFirst();
+  return result.numUpdatedRows !== 0n;
 }
