@@ -260,3 +260,29 @@ export async function redactMessageRows(db: Executor, ids: readonly string[]): P
       .execute();
   }
 }
+
+export interface MessageRouteRecord {
+  id: string;
+  /** The route that took it; null while none has. */
+  route: string | null;
+  route_cost: number | null;
+  /** Comma-separated; null for none. */
+  routes_tried: string | null;
+}
+
+/**
+ * Records which route took each message (or which ones it has tried). On PostgreSQL one UPDATE for
+ * the batch, the values as arrays; on SQLite one prepared UPDATE each, which costs less there.
+ */
+export async function recordMessageRoutes(trx: Executor, records: readonly MessageRouteRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  if (dialectOf(trx) === 'sqlite') {
+    for (const r of records) await trx.updateTable('messages').set({ route: r.route, route_cost: r.route_cost, routes_tried: r.routes_tried }).where('id', '=', r.id).execute();
+    return;
+  }
+  await sql`
+    update messages m set route = v.route, route_cost = v.route_cost, routes_tried = v.routes_tried
+    from unnest(${records.map((r) => r.id)}::text[], ${records.map((r) => r.route)}::text[], ${records.map((r) => r.route_cost)}::bigint[],
+      ${records.map((r) => r.routes_tried)}::text[]) as v(id, route, route_cost, routes_tried)
+    where m.id = v.id`.execute(trx);
+}
