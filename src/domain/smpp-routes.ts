@@ -157,7 +157,7 @@ export function routeCandidates<R extends { name: string; prefixes: readonly str
 }
 
 /** What a day and a route cost and earned, from the messages the route took. */
-export interface MarginRow {
+export type MarginRow = {
   day: string;
   route: string;
   messages: number;
@@ -165,4 +165,4 @@ export interface MarginRow {
   credits_charged: number;
   carrier_cost: number;
   margin: number;
-}
+};
