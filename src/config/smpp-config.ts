@@ -139,8 +139,9 @@ export function loadSmppConfig(env: Env, carrier: string): SmppConfig {
   if (!routes.some((r) => r.default) && base.host) routes.push({ name: 'default', prefixes: [], default: true, ...base });
   // None at all: the routes are the database's alone (`pigeon route add`).
   if (routes.length === 0) return config;
+  // No default route is fine: a recipient no prefix serves fails `no_route`.
   const defaults = routes.filter((r) => r.default);
-  if (defaults.length !== 1) throw new ConfigError(`CARRIER=smpp needs exactly one default SMPP route (one without prefixes), got ${defaults.length}`);
+  if (defaults.length > 1) throw new ConfigError(`CARRIER=smpp needs exactly one default SMPP route (one without prefixes), got ${defaults.length}`);
   const names = new Set<string>();
   for (const r of routes) {
     if (!r.host) throw new ConfigError(`SMPP route ${JSON.stringify(r.name)} has no host (set host or SMPP_HOST)`);
