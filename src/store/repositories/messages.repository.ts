@@ -274,10 +274,14 @@ export interface MessageRouteRecord {
  * Records which route took each message (or which ones it has tried). On PostgreSQL one UPDATE for
  * the batch, the values as arrays; on SQLite one prepared UPDATE each, which costs less there.
  */
+const updateRoute = preparedWrite((db, route: string | null, routeCost: number | null, routesTried: string | null, id: string) =>
+  db.updateTable('messages').set({ route, route_cost: routeCost, routes_tried: routesTried }).where('id', '=', id),
+);
+
 export async function recordMessageRoutes(trx: Executor, records: readonly MessageRouteRecord[]): Promise<void> {
   if (records.length === 0) return;
   if (dialectOf(trx) === 'sqlite') {
-    for (const r of records) await trx.updateTable('messages').set({ route: r.route, route_cost: r.route_cost, routes_tried: r.routes_tried }).where('id', '=', r.id).execute();
+    for (const r of records) await updateRoute(trx, r.route, r.route_cost, r.routes_tried, r.id);
     return;
   }
   await sql`
