@@ -22,18 +22,18 @@ function routeForm(csrf: string, route: RouteWithState | null): Html {
   const v = (value: string | number | null | undefined) => (value === null || value === undefined ? '' : String(value));
   const action = route ? `/operator/routes/${encodeURIComponent(route.name)}` : '/operator/routes';
   return html`<form method="post" action="${action}">${csrfField(csrf)}
-${route ? html`` : html`<label for="route-name">Name</label><input id="route-name" name="name" required maxlength="40" pattern="[A-Za-z0-9_\\-]{1,40}">`}
-<label for="route-prefixes">Prefixes (comma-separated, + for every recipient)</label><input id="route-prefixes" name="prefixes" required maxlength="2000" value="${route ? route.prefixes.join(',') : ''}">
-<label for="route-host">Host</label><input id="route-host" name="host" required maxlength="253" value="${v(route?.host)}">
+${route ? html`` : html`<label for="route-name">Name</label><input id="route-name" type="text" name="name" required maxlength="40" pattern="[A-Za-z0-9_\\-]{1,40}">`}
+<label for="route-prefixes">Prefixes (comma-separated, + for every recipient)</label><input id="route-prefixes" type="text" name="prefixes" required maxlength="2000" value="${route ? route.prefixes.join(',') : ''}">
+<label for="route-host">Host</label><input id="route-host" type="text" name="host" required maxlength="253" value="${v(route?.host)}">
 <label for="route-port">Port</label><input id="route-port" name="port" type="number" min="1" max="65535" required value="${v(route?.port ?? 2775)}">
-<label for="route-system-id">system_id</label><input id="route-system-id" name="system_id" required maxlength="15" value="${v(route?.system_id)}">
+<label for="route-system-id">system_id</label><input id="route-system-id" type="text" name="system_id" required maxlength="15" value="${v(route?.system_id)}">
 <label for="route-password">Password${route ? ' (leave empty to keep it)' : ''}</label><input id="route-password" name="password" type="password" maxlength="8" autocomplete="new-password"${route ? '' : ' required'}>
-<label for="route-system-type">system_type</label><input id="route-system-type" name="system_type" maxlength="12" value="${v(route?.system_type)}">
+<label for="route-system-type">system_type</label><input id="route-system-type" type="text" name="system_type" maxlength="12" value="${v(route?.system_type)}">
 <label for="route-tps">Submits per second (0: no cap)</label><input id="route-tps" name="tps" type="number" min="0" value="${v(route?.tps ?? 0)}">
 <label for="route-window">Window</label><input id="route-window" name="window" type="number" min="1" value="${v(route?.window ?? 10)}">
 <label for="route-priority">Priority (higher first among the same prefix)</label><input id="route-priority" name="priority" type="number" min="0" value="${v(route?.priority ?? 0)}">
 <label for="route-cost">Carrier cost per segment, in credits (empty: not recorded)</label><input id="route-cost" name="cost_per_segment" type="number" min="0" value="${v(route?.cost_per_segment)}">
-<label for="route-failover">Failover codes</label><input id="route-failover" name="failover_codes" maxlength="200" value="${route ? route.failover_codes.join(',') : '0x08,0x14,0x45,0x58'}">
+<label for="route-failover">Failover codes</label><input id="route-failover" type="text" name="failover_codes" maxlength="200" value="${route ? route.failover_codes.join(',') : '0x08,0x14,0x45,0x58'}">
 <div class="actions"><button type="submit">${route ? 'Save' : 'Add route'}</button></div></form>`;
 }
 
@@ -244,7 +244,7 @@ ${body}`,
       'Message',
       'messages',
       html`<form method="get" action="/operator/messages" role="search" aria-label="Find a message">
-<label for="message-id">Message ID</label><input id="message-id" name="id" required maxlength="64" value="${id}">
+<label for="message-id">Message ID</label><input id="message-id" type="text" name="id" required maxlength="64" value="${id}">
 <div class="actions"><button type="submit">Show</button></div></form>
 ${body}`,
     );
