@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { addRoute, listRoutes, removeRoute, updateRoute } from '../../src/services/routes/routes.ts';
 import { marginReport, operatorMessage } from '../../src/services/routes/margin.ts';
+import { messageDetail } from '../../src/services/messages/reports.ts';
 import { smppPigeon, type SmppPigeon } from './pigeon-smpp.ts';
 import { TestSmsc, type ReceivedSubmit } from './smsc.ts';
 
@@ -87,6 +88,9 @@ describe('SMPP routes: priority, failover, the route of each message, the margin
     const answer = await p.h.request('GET', `/v1/sms/delivery-reports?message_id=${id}`, { key });
     assert.equal(answer.statusCode, 200, answer.body);
     assert.ok(answer.body.includes(id) && !/primary|route/.test(answer.body), answer.body);
+    // The owner's dashboard reads the message through messageDetail: no route there either.
+    const detail = await messageDetail(p.h.ctx, accountId, id);
+    assert.ok(!('route' in detail.message) && !('route_cost' in detail.message) && !('routes_tried' in detail.message));
     const events = await p.h.ctx.store.db.selectFrom('webhook_events').select('payload').where('message_id', '=', id).execute();
     assert.ok(events.length > 0);
     for (const e of events) assert.ok(!/primary|route/.test(e.payload), e.payload);
