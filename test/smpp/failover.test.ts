@@ -45,7 +45,7 @@ describe('SMPP routes: priority, failover, the route of each message, the margin
     backup.autoReceipt = { stat: 'DELIVRD' };
     const [primaryPort, backupPort] = [await primary.listen(), await backup.listen()];
     p = await smppPigeon({
-      SMPP_RESPONSE_TIMEOUT_MS: '2000',
+      SMPP_RESPONSE_TIMEOUT_MS: '1000',
       SMPP_ROUTES: JSON.stringify([
         { name: 'primary', prefixes: ['+44'], host: '127.0.0.1', port: primaryPort, priority: 10, cost_per_segment: 3 },
         { name: 'backup', prefixes: ['+44'], host: '127.0.0.1', port: backupPort, system_id: 'backup', password: 'bk-pass', priority: 1, cost_per_segment: 2 },
@@ -133,6 +133,25 @@ describe('SMPP routes: priority, failover, the route of each message, the margin
     }
     primary.refuseBinds = false;
     await p.settle(async () => (await listRoutes(p.h.ctx)).every((r) => r.bound), 'the primary bound again');
+  });
+
+  test('a route that does not answer in time: the message goes over the other and never back to it', async () => {
+    const before = primary.submits.length;
+    primary.holdResponses = true;
+    const id = await send('+447700900250', 'unanswered');
+    await p.settle(allDelivered([id]), 'delivered over the backup after the primary timed out');
+    // The held answer is never sent: the link it was for is gone.
+    primary.holdResponses = false;
+    assert.deepEqual(texts(primary.submits.slice(before)), ['unanswered']);
+    assert.deepEqual(texts(backup.acknowledged).filter((t) => t === 'unanswered'), ['unanswered']);
+    const m = await operatorMessage(p.h.ctx, id);
+    assert.equal(m.route, 'backup');
+    assert.deepEqual(m.routes_tried_list, ['primary']);
+    await p.settle(async () => (await listRoutes(p.h.ctx)).every((r) => r.bound), 'the primary bound again');
+    const next = await send('+447700900251', 'after the timeout');
+    await p.settle(allDelivered([next]), 'delivered');
+    assert.equal((await operatorMessage(p.h.ctx, next)).route, 'primary');
+    assert.equal(primary.submits.filter((s) => s.text === 'unanswered').length, 1, 'never submitted to the primary again');
   });
 
   test('a route removed unbinds and its traffic goes to the rest; added back, it binds and takes the traffic again', async () => {
