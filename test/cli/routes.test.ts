@@ -80,7 +80,13 @@ describe('pigeon route against a live server', () => {
   test('SMPP_ROUTES filled the table: route list --json has it bound, never with its password', async () => {
     await waitFor(() => uk.binds === 1, { timeout: 10_000, message: () => server.output() });
     // The server writes its links' state within a second of a change.
-    const [route] = await waitFor(async () => ((await listed()).every((r) => r.bound) ? await listed() : null), { timeout: 5000, interval: 500, message: () => server.output() });
+    const [route] = await waitFor(
+      async () => {
+        const routes = await listed();
+        return routes.every((r) => r.bound) ? routes : null;
+      },
+      { timeout: 5000, interval: 500, message: () => server.output() },
+    );
     assert.deepEqual(
       { name: route!.name, prefixes: route!.prefixes, priority: route!.priority, bound: route!.bound, host: route!.host, port: route!.port },
       { name: 'uk', prefixes: ['+44'], priority: 0, bound: true, host: '127.0.0.1', port: uk.port },
@@ -126,15 +132,16 @@ describe('pigeon route against a live server', () => {
       waitFor(() => uk.binds > binds, { timeout: PROPAGATION_MS, message: () => `no new bind within 2 s\n${server.output()}` }),
       waitFor(() => fr.connections === 0, { timeout: PROPAGATION_MS, message: () => `still bound after 2 s\n${server.output()}` }),
     ]);
-    assert.deepEqual((await listed()).map((r) => r.name), ['uk']);
     const id = await send('+33612345679');
     await waitFor(async () => (await status(id)) === 'failed', { timeout: 10_000, message: () => server.output() });
-    const [failed, again, taken, wrong] = await Promise.all([
+    const [names, failed, again, taken, wrong] = await Promise.all([
+      listed().then((routes) => routes.map((r) => r.name)),
       pigeon('message', 'show', id),
       pigeon('route', 'remove', 'fr'),
       pigeon('route', 'add', 'uk', '--prefixes', '+44', '--host', '127.0.0.1', '--port', '1', '--system-id', 'x', '--password', 'y'),
       pigeon('route', 'add', 'bad', '--prefixes', '44', '--host', '127.0.0.1', '--port', '1', '--system-id', 'x', '--password', 'y'),
     ]);
+    assert.deepEqual(names, ['uk']);
     assert.equal(failed.json.error_code, 'no_route');
     assert.equal(failed.json.route, null);
     assert.equal(again.code, 1);
@@ -144,5 +151,11 @@ describe('pigeon route against a live server', () => {
     assert.equal(wrong.code, 1);
     assert.match(wrong.stderr, /is not a prefix/);
     assert.ok(!/uk-pass|uk-new|fr-pass/.test(server.output()), 'a password reached the log');
+
+    // doctor binds to the table's routes, not to the variables (here: none).
+    const doctor = await pigeonCli({ ...env, CARRIER: 'smpp' }, 'doctor');
+    const carrier = JSON.parse(doctor.stdout).checks.find((c: { name: string }) => c.name === 'carrier');
+    assert.deepEqual(carrier, { name: 'carrier', ok: true, detail: 'smpp: 1 route(s) bound' });
+    assert.ok(!/uk-new/.test(doctor.stdout));
   });
 });

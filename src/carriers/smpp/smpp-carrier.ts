@@ -324,6 +324,7 @@ export class SmppCarrier implements Carrier {
 
   status(): CarrierStatus {
     if (!this.#started) return { ready: true, detail: 'smpp: binds only in processes that run workers' };
+    if (this.links.length === 0) return { ready: false, detail: 'smpp: no routes (add one with pigeon route add)' };
     const down = this.links.filter((l) => !l.bound);
     if (down.length === 0) return { ready: true, detail: `smpp: ${this.links.length} route(s) bound` };
     const detail = down
