@@ -42,7 +42,7 @@ export const reportCommands: Record<string, Command> = {
     async run(ctx, { values }, out) {
       const report = await marginReport(ctx, required(values.from, '--from'), required(values.to, '--to'));
       const rows: Record<string, unknown>[] = [...report.data, { day: 'total', route: '', ...report.totals }];
-      out.print(report, report.data.length === 0 ? table([], [], 'messages taken by a route in these days') : table(rows, ['day', 'route', 'messages', 'segments', 'credits_charged', 'carrier_cost', 'margin']));
+      out.print(report, report.data.length === 0 ? table([], [], 'routed messages') : table(rows, ['day', 'route', 'messages', 'segments', 'credits_charged', 'carrier_cost', 'margin']));
     },
   },
 };

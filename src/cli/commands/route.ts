@@ -66,7 +66,7 @@ function listed(r: RouteWithState) {
 }
 
 function describe(r: Pick<Route, 'name' | 'prefixes' | 'host' | 'port' | 'system_id' | 'priority' | 'cost_per_segment' | 'failover_codes'>, what: string): string {
-  return `${what} ${r.name}: ${r.prefixes.join(',')} over ${r.host}:${r.port} as ${r.system_id}, priority ${r.priority}, cost per segment ${r.cost_per_segment ?? 'not recorded'}, failover on ${r.failover_codes.join(',') || 'nothing'}. Worker processes take it within 2 seconds.`;
+  return `${what} ${r.name}: ${r.prefixes.join(',')} over ${r.host}:${r.port} as ${r.system_id}, priority ${r.priority}, cost per segment ${r.cost_per_segment ?? 'not recorded'}, failover on ${r.failover_codes.join(',') || 'nothing'}.${what === 'Route' ? '' : ' Worker processes take it within 2 seconds.'}`;
 }
 
 export const routeCommands: Record<string, Command> = {
