@@ -77,17 +77,19 @@ export class SmppCarrier implements Carrier {
    */
   #retrying = new Map<string, PartsState>();
 
+  /** `queueDeadlineMs`: how long a throttled submit is retried on its route before it is handed back (tests shorten it). */
   constructor(
     config: SmppConfig,
     private readonly log: Logger,
     private readonly clock: Clock,
+    opts: { queueDeadlineMs?: number } = {},
   ) {
     this.#timings = {
       enquireLinkMs: config.enquireLinkMs,
       reconnectMinMs: config.reconnectMinMs,
       reconnectMaxMs: config.reconnectMaxMs,
       responseTimeoutMs: config.responseTimeoutMs,
-      queueDeadlineMs: 20_000,
+      queueDeadlineMs: opts.queueDeadlineMs ?? 20_000,
     };
     this.links = config.routes.map((route) => this.#link(route));
   }
