@@ -142,6 +142,13 @@ export async function start(opts: { api: boolean; workers: boolean; env?: NodeJS
     });
     await smppServer.listen();
   }
+  // SMPP_ROUTES & co. fill an empty routes table, whichever process starts first; a process with
+  // workers binds to the table's routes, not the configuration's.
+  if (config.carrier === 'smpp') {
+    const { seedRoutes } = await import('./services/routes/routes.ts');
+    await seedRoutes(ctx, config.smpp.routes);
+  }
+  await workers?.loadRoutes();
   workers?.start();
   // Only a process with workers talks to the carrier: `serve --no-workers` never binds to an SMSC.
   if (workers) carrier.start?.();

@@ -2,6 +2,7 @@
  * What Pigeon needs from a carrier connection. The simulator and the SMPP connector implement it;
  * nothing above src/carriers/ knows which one is in use, nor any protocol's status numbers.
  */
+import type { SmppRouteConfig } from '../config/smpp-config.ts';
 import type { Encoding } from '../domain/segmentation.ts';
 
 export interface OutboundMessage {
@@ -16,6 +17,14 @@ export interface OutboundMessage {
    * the carrier should not deliver it after that. Absent: the carrier's own setting.
    */
   validUntil?: number;
+  /** Routes that already refused it or did not answer (SMPP): it is not submitted to them again. */
+  triedRoutes?: string[];
+}
+
+/** The route that took a message, and what its carrier charges per segment (null: not recorded). */
+export interface TakenBy {
+  name: string;
+  costPerSegment: number | null;
 }
 
 /** A final report about a message from the carrier network. */
@@ -66,11 +75,24 @@ export type SubmitOutcome =
        * as a delayed job at once, so a crash between now and then loses nothing.
        */
       scheduledReport?: DeliveryReport & { dueAt: number };
+      /** The route that took it (SMPP). */
+      route?: TakenBy;
+      triedRoutes?: string[];
     }
   /** Refused for good before it left: the message fails and its credits are refunded. */
-  | { kind: 'rejected'; errorCode: string; errorMessage: string }
-  /** Not taken now (throttled, link down): try again after the delay; the message stays `pending`. */
-  | { kind: 'retry'; delayMs: number; reason: string };
+  | { kind: 'rejected'; errorCode: string; errorMessage: string; triedRoutes?: string[] }
+  /**
+   * Not taken now (throttled, link down): try again after the delay; the message stays `pending`.
+   * `triedRoutes`: the routes it must not go to again, to be remembered with the message.
+   */
+  | { kind: 'retry'; delayMs: number; reason: string; triedRoutes?: string[] };
+
+/** One route's link in this process, as `pigeon route list` and the console show it. */
+export interface RouteLinkState {
+  route: string;
+  state: string;
+  lastError: string | null;
+}
 
 export interface CarrierStatus {
   ready: boolean;
@@ -96,4 +118,11 @@ export interface Carrier {
   onInbound?(handler: (message: InboundCarrierMessage) => Promise<void>): void;
   status(): CarrierStatus;
   close(): Promise<void>;
+  /**
+   * Replaces the routes (SMPP): new ones bind, removed ones unbind (what waited on them goes to
+   * the remaining routes), changed addresses or credentials bind again. Optional: the simulator
+   * has no routes.
+   */
+  setRoutes?(routes: SmppRouteConfig[]): void;
+  routeLinks?(): RouteLinkState[];
 }

@@ -26,6 +26,8 @@ import { operatorCommands } from './commands/operator.ts';
 import { senderIdCommands } from './commands/sender-id.ts';
 import { serviceCommands } from './commands/service.ts';
 import { smppUserCommands } from './commands/smpp-user.ts';
+import { routeCommands } from './commands/route.ts';
+import { reportCommands } from './commands/report.ts';
 import { output } from './output.ts';
 import { configOrFail, describeUnexpected, reportFailure, StartupFailure, whileStarting } from './startup.ts';
 
@@ -36,6 +38,8 @@ export const commands: Record<string, Command> = {
   ...senderIdCommands,
   ...numberCommands,
   ...smppUserCommands,
+  ...routeCommands,
+  ...reportCommands,
   ...inboundCommands,
   ...optOutCommands,
   ...operatorCommands,
@@ -51,6 +55,9 @@ const GROUPS: Record<string, string> = {
   'sender-id': 'Review Sender IDs: list, approve, reject, request-info',
   operator: 'Dashboard logins for operators',
   'smpp-user': 'SMPP credentials for accounts: create, list, rotate, delete',
+  route: 'SMPP routes to carriers: list, show, add, update, remove',
+  message: 'One message as the operator sees it',
+  report: 'Reports for the operator: margin',
 };
 
 function version(): string {

@@ -30,7 +30,6 @@ test('SMPP_ROUTES adds prefix routes that inherit what they leave out; SMPP_ROUT
 
 test('mistakes fail at start with the variable named', () => {
   const bad: [Record<string, string>, RegExp][] = [
-    [{ CARRIER: 'smpp' }, /SMPP_HOST/],
     [{ ...base, SMPP_PORT: 'x' }, /SMPP_PORT/],
     [{ ...base, SMPP_ROUTES: '{' }, /SMPP_ROUTES must be a JSON array/],
     [{ ...base, SMPP_ROUTES: '[{"prefixes":["44"]}]' }, /E\.164 prefixes/],
@@ -39,6 +38,19 @@ test('mistakes fail at start with the variable named', () => {
     [{ CARRIER: 'smpp', SMPP_ROUTES_FILE: '/nonexistent/routes.json' }, /SMPP_ROUTES_FILE/],
   ];
   for (const [env, message] of bad) assert.throws(() => loadConfig(env), (err: unknown) => err instanceof ConfigError && message.test(err.message), JSON.stringify(env));
+});
+
+test('CARRIER=smpp without SMPP_HOST or SMPP_ROUTES: no routes from the environment (the database has them)', () => {
+  assert.deepEqual(loadConfig({ CARRIER: 'smpp' }).smpp.routes, []);
+});
+
+test('a route may give its priority, cost_per_segment and failover_codes', () => {
+  const routes = [{ name: 'uk', prefixes: ['+44'], priority: 5, cost_per_segment: 2, failover_codes: ['0x45', 8] }];
+  const [uk] = loadConfig({ ...base, SMPP_ROUTES: JSON.stringify(routes) }).smpp.routes;
+  assert.equal(uk!.priority, 5);
+  assert.equal(uk!.costPerSegment, 2);
+  assert.deepEqual(uk!.failoverCodes, [0x45, 8]);
+  assert.throws(() => loadConfig({ ...base, SMPP_ROUTES: JSON.stringify([{ name: 'uk', prefixes: ['+44'], failover_codes: ['x'] }]) }), /failover_codes|command_status/);
 });
 
 test('the simulator ignores SMPP routes', () => {

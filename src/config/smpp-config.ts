@@ -1,9 +1,13 @@
 /**
  * The SMPP part of the configuration (CARRIER=smpp, docs/smpp.md): one SMSC connection from
  * SMPP_HOST & co., or several from SMPP_ROUTES (JSON) / SMPP_ROUTES_FILE, each chosen by the
- * recipient's E.164 prefix. Values a route leaves out come from the SMPP_* variables.
+ * recipient's E.164 prefix. Values a route leaves out come from the SMPP_* variables. These fill
+ * the routes table on a start that finds it empty; from then on the table is what counts
+ * (`pigeon route`, docs/pricing-and-routing.md).
  */
 import { readFileSync } from 'node:fs';
+import { parseFailoverCodes } from '../domain/smpp-routes.ts';
+import { AppError } from '../errors/catalogue.ts';
 import { ConfigError } from './config.ts';
 
 export interface SmppRouteConfig {
@@ -20,6 +24,12 @@ export interface SmppRouteConfig {
   tps: number;
   /** Submits sent and not yet answered. */
   window: number;
+  /** Among routes with the same matching prefix, the higher goes first (default 0). */
+  priority?: number;
+  /** Credits the carrier charges the operator per segment, when known. */
+  costPerSegment?: number | null;
+  /** command_status values that send a message on to the next route (default: DEFAULT_FAILOVER_CODES). */
+  failoverCodes?: number[];
 }
 
 export interface SmppConfig {
@@ -113,12 +123,25 @@ export function loadSmppConfig(env: Env, carrier: string): SmppConfig {
       tps: int(`${label} tps`, r.tps, base.tps, 0, 100_000),
       window: int(`${label} window`, r.window, base.window, 1, 10_000),
     };
+    if (r.priority !== undefined) route.priority = int(`${label} priority`, r.priority, 0, 0, 1_000_000);
+    if (r.cost_per_segment !== undefined && r.cost_per_segment !== null) route.costPerSegment = int(`${label} cost_per_segment`, r.cost_per_segment, 0, 0, 1_000_000);
+    if (r.failover_codes !== undefined) {
+      const codes = r.failover_codes;
+      if (!Array.isArray(codes) && typeof codes !== 'string') throw new ConfigError(`${label}: failover_codes must be a list such as ["0x08", "0x45"]`);
+      try {
+        route.failoverCodes = parseFailoverCodes(Array.isArray(codes) ? codes.map(String).join(',') : codes);
+      } catch (err) {
+        throw new ConfigError(`${label}: ${err instanceof AppError ? err.message : String(err)}`);
+      }
+    }
     return route;
   });
   if (!routes.some((r) => r.default) && base.host) routes.push({ name: 'default', prefixes: [], default: true, ...base });
-  if (routes.length === 0) throw new ConfigError('CARRIER=smpp needs SMPP_HOST (or SMPP_ROUTES / SMPP_ROUTES_FILE)');
+  // None at all: the routes are the database's alone (`pigeon route add`).
+  if (routes.length === 0) return config;
+  // No default route is fine: a recipient no prefix serves fails `no_route`.
   const defaults = routes.filter((r) => r.default);
-  if (defaults.length !== 1) throw new ConfigError(`CARRIER=smpp needs exactly one default SMPP route (one without prefixes), got ${defaults.length}`);
+  if (defaults.length > 1) throw new ConfigError(`CARRIER=smpp needs exactly one default SMPP route (one without prefixes), got ${defaults.length}`);
   const names = new Set<string>();
   for (const r of routes) {
     if (!r.host) throw new ConfigError(`SMPP route ${JSON.stringify(r.name)} has no host (set host or SMPP_HOST)`);

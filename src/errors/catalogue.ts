@@ -98,6 +98,12 @@ export const catalogue = {
     description: 'An SMPP user\'s `system_id` is unique in the installation: choose another (`pigeon smpp-user create ACCOUNT_ID --system-id NAME`).',
     retryable: false,
   },
+  route_name_taken: {
+    status: 409,
+    message: 'A route with this name exists already.',
+    description: 'SMPP route names are unique in the installation: change the route (`pigeon route update NAME`) or choose another name.',
+    retryable: false,
+  },
   invalid_number: {
     status: 400,
     message: 'A number is E.164 (`+` and the country calling code) or a short code of 3 to 8 digits.',

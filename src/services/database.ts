@@ -4,7 +4,10 @@
  */
 import { openStore, ping } from '../store/connect.ts';
 import { migrateToLatest, migrationsCurrent } from '../store/migrate.ts';
+import { smppRouteRows } from '../store/repositories/smpp-routes.repository.ts';
+import type { SmppRouteConfig } from '../config/smpp-config.ts';
 import type { Context } from './context.ts';
+import { routeConfigOf } from './routes/routes.ts';
 
 /** Applies the migrations the database lacks; returns their names, empty when none was pending. */
 export function migrateDatabase(ctx: Pick<Context, 'store'>): Promise<string[]> {
@@ -23,6 +26,8 @@ export interface DatabaseProbe {
   ping(): Promise<void>;
   /** Whether every known migration has been applied. */
   migrationsCurrent(): Promise<boolean>;
+  /** The SMPP routes of the database (what workers bind to once the table has any). */
+  smppRoutes(): Promise<SmppRouteConfig[]>;
   close(): Promise<void>;
 }
 
@@ -32,6 +37,7 @@ export function probeDatabase(databaseUrl: string): DatabaseProbe {
     dialect: store.dialect,
     ping: () => ping(store),
     migrationsCurrent: () => migrationsCurrent(store.db),
+    smppRoutes: async () => (await smppRouteRows(store.db)).map(routeConfigOf),
     close: () => store.close(),
   };
 }

@@ -171,6 +171,12 @@ export interface MessagesTable {
   charged?: number;
   /** `twilio`: the callback URL gets Twilio's form-encoded status callbacks (migration 024). */
   callback_format?: 'twilio' | null;
+  /** The SMPP route that took the message (migration 023); null until one does, and on the simulator. */
+  route?: string | null;
+  /** What the carrier charges the operator for it: segments × the route's cost_per_segment then. */
+  route_cost?: number | null;
+  /** Comma-separated routes that refused it or did not answer: not tried again for it. */
+  routes_tried?: string | null;
 }
 
 export interface JobsTable {
@@ -358,6 +364,42 @@ export interface CarrierRoutesTable {
   updated_at: number;
 }
 
+/** An SMPP route (migration 023); the password is kept as given, since binding needs it. */
+export interface SmppRoutesTable {
+  name: string;
+  /** Comma-separated E.164 prefixes; `+` alone matches every recipient. */
+  prefixes: string;
+  host: string;
+  port: number;
+  system_id: string;
+  password: string;
+  system_type: string;
+  tps: number;
+  window_size: number;
+  priority: number;
+  /** Credits the carrier charges the operator per segment; null when not given. */
+  cost_per_segment: number | null;
+  /** Comma-separated command_status values (decimal) that send the message on to the next route. */
+  failover_codes: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One row (id 1): moved by triggers whenever `smpp_routes` changes. */
+export interface RouteRevisionTable {
+  id: number;
+  value: number;
+}
+
+/** A worker process's link to a route, as it last saw it (refreshed every second). */
+export interface SmppRouteLinksTable {
+  process: string;
+  route: string;
+  state: string;
+  last_error: string | null;
+  seen_at: number;
+}
+
 /** One row (id 1): moved by triggers whenever a key, an account's status or a Sender ID changes. */
 export interface AccessRevisionTable {
   id: number;
@@ -521,6 +563,9 @@ export interface Database {
   idempotency_keys: IdempotencyKeysTable;
   carrier_parts: CarrierPartsTable;
   carrier_routes: CarrierRoutesTable;
+  smpp_routes: SmppRoutesTable;
+  route_revision: RouteRevisionTable;
+  smpp_route_links: SmppRouteLinksTable;
   owners: OwnersTable;
   sessions: SessionsTable;
   login_throttle: LoginThrottleTable;

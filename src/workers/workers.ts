@@ -19,8 +19,12 @@ import { InboundPartsSweeper } from './inbound-parts-sweeper.ts';
 import { BackupSweeper } from './backup-sweeper.ts';
 import { receiveCarrierInbound } from '../services/inbound/inbound.ts';
 import { WebhookWorker, type WebhookWorkerOptions } from './webhook-worker.ts';
+import { IntervalSweeper } from './interval-sweeper.ts';
+import { ROUTE_SYNC_MS, RouteSync } from '../services/routes/routes.ts';
 
 export interface Workers {
+  /** Gives the carrier its routes from the database (filling an empty table from the configuration) before it binds. */
+  loadRoutes(): Promise<void>;
   start(): void;
   wake(queue: string): void;
   /** Processes everything due now, queue by queue, until nothing is due (tests, CLI). */
@@ -103,6 +107,29 @@ export function createWorkers(ctx: Context, carrier: Carrier, opts: { webhook?: 
     // BACKUP_DIR with BACKUP_INTERVAL_HOURS, on SQLite only (the configuration refuses it otherwise).
     ...(ctx.config.backup ? { backup: new BackupSweeper(ctx) } : {}),
   };
+  // SMPP: routes changed by the CLI, the console or another process reach the carrier within a second.
+  const routeSync = carrier.setRoutes ? new RouteSync(ctx, carrier) : null;
+  if (routeSync) {
+    const sweeper = new IntervalSweeper(ctx, {
+      name: 'routes',
+      intervalMs: ROUTE_SYNC_MS,
+      atStart: true,
+      failureMessage: 'routes could not be read',
+      sweep: async () => {
+        await routeSync.sync();
+        return 0;
+      },
+    });
+    queues.routes = {
+      start: () => sweeper.start(),
+      wake: () => {},
+      drain: () => sweeper.drain(),
+      stop: async () => {
+        await sweeper.stop();
+        await routeSync.forget().catch(() => {});
+      },
+    };
+  }
   carrier.onDeliveryReport((report) => recordDeliveryReport(ctx, report));
   carrier.onInbound?.(async (message) => {
     await receiveCarrierInbound(ctx, message);
@@ -110,6 +137,9 @@ export function createWorkers(ctx: Context, carrier: Carrier, opts: { webhook?: 
   // Review decisions made by the CLI or another process are mailed too.
   installReviewMail();
   return {
+    loadRoutes: async () => {
+      await routeSync?.load();
+    },
     start: () => Object.values(queues).forEach((q) => q.start()),
     wake: (queue) => queues[queue]?.wake(),
     drain: async () => {

@@ -132,6 +132,11 @@ export class TestSmsc {
     this.#dropAfter = count;
   }
 
+  /** Connections open now (a bound link holds one). */
+  get connections(): number {
+    return this.#sessions.size;
+  }
+
   get acknowledged(): ReceivedSubmit[] {
     return this.submits.filter((s) => s.messageId !== null);
   }

@@ -20,8 +20,11 @@ export type PartResult =
   | { kind: 'ok'; messageId: string }
   /** The SMSC refused the part for good with this command_status. */
   | { kind: 'error'; status: number }
-  /** Not sent: the link was down, or throttling outlasted the deadline. Safe to send again. */
-  | { kind: 'retry'; reason: string }
+  /**
+   * Not sent: the link was down, or throttling outlasted the deadline (`status`: the SMSC's last
+   * answer, ESME_RTHROTTLED or ESME_RMSGQFUL). Safe to send again.
+   */
+  | { kind: 'retry'; reason: string; status?: number }
   /**
    * Written, and the link failed before an answer came: the SMSC may or may not have it (SMPP
    * offers no way to ask).
@@ -43,6 +46,8 @@ interface Pending {
   fields: SubmitFields;
   deadline: number;
   resolve: (result: PartResult) => void;
+  /** The temporary status the SMSC last answered this submit with. */
+  throttledWith?: number;
 }
 
 interface Outstanding extends Pending {
@@ -74,7 +79,7 @@ export class SmppLink {
   #pumpQueued = false;
 
   constructor(
-    readonly route: SmppRouteConfig,
+    public route: SmppRouteConfig,
     private readonly timings: LinkTimings,
     private readonly log: Logger,
     private readonly onDeliverSm: (pdu: smpp.PDU) => Promise<void>,
@@ -86,6 +91,16 @@ export class SmppLink {
   start(): void {
     if (this.state !== 'idle') return;
     this.#connect();
+  }
+
+  /**
+   * Takes a route's new prefixes, priority, cost, failover codes, TPS or window without binding
+   * again (a change of address or credentials needs a new link instead).
+   */
+  update(route: SmppRouteConfig): void {
+    if (route.tps !== this.route.tps) this.#bucket = route.tps > 0 ? new TokenBucket(route.tps) : null;
+    this.route = route;
+    this.#pump();
   }
 
   get bound(): boolean {
@@ -342,7 +357,7 @@ export class SmppLink {
       const next = this.#queue[0]!;
       if (now > next.deadline) {
         this.#queue.shift();
-        next.resolve({ kind: 'retry', reason: 'the SMSC kept throttling' });
+        next.resolve({ kind: 'retry', reason: 'the SMSC kept throttling', ...(next.throttledWith !== undefined ? { status: next.throttledWith } : {}) });
         continue;
       }
       if (this.#bucket && !this.#bucket.take(now)) {
@@ -382,6 +397,7 @@ export class SmppLink {
       this.#throttledUntil = Date.now() + this.#throttleDelay;
       this.log.debug({ route: this.route.name, status, backoffMs: this.#throttleDelay }, 'smpp throttled');
       this.#throttleDelay = Math.min(THROTTLE_MAX_MS, this.#throttleDelay * 2);
+      o.throttledWith = status;
       this.#queue.unshift(o);
     } else {
       o.resolve({ kind: 'error', status });

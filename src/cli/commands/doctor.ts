@@ -61,7 +61,7 @@ async function checkMigrations(store: DatabaseProbe): Promise<Check> {
   }
 }
 
-async function checkCarrier(config: Config): Promise<Check> {
+async function checkCarrier(config: Config, routesFrom: string): Promise<Check> {
   if (config.carrier === 'simulator') {
     return { name: 'carrier', ok: true, detail: 'simulator: messages are delivered by the built-in simulator, not to phones (CARRIER=smpp for a real SMSC)' };
   }
@@ -76,7 +76,7 @@ async function checkCarrier(config: Config): Promise<Check> {
     }
     return status.ready
       ? { name: 'carrier', ok: true, detail: status.detail }
-      : { name: 'carrier', ok: false, detail: `${status.detail}: check SMPP_HOST, SMPP_PORT, SMPP_SYSTEM_ID and SMPP_PASSWORD (or SMPP_ROUTES)` };
+      : { name: 'carrier', ok: false, detail: `${status.detail}: check ${routesFrom}` };
   } finally {
     await carrier.close();
   }
@@ -163,13 +163,23 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<C
   const checks: Check[] = [{ name: 'configuration', ok: true, detail: 'every variable is valid' }];
   const database = await checkDatabase(config);
   checks.push(...database.checks);
+  let routesFrom = 'SMPP_HOST, SMPP_PORT, SMPP_SYSTEM_ID and SMPP_PASSWORD (or SMPP_ROUTES)';
   if (database.store) {
-    checks.push(await checkMigrations(database.store));
+    const migrations = await checkMigrations(database.store);
+    checks.push(migrations);
+    // Workers bind to the routes table once it has rows; the variables only fill an empty one.
+    if (config.carrier === 'smpp' && migrations.ok) {
+      const routes = await database.store.smppRoutes().catch(() => []);
+      if (routes.length > 0) {
+        config = { ...config, smpp: { ...config.smpp, routes } };
+        routesFrom = 'the routes (pigeon route list, pigeon route update)';
+      }
+    }
     await database.store.close();
   } else {
     checks.push({ name: 'migrations', ok: false, detail: 'not checked: no database' });
   }
-  checks.push(await checkCarrier(config), await checkSmtp(config), await checkPublicUrl(config), await checkSmppServer(config));
+  checks.push(await checkCarrier(config, routesFrom), await checkSmtp(config), await checkPublicUrl(config), await checkSmppServer(config));
   return checks;
 }
 

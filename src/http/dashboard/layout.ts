@@ -35,6 +35,9 @@ const NAV: Record<Area, { href: string; label: string; key: string }[]> = {
     { href: '/operator/backlog', label: 'Dispatch backlog', key: 'backlog' },
     { href: '/operator/numbers', label: 'Numbers', key: 'numbers' },
     { href: '/operator/smpp', label: 'SMPP binds', key: 'smpp' },
+    { href: '/operator/routes', label: 'Routes', key: 'routes' },
+    { href: '/operator/margin', label: 'Margin', key: 'margin' },
+    { href: '/operator/messages', label: 'Messages', key: 'messages' },
     { href: '/operator/outbox', label: 'Mail outbox', key: 'outbox' },
   ],
 };

@@ -5,6 +5,7 @@
  * outbox.
  */
 import { operatorNumbersPages } from './operator-numbers-pages.ts';
+import { operatorRoutesPages } from './operator-routes-pages.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors/catalogue.ts';
 import { addCredits, listAccounts, setAccountStatus } from '../../services/accounts/accounts.ts';
@@ -288,6 +289,7 @@ ${table('Limits and what is used', ['Limit', 'Now'], rows, '')}
     });
 
     operatorNumbersPages(app, ctx, { csrf: (request) => state(request).session.csrf_token, render });
+    operatorRoutesPages(app, ctx, { csrf: (request) => state(request).session.csrf_token, render });
 
     // ---- SMPP users and live binds, across accounts ----------------------------------------
 

@@ -11,7 +11,7 @@ import type { Carrier, OutboundMessage, SubmitOutcome } from '../../carriers/car
 import { carrierIdKeys } from '../../carriers/carrier-ids.ts';
 import type { CarrierPartsTable, JobsTable, MessagesTable } from '../../store/database.ts';
 import { deferJobs, deleteJobs, extendLeases, rescheduleJob, type NewJob } from '../../store/repositories/jobs.repository.ts';
-import { messagesByIds } from '../../store/repositories/messages.repository.ts';
+import { messagesByIds, recordMessageRoutes, type MessageRouteRecord } from '../../store/repositories/messages.repository.ts';
 import { insertCarrierParts } from '../../store/repositories/carrier-receipts.repository.ts';
 import { applyStatusChange, applyStatusChanges, enqueueFollowUps } from './message-status-changes.ts';
 import type { Context } from '../context.ts';
@@ -38,7 +38,23 @@ const UNRELEASED_RECHECK_MS = 1000;
 function outbound(m: MessagesTable): OutboundMessage {
   const message: OutboundMessage = { id: m.id, recipient: m.recipient, sender: m.sender, body: m.body, encoding: m.encoding, segments: m.segments };
   if (m.expires_at !== null) message.validUntil = Number(m.expires_at);
+  if (m.routes_tried) message.triedRoutes = m.routes_tried.split(',');
   return message;
+}
+
+/**
+ * What to record about the routes of a message after an outcome: the route that took it with the
+ * carrier's charge fixed now (a later change of the route's cost leaves it), or the routes it has
+ * tried, which it is not sent to again. Null when there is nothing new.
+ */
+function routeRecord(m: MessagesTable, outcome: SubmitOutcome): MessageRouteRecord | null {
+  const tried = outcome.triedRoutes && outcome.triedRoutes.length > 0 ? outcome.triedRoutes.join(',') : null;
+  if (outcome.kind === 'accepted' && outcome.route) {
+    const cost = outcome.route.costPerSegment === null ? null : outcome.route.costPerSegment * m.segments;
+    return { id: m.id, route: outcome.route.name, route_cost: cost, routes_tried: tried };
+  }
+  if (outcome.kind !== 'accepted' && tried !== null && tried !== (m.routes_tried ?? null)) return { id: m.id, route: null, route_cost: null, routes_tried: tried };
+  return null;
 }
 
 /** The outcome of a message whose validity period ended before it could be handed over. */
@@ -94,12 +110,15 @@ async function submitJobs(ctx: Context, carrier: Carrier, jobs: JobsTable[]): Pr
     const followUps: NewJob[] = [];
     const done: string[] = jobs.filter((j) => !kept.has(j.id)).map((j) => j.id);
     const parts: CarrierPartsTable[] = [];
+    const routes: MessageRouteRecord[] = [];
     await ctx.store.db.transaction().execute(async (trx) => {
       const accepted: { i: number; outcome: Extract<SubmitOutcome, { kind: 'accepted' }> }[] = [];
       const rejected: { i: number; outcome: Extract<SubmitOutcome, { kind: 'rejected' }> }[] = [];
       for (const i of order) {
         const { job } = work[i]!;
         const outcome = outcomes[i]!;
+        const record = routeRecord(work[i]!.message, outcome);
+        if (record && outcome.kind !== 'accepted') routes.push(record);
         if (outcome.kind === 'retry') {
           await rescheduleJob(trx, job.id, now + outcome.delayMs);
           summary.retried++;
@@ -120,6 +139,8 @@ async function submitJobs(ctx: Context, carrier: Carrier, jobs: JobsTable[]): Pr
         if (!sent[k]) return;
         summary.sent++;
         const message = work[i]!.message;
+        const record = routeRecord(message, outcome);
+        if (record) routes.push(record);
         outcome.carrierPartIds?.forEach((carrierId, partIndex) => {
           const { key, alt } = carrierIdKeys(carrierId);
           parts.push({ message_id: message.id, part_index: partIndex, carrier_id: carrierId, part_key: key, part_alt: alt, created_at: now });
@@ -140,6 +161,7 @@ async function submitJobs(ctx: Context, carrier: Carrier, jobs: JobsTable[]): Pr
         if (applied) summary.failed++;
       }
       await insertCarrierParts(trx, parts);
+      await recordMessageRoutes(trx, routes);
       await deleteJobs(trx, done);
       await deferJobs(trx, unreleased, now + UNRELEASED_RECHECK_MS);
       await enqueueFollowUps(trx, followUps, now);

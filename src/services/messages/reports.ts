@@ -77,8 +77,10 @@ export interface MessageDetail {
 }
 
 export async function messageDetail(ctx: Context, accountId: string, messageId: string): Promise<MessageDetail> {
-  const message = await accountMessage(ctx.store.db, accountId, messageId);
-  if (!message) throw new AppError('not_found', `No message ${messageId}.`);
+  const row = await accountMessage(ctx.store.db, accountId, messageId);
+  if (!row) throw new AppError('not_found', `No message ${messageId}.`);
+  // Which carrier route took it, and what that costs, is the operator's business, not the customer's.
+  const { route: _route, route_cost: _cost, routes_tried: _tried, ...message } = row;
   const { events, attempts } = await messageWebhookHistory(ctx.store.db, messageId);
   return { message, events: events.map((e) => ({ event: e, attempts: attempts.filter((a) => a.event_id === e.id) })) };
 }

@@ -302,3 +302,33 @@ export async function deleteMessageIfIn(db: Executor, accountId: string, id: str
   await db.deleteFrom('carrier_parts').where('message_id', '=', id).execute();
   return row.status;
 }
+
+export interface MessageRouteRecord {
+  id: string;
+  /** The route that took it; null while none has. */
+  route: string | null;
+  route_cost: number | null;
+  /** Comma-separated; null for none. */
+  routes_tried: string | null;
+}
+
+/**
+ * Records which route took each message (or which ones it has tried). On PostgreSQL one UPDATE for
+ * the batch, the values as arrays; on SQLite one prepared UPDATE each, which costs less there.
+ */
+const updateRoute = preparedWrite((db, route: string | null, routeCost: number | null, routesTried: string | null, id: string) =>
+  db.updateTable('messages').set({ route, route_cost: routeCost, routes_tried: routesTried }).where('id', '=', id),
+);
+
+export async function recordMessageRoutes(trx: Executor, records: readonly MessageRouteRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  if (dialectOf(trx) === 'sqlite') {
+    for (const r of records) await updateRoute(trx, r.route, r.route_cost, r.routes_tried, r.id);
+    return;
+  }
+  await sql`
+    update messages m set route = v.route, route_cost = v.route_cost, routes_tried = v.routes_tried
+    from unnest(${records.map((r) => r.id)}::text[], ${records.map((r) => r.route)}::text[], ${records.map((r) => r.route_cost)}::bigint[],
+      ${records.map((r) => r.routes_tried)}::text[]) as v(id, route, route_cost, routes_tried)
+    where m.id = v.id`.execute(trx);
+}

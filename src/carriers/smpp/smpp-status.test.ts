@@ -1,21 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chooseRoute } from './routes.ts';
 import { submitErrorFor, isTransientStatus } from './smpp-status.ts';
 import { TokenBucket } from './token-bucket.ts';
-
-test('longest prefix wins, else the default route', () => {
-  const routes = [
-    { name: 'world', prefixes: [], default: true },
-    { name: 'uk', prefixes: ['+44'], default: false },
-    { name: 'uk-mobile', prefixes: ['+447'], default: false },
-    { name: 'us', prefixes: ['+1', '+1787'], default: false },
-  ];
-  assert.equal(chooseRoute(routes, '+447911123456')!.name, 'uk-mobile');
-  assert.equal(chooseRoute(routes, '+442071234567')!.name, 'uk');
-  assert.equal(chooseRoute(routes, '+14155550100')!.name, 'us');
-  assert.equal(chooseRoute(routes, '+33612345678')!.name, 'world');
-});
 
 test('SMPP statuses: throttling is transient, the rest name the status', () => {
   assert.ok(isTransientStatus(0x58) && isTransientStatus(0x14));
