@@ -39,6 +39,7 @@ const NEARLY_FULL_BYTES = 1024 * 1024;
 const PROBE_BYTES = 256 * 1024;
 
 export class StoreCondition {
+  #recoveredAt: number | null = null;
   #problem: StoreProblem | null = null;
   #disk: { at: number; failure: StoreFailure | null } = { at: 0, failure: null };
   readonly #listeners: ((problem: StoreProblem | null) => void)[] = [];
@@ -137,10 +138,16 @@ export class StoreCondition {
     this.recovered();
   }
 
+  /** When the last problem ended (Date.now()), or null if none has. */
+  get recoveredAt(): number | null {
+    return this.#recoveredAt;
+  }
+
   /** The store took work again. */
   recovered(): void {
     if (!this.#problem) return;
     this.#problem = null;
+    this.#recoveredAt = Date.now();
     for (const l of this.#listeners) l(null);
   }
 }

@@ -8,7 +8,8 @@ import { afterEach, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import type { Context } from '../../src/services/context.ts';
-import { Dispatcher } from '../../src/services/messages/dispatch-messages.ts';
+import { Dispatcher, RECLAIM_GRACE_MS } from '../../src/services/messages/dispatch-messages.ts';
+import { StoreCondition } from '../../src/store/condition.ts';
 import { claimJobs } from '../../src/store/repositories/jobs.repository.ts';
 import { harness, type Harness } from '../helpers/harness.ts';
 import { testDialect } from '../helpers/test-store.ts';
@@ -96,5 +97,35 @@ describe('a store that cannot take writes', () => {
     assert.deepEqual(left, []);
     // Nothing held any more: the next round claims as usual.
     await dispatcher.settle();
+  });
+
+  test('just after an outage, another process leaves the jobs whose lease ran out to the process that may hold their outcomes, and takes them only once that has had time to record', async () => {
+    const { key } = await h.customer({ credits: 100 });
+    for (let i = 0; i < 2; i++) assert.equal((await h.request('POST', '/v1/sms/send', { key, body: { to: `+1415555310${i}`, from: 'Acme', message: 'hi' } })).statusCode, 200);
+    const leaseMs = 1000;
+    // A claim by a process that then went quiet (it holds the outcome of one, and died with the other).
+    const claimedAt = h.clock.now();
+    const first = await claimJobs(h.ctx.store.db, 'dispatch', 10, claimedAt, leaseMs);
+    assert.equal(first.length, 2);
+    h.clock.advance(leaseMs + 1);
+    // This process saw the outage and its end a moment ago; the leases have run out meanwhile.
+    const other: Context = { ...h.ctx, store: { ...h.ctx.store } };
+    other.store.condition.observe(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
+    other.store.condition.recovered();
+    const dispatcher = new Dispatcher(other, h.carrier, leaseMs);
+    const reclaimed = await claimJobs(h.ctx.store.db, 'dispatch', 10, h.clock.now(), leaseMs);
+    assert.deepEqual(reclaimed.map((j) => j.attempts), [2, 2]);
+    const summary = await dispatcher.dispatch(reclaimed, h.clock.now());
+    assert.equal(summary.skipped, 2);
+    assert.equal(h.carrier.submitted.size, 0, 'nothing submitted while the holder may still record');
+    const due = await claimJobs(h.ctx.store.db, 'dispatch', 10, h.clock.now() + RECLAIM_GRACE_MS - 1000, leaseMs);
+    assert.deepEqual(due, [], 'left alone for the grace');
+    // The grace over (the holder died): the jobs go out, once each.
+    h.clock.advance(RECLAIM_GRACE_MS);
+    const later = await claimJobs(h.ctx.store.db, 'dispatch', 10, h.clock.now(), leaseMs);
+    assert.equal(later.length, 2);
+    const fresh = new Dispatcher({ ...h.ctx, store: { ...h.ctx.store, condition: new StoreCondition() } }, h.carrier, leaseMs);
+    await fresh.dispatch(later, h.clock.now());
+    assert.deepEqual([...h.carrier.submitted.values()], [1, 1]);
   });
 });

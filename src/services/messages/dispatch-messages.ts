@@ -176,6 +176,14 @@ async function submitJobs(ctx: Context, carrier: Carrier, jobs: JobsTable[]): Pr
 
 const heldInProcess = new WeakMap<Store, Set<string>>();
 
+/**
+ * After the store comes back from an outage, how long a process leaves alone the jobs whose lease
+ * ran out meanwhile (claimed before: `attempts` > 1): another process may hold their outcomes in
+ * memory and record them at its next step, which comes within the longest back-off of a worker
+ * loop (5 s). Only a job still there after this is one whose process died, and is submitted again.
+ */
+export const RECLAIM_GRACE_MS = 15_000;
+
 /** Outcomes the carrier gave that the database has not taken yet. */
 interface Held {
   jobIds: string[];
@@ -217,7 +225,17 @@ export class Dispatcher {
   async dispatch(claimed: JobsTable[], claimedAt: number): Promise<DispatchSummary> {
     // A job whose lease ran out while another loop of this process held its outcome (a long
     // outage) is that loop's to record, not to submit again; this claim has renewed its lease.
-    const jobs = this.#heldHere.size === 0 ? claimed : claimed.filter((j) => !this.#heldHere.has(j.id));
+    let jobs = this.#heldHere.size === 0 ? claimed : claimed.filter((j) => !this.#heldHere.has(j.id));
+    // Jobs another process may hold the outcomes of, just after an outage: theirs to record first.
+    const recoveredAt = this.ctx.store.condition.recoveredAt;
+    const graceLeft = recoveredAt === null ? 0 : recoveredAt + RECLAIM_GRACE_MS - Date.now();
+    if (graceLeft > 0) {
+      const reclaimed = jobs.filter((j) => j.attempts > 1);
+      if (reclaimed.length > 0) {
+        await deferJobs(this.ctx.store.db, reclaimed.map((j) => j.id), this.ctx.clock() + graceLeft);
+        jobs = jobs.filter((j) => j.attempts <= 1);
+      }
+    }
     if (jobs.length === 0) return { sent: 0, failed: 0, retried: 0, waiting: 0, skipped: claimed.length };
     const record = await submitJobs(this.ctx, this.carrier, jobs);
     try {
