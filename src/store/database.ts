@@ -38,6 +38,8 @@ export interface AccountsTable {
   daily_day: number;
   /** Comma-separated calling codes narrowing ALLOWED_COUNTRIES; null: no narrowing. */
   allowed_countries: string | null;
+  /** The account's rate card (migration 022); null: `default`. */
+  rate_card?: string | null;
   /** Where the account's own events go (inbound, opt-outs); null: nowhere (migration 013). */
   events_url: string | null;
   /** The reply to HELP; null: the default text. */
@@ -162,6 +164,8 @@ export interface MessagesTable {
   expires_at: number | null;
   /** 0 for an opt-out confirmation (free, never refunded, never refused at dispatch); default 1. */
   charged?: number;
+  /** Credits charged at acceptance, segments × the price then (migration 022); null before it. */
+  credits?: number | null;
 }
 
 export interface JobsTable {
@@ -466,7 +470,32 @@ export interface SmppOutboxTable {
   expires_at: number;
 }
 
+export interface RateCardsTable {
+  name: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export type RateEntryKind = 'price' | 'blocked' | 'removed';
+
+export interface RateCardEntriesTable {
+  card: string;
+  prefix: string;
+  effective_from: number;
+  kind: RateEntryKind;
+  /** Set for `price` entries only. */
+  credits_per_segment: number | null;
+}
+
+export interface RateCardRevisionTable {
+  id: number;
+  value: number;
+}
+
 export interface Database {
+  rate_cards: RateCardsTable;
+  rate_card_entries: RateCardEntriesTable;
+  rate_card_revision: RateCardRevisionTable;
   smpp_users: SmppUsersTable;
   smpp_binds: SmppBindsTable;
   smpp_messages: SmppMessagesTable;
