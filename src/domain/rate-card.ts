@@ -209,3 +209,12 @@ export function rateCsv(prices: Iterable<{ prefix: string; price: Price }>): str
   for (const { prefix, price } of prices) out += `${prefix},${price}\n`;
   return out;
 }
+
+/**
+ * What a stored message was charged at acceptance: its `credits`; a message accepted before
+ * prices existed (null) was charged one credit per segment, a free one (`charged` 0) nothing.
+ */
+export function chargedCredits(m: { segments: number | string; credits?: number | string | null; charged?: number | string | null }): number {
+  if (Number(m.charged ?? 1) === 0) return 0;
+  return m.credits === null || m.credits === undefined ? Number(m.segments) : Number(m.credits);
+}
