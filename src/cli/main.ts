@@ -26,6 +26,7 @@ import { operatorCommands } from './commands/operator.ts';
 import { senderIdCommands } from './commands/sender-id.ts';
 import { serviceCommands } from './commands/service.ts';
 import { smppUserCommands } from './commands/smpp-user.ts';
+import { rateCardCommands } from './commands/rate-card.ts';
 import { output } from './output.ts';
 import { configOrFail, describeUnexpected, reportFailure, StartupFailure, whileStarting } from './startup.ts';
 
@@ -36,6 +37,7 @@ export const commands: Record<string, Command> = {
   ...senderIdCommands,
   ...numberCommands,
   ...smppUserCommands,
+  ...rateCardCommands,
   ...inboundCommands,
   ...optOutCommands,
   ...operatorCommands,
@@ -51,6 +53,7 @@ const GROUPS: Record<string, string> = {
   'sender-id': 'Review Sender IDs: list, approve, reject, request-info',
   operator: 'Dashboard logins for operators',
   'smpp-user': 'SMPP credentials for accounts: create, list, rotate, delete',
+  'rate-card': 'Prices per destination: list, show, import',
 };
 
 function version(): string {

@@ -201,6 +201,13 @@ export const catalogue = {
       'The recipient\'s country calling code is not on the installation\'s or the account\'s list of allowed destinations, or the account\'s rate card blocks its prefix. In a bulk request this is a per-entry error; the other entries are sent.',
     retryable: false,
   },
+  invalid_rate_card: {
+    status: 400,
+    message: 'The rate card file cannot be read.',
+    description:
+      'A rate card import (`pigeon rate-card import`, the operator console) whose file is not the CSV `prefix,credits_per_segment`: the message names the first bad line by its number in the file (the header is line 1). Nothing was changed.',
+    retryable: false,
+  },
   destination_not_priced: {
     status: 400,
     message: 'Messages to this destination have no price.',
