@@ -6,7 +6,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { pigeonCli, ROOT } from '../helpers/processes.ts';
+import { freePort, pigeonCli, ROOT, startPigeon, type PigeonProcess } from '../helpers/processes.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 import { processDatabase } from '../helpers/test-store.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'pigeon-rate-card-'));
@@ -20,10 +21,15 @@ function file(name: string, text: string): string {
   return path;
 }
 
+let server: PigeonProcess;
+let port: number;
 before(async () => {
   await database.open();
+  port = await freePort();
+  server = await startPigeon(['serve', '--no-workers'], { DATABASE_URL: database.url, PORT: String(port) });
 });
 after(async () => {
+  await server?.stop();
   await database.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -91,9 +97,19 @@ test('import: a dry run shows the difference and changes nothing; merge, replace
   assert.equal(then, 'prefix,credits_per_segment\n+44,4\n+49,8\n');
 });
 
-test('list and set-rate-card', async () => {
+test('list and set-rate-card; a running server in another process prices by the change within 2 s', async () => {
   const account = await pigeon('account', 'create', '--name', 'Acme Ltd', '--email', 'ops@acme.test');
+  const key = (await pigeon('key', 'create', account.json.id, '--label', 'live')).json.key as string;
+  const pricing = async () => (await (await fetch(`http://127.0.0.1:${port}/v1/pricing?to=%2B447700900123`, { headers: { authorization: `Bearer ${key}` } })).json()).data;
+  assert.equal((await pricing()).credits_per_segment, 1, 'the default card');
   const set = await pigeon('account', 'set-rate-card', account.json.id, 'gold');
+  let changedAt = performance.now();
+  await waitFor(async () => (await pricing())?.credits_per_segment === 4, { timeout: 2000, interval: 50, message: 'the server to see the account\'s card' });
+  assert.ok(performance.now() - changedAt < 2000);
+  await pigeon('rate-card', 'import', 'gold', file('cheaper.csv', 'prefix,credits_per_segment\n+44,2\n'));
+  changedAt = performance.now();
+  await waitFor(async () => (await pricing())?.credits_per_segment === 2, { timeout: 2000, interval: 50, message: 'the server to see the new price' });
+
   const [unknown, list] = await Promise.all([pigeon('account', 'set-rate-card', account.json.id, 'nope'), pigeon('rate-card', 'list')]);
   assert.deepEqual(set.json, { id: account.json.id, rate_card: 'gold' });
   assert.equal(JSON.parse(unknown.stderr).code, 'not_found');
