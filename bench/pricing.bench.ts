@@ -6,7 +6,8 @@
  * are seconds apart on a machine whose speed drifts. Also times the card's import.
  *
  * Prints, for each, the median requests/s over the rounds with its spread (lowest–highest), the
- * median ratio carded/flat with its spread, and each side's median p99.
+ * median ratio carded/flat with its spread, the server's CPU time per send (read from /proc, which
+ * a busy machine disturbs far less than the rate) and its ratio, and each side's median p99.
  *
  *   node --import tsx bench/pricing.bench.ts [seconds per run=10] [rounds=5]
  */
@@ -21,7 +22,7 @@ import { importCard, setAccountRateCard } from '../src/services/pricing/rate-car
 import { approveSenderId, registerSenderId } from '../src/services/sender-ids/sender-ids.ts';
 import { openStore } from '../src/store/connect.ts';
 import { migrateToLatest } from '../src/store/migrate.ts';
-import { figure, load, report } from './lib.ts';
+import { cpuTicks, figure, load, report } from './lib.ts';
 import { machine } from './peers.ts';
 import { freshDatabase } from './setup.ts';
 
@@ -61,7 +62,7 @@ try {
     RATE_LIMIT_MAX: '100000000',
     DISPATCH_BACKLOG_LIMIT: '100000000',
   });
-  const runs: Record<'flat' | 'carded', { rate: number; p99: number }[]> = { flat: [], carded: [] };
+  const runs: Record<'flat' | 'carded', { rate: number; p99: number; cpuUs: number }[]> = { flat: [], carded: [] };
   try {
     const send = (key: string, seconds: number) =>
       load(`http://127.0.0.1:${port}/v1/sms/send`, {
@@ -76,10 +77,14 @@ try {
     for (let round = 1; round <= ROUNDS; round++) {
       const order = round % 2 === 1 ? (['flat', 'carded'] as const) : (['carded', 'flat'] as const);
       for (const which of order) {
+        const ticks = cpuTicks(server.child.pid!);
         const r = await send(which === 'flat' ? flat.key : carded.key, SECONDS);
+        // The server's own CPU time per answer: far less sensitive than the rate to what else
+        // the machine runs meanwhile.
+        const cpuUs = ((cpuTicks(server.child.pid!) - ticks) * 10_000) / Math.max(1, r.total);
         if (r.non2xx > 0) console.error(`#   ${which}: ${r.non2xx} answers were not 2xx`);
-        runs[which].push({ rate: r.requestsPerSecond, p99: r.p99 });
-        console.error(`#   round ${round} ${which}: ${Math.round(r.requestsPerSecond)} req/s, p99 ${r.p99} ms (${machine()})`);
+        runs[which].push({ rate: r.requestsPerSecond, p99: r.p99, cpuUs });
+        console.error(`#   round ${round} ${which}: ${Math.round(r.requestsPerSecond)} req/s, p99 ${r.p99} ms, ${Math.round(cpuUs)} µs server CPU per send (${machine()})`);
       }
     }
   } finally {
@@ -102,6 +107,11 @@ try {
     figure('send, 100,000-prefix card / flat, median of rounds', median(ratios), '%'),
     figure('send, 100,000-prefix card / flat, lowest round', Math.min(...ratios), '%'),
     figure('send, 100,000-prefix card / flat, highest round', Math.max(...ratios), '%'),
+    figure('send, flat default card, median server CPU per send', median(runs.flat.map((r) => r.cpuUs)), 'µs'),
+    figure('send, 100,000-prefix card, median server CPU per send', median(runs.carded.map((r) => r.cpuUs)), 'µs'),
+    figure('send, server CPU per send 100,000-prefix card / flat, median of rounds', median(runs.carded.map((c, i) => (c.cpuUs / runs.flat[i]!.cpuUs) * 100)), '%'),
+    figure('send, server CPU per send 100,000-prefix card / flat, lowest round', Math.min(...runs.carded.map((c, i) => (c.cpuUs / runs.flat[i]!.cpuUs) * 100)), '%'),
+    figure('send, server CPU per send 100,000-prefix card / flat, highest round', Math.max(...runs.carded.map((c, i) => (c.cpuUs / runs.flat[i]!.cpuUs) * 100)), '%'),
     figure('send, flat default card, median p99', median(runs.flat.map((r) => r.p99)), 'ms'),
     figure('send, 100,000-prefix card, median p99', median(runs.carded.map((r) => r.p99)), 'ms'),
   ]);

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { harness, type Harness } from '../helpers/harness.ts';
 import { importCard, setAccountRateCard } from '../../src/services/pricing/rate-cards.ts';
 import { ledgerMatchesBalance } from '../../src/services/accounts/accounts.ts';
+import { readCampaign } from '../../src/services/campaigns/campaigns.ts';
 
 const HOUR = 3_600_000;
 const CARD = 'prefix,credits_per_segment\n+44,3\n+447,5\n+4479,blocked\n+33,2\n';
@@ -167,5 +168,19 @@ describe('rate cards through the API', () => {
     await h.workers.drain();
     assert.equal((await report(key, res.json().message_id)).status, 'failed');
     assert.equal(await balance(key), 0);
+  });
+
+  test('the campaign composer\'s preview costs each row at its price and lists unpriced and blocked rows as invalid', async () => {
+    const { accountId } = await pricedCustomer(100);
+    const file = 'phone,name\n+441632960001,Ann\n+447912345678,Bob\n+12025550143,Cy\n+447700900123,Di\n';
+    async function* source() {
+      yield file;
+    }
+    const draft = await readCampaign(h.ctx, accountId, { sender: 'Acme', template: 'Hello {name}' }, source(), { purpose: 'preview' });
+    assert.equal(draft.messages, 2);
+    assert.equal(draft.credits, 3 + 5, '+44 at 3 and +447 at 5, one segment each');
+    assert.deepEqual(draft.invalid.map((r) => [r.line, r.to]), [[3, '+447912345678'], [4, '+12025550143']]);
+    assert.match(draft.invalid[0]!.reason, /blocked/);
+    assert.match(draft.invalid[1]!.reason, /no price/);
   });
 });
