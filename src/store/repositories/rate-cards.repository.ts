@@ -32,12 +32,11 @@ export interface CardSummary {
 export async function listRateCards(db: Executor): Promise<CardSummary[]> {
   const cards = await db.selectFrom('rate_cards').select(['name', 'created_at', 'updated_at']).orderBy('name').execute();
   const entries = await db.selectFrom('rate_card_entries').select(['card', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('card').execute();
-  const accounts = await db
-    .selectFrom('accounts')
-    .select([(eb) => eb.fn.coalesce('rate_card', eb.val(DEFAULT_CARD)).as('card'), (eb) => eb.fn.countAll<number>().as('n')])
-    .groupBy((eb) => eb.fn.coalesce('rate_card', eb.val(DEFAULT_CARD)))
-    .execute();
-  const count = (rows: { card?: string | null; n: number | string }[], name: string) => Number(rows.find((r) => r.card === name)?.n ?? 0);
+  const accounts = (await db.selectFrom('accounts').select(['rate_card', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('rate_card').execute()).map((r) => ({
+    card: r.rate_card ?? DEFAULT_CARD,
+    n: r.n,
+  }));
+  const count = (rows: { card?: string | null; n: number | string }[], name: string) => rows.filter((r) => r.card === name).reduce((sum, r) => sum + Number(r.n), 0);
   return cards.map((c) => ({
     name: c.name,
     created_at: Number(c.created_at),
