@@ -64,12 +64,13 @@ forEachDialect((_dialect, open) => {
     const first = await importCard(ctx, 'big', csv);
     const importMs = performance.now() - started;
     assert.equal(first.diff.added.length, 100_000);
-    assert.ok(importMs < 15_000, `import took ${importMs.toFixed(0)} ms`);
+    // Seconds on a quiet machine; the bound only catches a row-by-row write (minutes), not a busy machine.
+    assert.ok(importMs < 30_000, `import took ${importMs.toFixed(0)} ms`);
     // Everything again, every price raised by one: 100,000 rows replaced.
     started = performance.now();
     const raised = await importCard(ctx, 'big', csv.replace(/,(\d)\n/g, (_, d: string) => `,${Number(d) + 1}\n`));
     assert.equal(raised.diff.raised.length, 100_000);
-    assert.ok(performance.now() - started < 15_000);
+    assert.ok(performance.now() - started < 30_000);
     assert.equal((await rateCardEntries(store.db, 'big')).length, 100_000, 'the superseded rows are gone');
 
     await addAccount(store, 'acc_big');
