@@ -158,8 +158,10 @@ export async function importCard(ctx: Context, name: string, csv: string, option
 /** Gives an account a card (`default` included). */
 export async function setAccountRateCard(ctx: Context, accountId: string, card: string): Promise<{ id: string; rate_card: string }> {
   await existingCard(ctx, card);
-  const changed = await ctx.store.db.transaction().execute((trx) => storeAccountRateCard(trx, accountId, card));
-  if (!changed) throw new AppError('not_found', `No account ${accountId}.`);
+  await ctx.store.db.transaction().execute(async (trx) => {
+    // Thrown inside, so that an unknown account rolls back the revision's move too.
+    if (!(await storeAccountRateCard(trx, accountId, card))) throw new AppError('not_found', `No account ${accountId}.`);
+  });
   invalidatePrices(ctx.store);
   return { id: accountId, rate_card: card };
 }
