@@ -10,6 +10,8 @@
  * a busy machine disturbs far less than the rate) and its ratio, and each side's median p99.
  *
  *   node --import tsx bench/pricing.bench.ts [seconds per run=10] [rounds=5]
+ *   PRICING_BENCH_CONTROL=1 node --import tsx bench/pricing.bench.ts ...   both on the flat card:
+ *     what two identical customers differ by on this machine, the yardstick for the real run
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -51,7 +53,7 @@ try {
   const started = performance.now();
   await importCard(ctx, 'large', csv);
   const importSeconds = (performance.now() - started) / 1000;
-  await setAccountRateCard(ctx, carded.accountId, 'large');
+  if (process.env.PRICING_BENCH_CONTROL !== '1') await setAccountRateCard(ctx, carded.accountId, 'large');
   await store.close();
 
   const port = await freePort();
