@@ -3,9 +3,9 @@
  * same transaction: the webhook event in the outbox (when the message has a `callback_url`) and,
  * for a message the carrier refused before it was ever `sent`, the refund.
  */
-import { chargedCredits } from '../../domain/rate-card.ts';
 import type { Transaction } from 'kysely';
 import { canTransition, eventForStatus, type MessageStatus } from '../../domain/message-status.ts';
+import { chargedCredits } from '../../domain/rate-card.ts';
 import type { Database, MessagesTable, WebhookEventsTable } from '../../store/database.ts';
 import { insertRows } from '../../store/insert-rows.ts';
 import { creditCredits } from '../../store/repositories/ledger.repository.ts';

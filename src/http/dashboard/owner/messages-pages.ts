@@ -2,9 +2,9 @@
  * Messages, /dashboard/messages: the delivery reports, filtered and a page at a time, and one
  * message with its webhook events and attempts, and its redaction (DECISIONS.md §13).
  */
-import { chargedCredits } from '../../../domain/rate-card.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isFinal, MESSAGE_STATUSES, type MessageStatus } from '../../../domain/message-status.ts';
+import { chargedCredits } from '../../../domain/rate-card.ts';
 import { isMasked } from '../../../domain/redaction.ts';
 import { AppError } from '../../../errors/catalogue.ts';
 import { redactMessages } from '../../../services/messages/redact-messages.ts';
