@@ -42,6 +42,8 @@ const suites: { name: string; args: string[]; env?: Record<string, string> }[] =
   // Pigeon (--no-workers, and serve with workers on SMPP) and Kannel, interleaved round by round.
   { name: 'race', args: ['bench/race.bench.ts', quick ? '4' : '10', '3'] },
   { name: 'scale-out', args: ['bench/scale-out.bench.ts', quick ? '4' : '10', '1,2,4'] },
+  // The send rate with a 100,000-prefix rate card against the flat default, interleaved round by round.
+  { name: 'pricing', args: ['bench/pricing.bench.ts', quick ? '4' : '10', quick ? '3' : '5'] },
   // A 100,000-row CSV and XLSX read as the composer reads them: time, peak RSS, event loop delay.
   { name: 'campaign-files', args: ['bench/campaign-files.bench.ts', quick ? '20000' : '100000'] },
 ];

@@ -28,6 +28,7 @@ import { serviceCommands } from './commands/service.ts';
 import { smppUserCommands } from './commands/smpp-user.ts';
 import { routeCommands } from './commands/route.ts';
 import { reportCommands } from './commands/report.ts';
+import { rateCardCommands } from './commands/rate-card.ts';
 import { output } from './output.ts';
 import { configOrFail, describeUnexpected, reportFailure, StartupFailure, whileStarting } from './startup.ts';
 
@@ -40,6 +41,7 @@ export const commands: Record<string, Command> = {
   ...smppUserCommands,
   ...routeCommands,
   ...reportCommands,
+  ...rateCardCommands,
   ...inboundCommands,
   ...optOutCommands,
   ...operatorCommands,
@@ -58,6 +60,7 @@ const GROUPS: Record<string, string> = {
   route: 'SMPP routes to carriers: list, show, add, update, remove',
   message: 'One message as the operator sees it',
   report: 'Reports for the operator: margin',
+  'rate-card': 'Prices per destination: list, show, import',
 };
 
 function version(): string {

@@ -204,7 +204,21 @@ export const catalogue = {
     status: 400,
     message: 'Messages to this country are not allowed.',
     description:
-      'The recipient\'s country calling code is not on the installation\'s or the account\'s list of allowed destinations. In a bulk request this is a per-entry error; the other entries are sent.',
+      'The recipient\'s country calling code is not on the installation\'s or the account\'s list of allowed destinations, or the account\'s rate card blocks its prefix. In a bulk request this is a per-entry error; the other entries are sent.',
+    retryable: false,
+  },
+  invalid_rate_card: {
+    status: 400,
+    message: 'The rate card file cannot be read.',
+    description:
+      'A rate card import (`pigeon rate-card import`, the operator console) whose file is not the CSV `prefix,credits_per_segment`: the message names the first bad line by its number in the file (the header is line 1). Nothing was changed.',
+    retryable: false,
+  },
+  destination_not_priced: {
+    status: 400,
+    message: 'Messages to this destination have no price.',
+    description:
+      'No entry of the account\'s rate card matches the recipient\'s number, so it cannot be charged: nothing was sent or debited. `GET /v1/pricing?to=...` shows a destination\'s price; the operator sets prices. In a bulk request this is a per-entry error; the other entries are sent.',
     retryable: false,
   },
   // Idempotency

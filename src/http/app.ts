@@ -24,6 +24,7 @@ import { errorBody, makeErrorHandler } from './error-handler.ts';
 import { MemoryRateLimitStore, type RateLimitStore } from './rate-limit.ts';
 import { requestLogger } from './request-logger.ts';
 import { accountRoutes } from './routes/account.ts';
+import { pricingRoutes } from './routes/pricing.ts';
 import { deliveryReportRoutes } from './routes/delivery-reports.ts';
 import { docsRoutes } from './routes/docs.ts';
 import { OPENAPI_PATH, openApiRoute, registerOpenApi } from './openapi.ts';
@@ -242,6 +243,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       await v1.register(deliveryReportRoutes(ctx));
       await v1.register(webhookRoutes(ctx));
       await v1.register(accountRoutes(ctx));
+      await v1.register(pricingRoutes(ctx));
       await v1.register(numberRoutes(ctx));
       await v1.register(inboundRoutes(ctx));
       await v1.register(optOutRoutes(ctx));

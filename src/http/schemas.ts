@@ -133,6 +133,40 @@ export const SendResult = Type.Object({
   validity_period: Type.Optional(Type.Integer({ description: 'The validity period in seconds, when the request gave one.' })),
 });
 
+export const QuoteResult = Type.Object({
+  status: Type.Literal('success'),
+  data: Type.Object({
+    segments: Type.Integer(),
+    encoding: Encoding,
+    credits_per_segment: Type.Integer({ description: 'The destination\'s price on the account\'s rate card now.' }),
+    credits: Type.Integer({ description: 'What the send would be charged: segments × credits_per_segment.' }),
+  }),
+});
+
+export const PricingQuery = Type.Object({
+  to: Type.String({ maxLength: 64, description: 'A destination number, E.164 (separators allowed, as in a send).' }),
+});
+
+export const PricingBody = Type.Object({
+  status: Type.Literal('success'),
+  data: Type.Object({
+    to: Type.String({ description: 'The number, normalised to E.164.' }),
+    prefix: Type.String({ description: 'The rate card\'s longest prefix matching it (`+` alone matches every number).' }),
+    credits_per_segment: Type.Integer(),
+    effective_from: Type.String({ format: 'date-time', description: 'Since when this price applies.' }),
+    next_change: Type.Union(
+      [
+        Type.Object({
+          credits_per_segment: Type.Union([Type.Integer(), Type.Literal('blocked'), Type.Null()], { description: 'The price from `effective_from` on: `blocked` when sends there will be refused, null when it will have no price.' }),
+          effective_from: Type.String({ format: 'date-time' }),
+        }),
+        Type.Null(),
+      ],
+      { description: 'The next dated change of this destination\'s price, or null.' },
+    ),
+  }),
+});
+
 export const BulkBody = Type.Object({
   from: Type.String({ maxLength: LIMITS.from, description: 'An approved Sender ID, applied to every message; at most 16 characters.' }),
   messages: Type.Array(
@@ -255,6 +289,7 @@ export const DeliveryReport = Type.Object({
   status: MessageStatus,
   segments: Type.Integer(),
   encoding: Encoding,
+  credits_used: Type.Integer({ description: 'Credits charged at acceptance: segments × the destination\'s price then. A refund gives back exactly this.' }),
   error_code: NullableString(),
   error_message: NullableString(),
   created_at: Type.String({ format: 'date-time' }),

@@ -6,6 +6,7 @@ const BY_CODE: Record<string, number> = {
   invalid_sender_id: STATUS.RINVSRCADR,
   invalid_recipient: STATUS.RINVDSTADR,
   destination_not_allowed: STATUS.RINVDSTADR,
+  destination_not_priced: STATUS.RINVDSTADR,
   invalid_message: STATUS.RINVMSGLEN,
   invalid_send_at: STATUS.RINVSCHED,
   invalid_validity_period: STATUS.RINVEXPIRY,

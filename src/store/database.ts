@@ -38,6 +38,8 @@ export interface AccountsTable {
   daily_day: number;
   /** Comma-separated calling codes narrowing ALLOWED_COUNTRIES; null: no narrowing. */
   allowed_countries: string | null;
+  /** The account's rate card (migration 022); null: `default`. */
+  rate_card?: string | null;
   /** Where the account's own events go (inbound, opt-outs); null: nowhere (migration 013). */
   events_url: string | null;
   /** The reply to HELP; null: the default text. */
@@ -177,6 +179,8 @@ export interface MessagesTable {
   route_cost?: number | null;
   /** Comma-separated routes that refused it or did not answer: not tried again for it. */
   routes_tried?: string | null;
+  /** Credits charged at acceptance, segments × the price then (migration 022); null before it. */
+  credits?: number | null;
 }
 
 export interface JobsTable {
@@ -542,7 +546,32 @@ export interface SmppOutboxTable {
   expires_at: number;
 }
 
+export interface RateCardsTable {
+  name: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export type RateEntryKind = 'price' | 'blocked' | 'removed';
+
+export interface RateCardEntriesTable {
+  card: string;
+  prefix: string;
+  effective_from: number;
+  kind: RateEntryKind;
+  /** Set for `price` entries only. */
+  credits_per_segment: number | null;
+}
+
+export interface RateCardRevisionTable {
+  id: number;
+  value: number;
+}
+
 export interface Database {
+  rate_cards: RateCardsTable;
+  rate_card_entries: RateCardEntriesTable;
+  rate_card_revision: RateCardRevisionTable;
   smpp_users: SmppUsersTable;
   smpp_binds: SmppBindsTable;
   smpp_messages: SmppMessagesTable;

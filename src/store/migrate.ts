@@ -23,6 +23,7 @@ import * as m017 from './migrations/017-dispatch-jobs-one-index.ts';
 import * as m019 from './migrations/019-campaign-files.ts';
 import * as m020 from './migrations/020-smpp-users.ts';
 import * as m021 from './migrations/021-redaction.ts';
+import * as m022 from './migrations/022-rate-cards.ts';
 import * as m023 from './migrations/023-smpp-routes.ts';
 import * as m024 from './migrations/024-twilio.ts';
 import * as m026 from './migrations/026-smpp-parts.ts';
@@ -46,6 +47,7 @@ const migrations: Record<string, Migration> = {
   '019-campaign-files': m019,
   '020-smpp-users': m020,
   '021-redaction': m021,
+  '022-rate-cards': m022,
   '023-smpp-routes': m023,
   '024-twilio': m024,
   '026-smpp-parts': m026,

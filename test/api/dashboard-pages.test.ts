@@ -76,6 +76,7 @@ describe('dashboard: owner pages', () => {
     assert.match(detail.body, /badge-delivered/);
     assert.match(detail.body, /hooks\.example\.com/);
     assert.match(detail.body, /42 ms/);
+    assert.match(detail.body, /id="message-credits">1</, 'the credits it was charged at the default card\'s price');
 
     const other = new DashboardClient(h.app);
     const form = await other.get('/dashboard/signup');

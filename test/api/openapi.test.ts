@@ -197,6 +197,12 @@ describe('OpenAPI document', () => {
     check('GET', '/v1/sms/delivery-reports', await h.request('GET', `/v1/sms/delivery-reports?batch_id=${bulk.json().batch_id}&status=failed&limit=5`, { key }));
     check('GET', '/v1/sms/delivery-reports', await h.request('GET', '/v1/sms/delivery-reports?limit=500', { key }));
     check('GET', '/v1/account', await h.request('GET', '/v1/account', { key }));
+    // Prices, on an account of its own (this one's requests are counted against RATE_LIMIT_MAX).
+    const p = await h.customer();
+    check('GET', '/v1/pricing', await h.request('GET', '/v1/pricing?to=%2B447911123456', { key: p.key }));
+    check('GET', '/v1/pricing', await h.request('GET', '/v1/pricing?to=nope', { key: p.key }));
+    check('POST', '/v1/sms/quote', await h.request('POST', '/v1/sms/quote', { key: p.key, body: send }));
+    check('POST', '/v1/sms/quote', await h.request('POST', '/v1/sms/quote', { key: p.key, body: { ...send, to: 'nope' } }));
     await assignNumber(h.ctx, (await h.request('GET', '/v1/account', { key })).json().data.id, '+447700900777', 'Support');
     check('GET', '/v1/numbers', await h.request('GET', '/v1/numbers', { key }));
     check('PUT', '/v1/account/events-url', await h.request('PUT', '/v1/account/events-url', { key, body: { url: 'https://127.0.0.1:9/events' } }));

@@ -10,6 +10,7 @@ import { encodeGsm7, encodeUcs2 } from '../../src/carriers/smpp/gsm7.ts';
 import { ledgerMatchesBalance } from '../../src/services/accounts/accounts.ts';
 import { setAccountLimits } from '../../src/services/accounts/account-limits.ts';
 import { addOptOut } from '../../src/services/opt-outs/opt-outs.ts';
+import { importCard, setAccountRateCard } from '../../src/services/pricing/rate-cards.ts';
 import { messageDetail } from '../../src/services/messages/reports.ts';
 import { listSmppUsers } from '../../src/services/smpp-access/smpp-users.ts';
 import { SmppServer } from '../../src/smpp-server/smpp-server.ts';
@@ -180,6 +181,23 @@ test('each refusal answers its command_status, with nothing stored or charged', 
   cleanup.push(poor.session);
   assert.equal((await poor.submit({ message_payload: encodeGsm7('z'.repeat(200)) })).status, 0x400, 'insufficient credits');
   assert.equal(await balance(poor), 1);
+});
+
+test('rate cards: a blocked or unpriced destination is 0x0B with nothing charged; a priced one is charged its price', async () => {
+  await importCard(f.h.ctx, 'smpp-card', 'prefix,credits_per_segment\n+44,2\n+4477009000,blocked\n');
+  const c = await customer();
+  cleanup.push(c.session);
+  await setAccountRateCard(f.h.ctx, c.accountId, 'smpp-card');
+  f.h.clock.advance(200);
+  assert.equal((await c.submit({ short_message: encodeGsm7('hi') })).status, 0x0b, 'blocked');
+  f.h.clock.advance(200);
+  assert.equal((await c.submit({ destination_addr: '33612345678', short_message: encodeGsm7('hi') })).status, 0x0b, 'not priced');
+  assert.equal(await balance(c), 100);
+  f.h.clock.advance(200);
+  const sent = await c.submit({ destination_addr: '447911123456', message_payload: encodeGsm7('z'.repeat(200)) });
+  assert.equal(sent.status, 0);
+  assert.equal((await stored(c, sent.id)).credits, 4);
+  assert.equal(await balance(c), 96);
 });
 
 test('the user\'s tps is a bucket with a burst of at least 10: the 11th PDU at once is 0x58, then it refills', async () => {

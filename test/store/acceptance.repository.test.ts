@@ -61,7 +61,7 @@ function group(grantedRevision: number | null): AcceptanceGroup {
       message('msg_a1', 'acc_a'),
       message('msg_a2', 'acc_a', { batch_id: 'bat_1' }),
       message('msg_a3', 'acc_a', { batch_id: 'bat_1', status: 'scheduled', send_at: NOW + 3_600_000, validity_period: 600, expires_at: NOW + 3_600_000 + 600_000 }),
-      message('msg_b1', 'acc_b', { segments: 2, encoding: 'UCS-2', body: 'héllo ✓', callback_url: 'http://127.0.0.1:9/cb', validity_period: 60, expires_at: NOW + 60_000 }),
+      message('msg_b1', 'acc_b', { segments: 2, credits: 2, encoding: 'UCS-2', body: 'héllo ✓', callback_url: 'http://127.0.0.1:9/cb', validity_period: 60, expires_at: NOW + 60_000 }),
     ],
     jobIds: ['job_1', 'job_2', 'job_3', 'job_4'],
   };
@@ -121,7 +121,8 @@ describe('acceptance repository', () => {
       ]);
       assert.deepEqual(after.batches, [{ id: 'bat_1', account_id: 'acc_a', total: 2, queued: 2, credits_used: 2, created_at: NOW, campaign_id: null }]);
       // Every column as given, the scheduled message with its send_at, validity and expiry.
-      assert.deepEqual(after.messages, group(revision).messages.map((m) => ({ ...m, charged: 1, route: null, route_cost: null, routes_tried: null })));
+      // `credits` (migration 022) is written as given, null where the row has none; no route has taken them (023).
+      assert.deepEqual(after.messages, group(revision).messages.map((m) => ({ ...m, charged: 1, credits: m.credits ?? null, route: null, route_cost: null, routes_tried: null })));
       // The scheduled message (msg_a3) has no job; the others are due now, named by their account.
       assert.deepEqual(after.jobs, [
         { id: 'job_1', queue: 'dispatch', account_id: 'acc_a', ref: 'msg_a1', payload: null, run_at: NOW, attempts: 0, created_at: NOW },

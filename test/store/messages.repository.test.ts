@@ -69,9 +69,10 @@ forEachDialect((dialect, open) => {
     const back = await messagesByIds(store.db, rows.map((r) => r.id).reverse());
     assert.deepEqual(
       back.sort((a, b) => a.id.localeCompare(b.id)),
-      // `charged` (migration 013) defaults to 1: only opt-out confirmations are free. No route
-      // has taken them yet (migration 023).
-      rows.map((r) => ({ ...r, charged: 1, route: null, route_cost: null, routes_tried: null })),
+      // `charged` (migration 013) defaults to 1: only opt-out confirmations are free. `credits`
+      // (migration 022) is null on a row written without it, as on messages accepted before it;
+      // no route has taken them yet (migration 023).
+      rows.map((r) => ({ ...r, charged: 1, credits: null, route: null, route_cost: null, routes_tried: null })),
     );
   });
 

@@ -180,11 +180,12 @@ forEachDialect((dialect, open) => {
     ]);
     assert.deepEqual(await cancelScheduledMessages(store.db, 'acc_b', { messageId: 'msg_0004' }, NOW), [], 'another account’s');
     assert.deepEqual(await cancelScheduledMessages(store.db, 'acc_a', { batchId: 'bat_1' }, NOW), [
-      { id: 'msg_0001', segments: 2 },
-      { id: 'msg_0002', segments: 1 },
+      // Written without `credits`, as before prices: charged one credit per segment.
+      { id: 'msg_0001', credits: 2 },
+      { id: 'msg_0002', credits: 1 },
     ]);
     assert.deepEqual(await cancelScheduledMessages(store.db, 'acc_a', { batchId: 'bat_1' }, NOW), [], 'a second cancel finds nothing');
-    assert.deepEqual(await cancelScheduledMessages(store.db, 'acc_a', { messageId: 'msg_0004' }, NOW), [{ id: 'msg_0004', segments: 1 }]);
+    assert.deepEqual(await cancelScheduledMessages(store.db, 'acc_a', { messageId: 'msg_0004' }, NOW), [{ id: 'msg_0004', credits: 1 }]);
     assert.deepEqual(await statuses(store), { msg_0001: 'canceled', msg_0002: 'canceled', msg_0003: 'pending', msg_0004: 'canceled', msg_0005: 'scheduled' });
     assert.equal(await accountHasMessage(store.db, 'acc_a', 'msg_0005'), false);
     assert.equal(await accountHasMessage(store.db, 'acc_b', 'msg_0005'), true);

@@ -6,6 +6,8 @@ import { PigeonApiError } from './errors.ts';
 import { Transport, type ClientOptions, type RawResponse } from './transport.ts';
 import type {
   AccountResult,
+  PricingResult,
+  QuoteResult,
   BulkRequest,
   BulkResult,
   CancelResult,
@@ -114,6 +116,14 @@ export class Pigeon {
       });
       return object(response) as unknown as SendResult;
     },
+    /**
+     * `POST /v1/sms/quote`: the cost of `request` as a send (segments, the destination's price),
+     * refused as the send would be. Nothing is stored or debited, so it is safe to repeat.
+     */
+    quote: async (request: SendRequest, options: CallOptions = {}): Promise<QuoteResult> => {
+      const response = await this.#http.request({ method: 'POST', path: '/sms/quote', body: request, signal: options.signal });
+      return object(response) as unknown as QuoteResult;
+    },
     /** `POST /v1/sms/bulk`: a campaign of up to 10,000 messages; invalid entries come back in `errors`. */
     bulk: async (request: BulkRequest, options: SendOptions = {}): Promise<BulkResult> => {
       const response = await this.#http.request({
@@ -195,6 +205,11 @@ export class Pigeon {
     get: async (options: CallOptions = {}): Promise<AccountResult> => {
       const response = await this.#http.request({ method: 'GET', path: '/account', signal: options.signal });
       return object(response) as unknown as AccountResult;
+    },
+    /** `GET /v1/pricing?to=...`: what a segment to `to` costs now, and its next dated change. */
+    pricing: async (to: string, options: CallOptions = {}): Promise<PricingResult> => {
+      const response = await this.#http.request({ method: 'GET', path: '/pricing', query: { to }, signal: options.signal });
+      return object(response) as unknown as PricingResult;
     },
   };
   /** Phone numbers assigned to the account (by the operator). */

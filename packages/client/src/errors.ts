@@ -37,6 +37,8 @@ export const KNOWN_ERROR_CODES = [
   'service_unavailable',
   'invalid_events_url',
   'recipient_opted_out',
+  'destination_not_allowed',
+  'destination_not_priced',
   'opt_out_by_recipient',
   'invalid_number',
   'number_taken',

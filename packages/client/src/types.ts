@@ -84,6 +84,8 @@ export interface DeliveryReport {
   status: MessageStatus;
   segments: number;
   encoding: Encoding;
+  /** Credits charged at acceptance (segments × the price then); a refund gives back exactly this. */
+  credits_used: number;
   error_code: string | null;
   error_message: string | null;
   created_at: string;
@@ -344,3 +346,31 @@ export interface OptOutEvent {
 
 /** Any event POSTed to the account's events URL. */
 export type AccountEvent = SmsReceivedEvent | OptOutEvent;
+
+/** `POST /v1/sms/quote`: what a send would cost; nothing is sent or debited. */
+export interface QuoteResult {
+  status: 'success';
+  data: {
+    segments: number;
+    encoding: Encoding;
+    /** The destination's price on the account's rate card now. */
+    credits_per_segment: number;
+    /** segments × credits_per_segment. */
+    credits: number;
+  };
+}
+
+/** `GET /v1/pricing?to=...`: a destination's price now and its next dated change. */
+export interface PricingResult {
+  status: 'success';
+  data: {
+    /** E.164. */
+    to: string;
+    /** The longest prefix of the rate card matching `to`. */
+    prefix: string;
+    credits_per_segment: number;
+    effective_from: string;
+    /** `blocked`: sends will be refused; null: it will have no price. */
+    next_change: { credits_per_segment: number | 'blocked' | null; effective_from: string } | null;
+  };
+}

@@ -40,6 +40,21 @@ describe('client against a live server', () => {
     await assert.rejects(pigeon.sms.cancelBatch('bat_nope'), (err: PigeonApiError) => err.code === 'not_found' && err.status === 404);
   });
 
+  test('sms.quote prices a send without sending it; account.pricing reads a destination\'s price', async () => {
+    const { key } = await server.h.customer({ credits: 10 });
+    const pigeon = client(key);
+    assert.deepEqual(await pigeon.sms.quote({ to: '+447911123456', from: 'Acme', message: 'x'.repeat(161) }), {
+      status: 'success',
+      data: { segments: 2, encoding: 'GSM-7', credits_per_segment: 1, credits: 2 },
+    });
+    assert.equal((await pigeon.account.get()).data.credits_remaining, 10);
+    assert.equal((await pigeon.deliveryReports.list()).pagination.total, 0);
+    const price = await pigeon.account.pricing('+44 7911 123456');
+    assert.deepEqual(price, { status: 'success', data: { to: '+447911123456', prefix: '+', credits_per_segment: 1, effective_from: '1970-01-01T00:00:00.000Z', next_change: null } });
+    await assert.rejects(pigeon.account.pricing('+44'), (err: PigeonApiError) => err.code === 'invalid_recipient' && err.status === 400);
+    await assert.rejects(pigeon.sms.quote({ to: '+44', from: 'Acme', message: 'x' }), (err: PigeonApiError) => err.code === 'invalid_recipient');
+  });
+
   test('account.get reads the balance', async () => {
     const { key, accountId } = await server.h.customer({ credits: 42 });
     const account = await client(key).account.get();

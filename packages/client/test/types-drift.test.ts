@@ -29,6 +29,8 @@ same<Same<Static<typeof Server.ReportsList>, Client.DeliveryReportPage>>(true);
 same<Same<Static<typeof Server.AccountBody>['data'], Client.Account>>(true);
 same<Same<Static<typeof ServerWebhookEvent>, Client.WebhookEvent>>(true);
 same<Same<Static<typeof Server.CancelResult>, Client.CancelResult>>(true);
+same<Same<Static<typeof Server.QuoteResult>, Client.QuoteResult>>(true);
+same<Same<Static<typeof Server.PricingBody>, Client.PricingResult>>(true);
 same<Same<Static<typeof Server.NumberRecord>, Client.PhoneNumber>>(true);
 same<Same<Static<typeof Server.NumberList>, Client.NumberList>>(true);
 same<Same<Static<typeof Server.InboundRecord>, Client.InboundMessage>>(true);

@@ -34,6 +34,7 @@ const NAV: Record<Area, { href: string; label: string; key: string }[]> = {
     { href: '/operator/accounts', label: 'Accounts', key: 'accounts' },
     { href: '/operator/backlog', label: 'Dispatch backlog', key: 'backlog' },
     { href: '/operator/numbers', label: 'Numbers', key: 'numbers' },
+    { href: '/operator/rate-cards', label: 'Rate cards', key: 'rate-cards' },
     { href: '/operator/smpp', label: 'SMPP binds', key: 'smpp' },
     { href: '/operator/routes', label: 'Routes', key: 'routes' },
     { href: '/operator/margin', label: 'Margin', key: 'margin' },

@@ -1,11 +1,12 @@
 /**
  * The operator's area, under /operator: login, the review queue of pending Sender IDs with their
  * documents (approve, reject with a reason, ask for more information), a page at a time, accounts
- * (search, top-up, suspend and resume, limits), the dispatch backlog per account and the mail
- * outbox.
+ * (search, top-up, suspend and resume, limits), the dispatch backlog per account, rate cards and
+ * the mail outbox.
  */
 import { operatorNumbersPages } from './operator-numbers-pages.ts';
 import { operatorRoutesPages } from './operator-routes-pages.ts';
+import { operatorRateCardsPages } from './operator-rate-cards-pages.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors/catalogue.ts';
 import { addCredits, listAccounts, setAccountStatus } from '../../services/accounts/accounts.ts';
@@ -290,6 +291,7 @@ ${table('Limits and what is used', ['Limit', 'Now'], rows, '')}
 
     operatorNumbersPages(app, ctx, { csrf: (request) => state(request).session.csrf_token, render });
     operatorRoutesPages(app, ctx, { csrf: (request) => state(request).session.csrf_token, render });
+    operatorRateCardsPages(app, ctx, { csrf: (request) => state(request).session.csrf_token, render });
 
     // ---- SMPP users and live binds, across accounts ----------------------------------------
 

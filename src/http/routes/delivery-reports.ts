@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Context } from '../../services/context.ts';
 import { listDeliveryReports, type DeliveryReportRow } from '../../services/messages/reports.ts';
+import { chargedCredits } from '../../domain/rate-card.ts';
 import { iso } from '../../util/ids.ts';
 import { principalOf } from '../auth.ts';
 import { ReportsList, ReportsQuery } from '../schemas.ts';
@@ -15,6 +16,7 @@ export function deliveryReport(m: DeliveryReportRow) {
     status: m.status,
     segments: m.segments,
     encoding: m.encoding,
+    credits_used: chargedCredits(m),
     error_code: m.error_code,
     error_message: m.error_message,
     created_at: iso(Number(m.created_at)),

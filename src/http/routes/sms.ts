@@ -1,20 +1,20 @@
 /** `POST /v1/sms/send`, `POST /v1/sms/bulk`, the cancels of scheduled messages and the redactions. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { sendBulk, sendMessage } from '../../services/messages/submit-messages.ts';
+import { quoteMessage, sendBulk, sendMessage } from '../../services/messages/submit-messages.ts';
 import { cancelScheduled } from '../../services/messages/cancel-messages.ts';
 import { redactMessages } from '../../services/messages/redact-messages.ts';
 import type { Context } from '../../services/context.ts';
 import { principalOf } from '../auth.ts';
 import { replyIdempotently } from '../idempotency.ts';
-import { BulkBody, BulkResult, CancelResult, IdempotencyHeaders, RedactResult, SendBody, SendFieldErrors, SendResult } from '../schemas.ts';
+import { BulkBody, BulkResult, CancelResult, IdempotencyHeaders, QuoteResult, RedactResult, SendBody, SendFieldErrors, SendResult } from '../schemas.ts';
 
 export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.post(
       '/sms/send',
       {
-        config: { scope: 'sms:send', accessCheckedAtCommit: true, errors: ['invalid_recipient', 'invalid_sender_id', 'invalid_message', 'invalid_callback_url', 'invalid_send_at', 'invalid_validity_period', 'destination_not_allowed', 'recipient_opted_out', 'insufficient_credits', 'daily_limit_reached', 'service_unavailable'] },
+        config: { scope: 'sms:send', accessCheckedAtCommit: true, errors: ['invalid_recipient', 'invalid_sender_id', 'invalid_message', 'invalid_callback_url', 'invalid_send_at', 'invalid_validity_period', 'destination_not_allowed', 'destination_not_priced', 'recipient_opted_out', 'insufficient_credits', 'daily_limit_reached', 'service_unavailable'] },
         schemaErrorFormatter: SendFieldErrors,
         schema: {
           summary: 'Send one SMS',
@@ -34,6 +34,22 @@ export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
           (finish) => sendMessage(ctx, principal, request.body, finish),
         );
       },
+    );
+
+    app.post(
+      '/sms/quote',
+      {
+        config: { scope: 'sms:send', errors: ['invalid_recipient', 'invalid_sender_id', 'invalid_message', 'invalid_callback_url', 'invalid_send_at', 'invalid_validity_period', 'destination_not_allowed', 'destination_not_priced', 'recipient_opted_out'] },
+        schemaErrorFormatter: SendFieldErrors,
+        schema: {
+          summary: 'Price one SMS without sending it',
+          description: 'Takes the body of `POST /v1/sms/send` and answers what it would cost, refusing what the send would refuse. Nothing is stored or debited.',
+          tags: ['SMS'],
+          body: SendBody,
+          response: { 200: QuoteResult },
+        },
+      },
+      async (request) => ({ status: 'success' as const, data: await quoteMessage(ctx, principalOf(request), request.body) }),
     );
 
     app.post(

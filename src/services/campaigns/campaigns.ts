@@ -57,6 +57,7 @@ import { newId } from '../../util/ids.ts';
 import { randomToken } from '../auth/sessions.ts';
 import { accountMayUseApi, approvedSenderName } from '../auth/access.ts';
 import { destinationRule } from '../accounts/account-limits.ts';
+import { priceRule, type PriceRule } from '../pricing/pricing.ts';
 import { listSenderIds } from '../sender-ids/sender-ids.ts';
 import { accept, checkEntry, messageRow, timingOf, type ValidEntry } from '../messages/submit-messages.ts';
 import { cancelScheduled } from '../messages/cancel-messages.ts';
@@ -196,6 +197,7 @@ export async function readCampaign(
   if (reading.country && !countryByCode(reading.country)) throw new AppError('invalid_request', `${reading.country} is not a country this server knows; choose one in the list.`);
   const sender = await approvedSenderName(ctx, accountId, input.sender);
   const destinations = await destinationRule(ctx, accountId);
+  const prices = await priceRule(ctx, accountId);
   // The account's turn first, then a place among the process's reads: a replaced preview leaves
   // both at once, even while its upload stalls.
   const turn = await accountFileReads.enter(accountId, purpose);
@@ -203,7 +205,7 @@ export async function readCampaign(
     const release = await fileReads.acquire(turn.signal);
     try {
       const rows = abortable(source, turn.signal);
-      const draft = await readCampaignRows(ctx, accountId, { sender, template: input.template }, reading, destinations, rows, purpose === 'send', format, turn.signal);
+      const draft = await readCampaignRows(ctx, accountId, { sender, template: input.template }, reading, destinations, prices, rows, purpose === 'send', format, turn.signal);
       return { ...draft, fileName };
     } finally {
       release();
@@ -219,6 +221,7 @@ async function readCampaignRows(
   input: CampaignInput,
   reading: CampaignReading,
   destinations: Awaited<ReturnType<typeof destinationRule>>,
+  prices: PriceRule,
   source: AsyncIterable<Uint8Array | string>,
   keepEntries: boolean,
   format: 'csv' | 'xlsx',
@@ -262,7 +265,7 @@ async function readCampaignRows(
         continue;
       }
       messages++;
-      credits += entry.segments;
+      credits += entry.credits;
       if (preview.length < PREVIEW_ROWS) preview.push({ line, to: entry.e164, written, text, encoding: entry.encoding, segments: entry.segments });
       if (keepEntries) entries.push(entry);
     }
@@ -286,7 +289,7 @@ async function readCampaignRows(
       // A national number that cannot be read says so in its own words; one with its `+` is
       // refused in the API's words for `to`.
       if (!number.ok && number.national) return refuseRow(line, to, number.reason);
-      const check = checkEntry(to, text, destinations, number.ok ? { ok: true, e164: number.e164 } : { ok: false, reason: number.reason });
+      const check = checkEntry(to, text, destinations, prices, number.ok ? { ok: true, e164: number.e164 } : { ok: false, reason: number.reason });
       if (!check.ok) return refuseRow(line, to, check.message.replaceAll('`message`', 'The filled message'));
       if (seen.has(check.entry.e164)) {
         duplicateCount++;
@@ -396,7 +399,7 @@ export async function sendCampaign(ctx: Context, draft: CampaignDraft, input: Se
     let credits = 0;
     for (const entry of part) {
       rows.push(messageRow(accountId, batchId, draft.sender, entry, null, timing, now));
-      credits += entry.segments;
+      credits += entry.credits;
     }
     batches.push({ id: batchId, total: part.length, queued: part.length, credits });
   }

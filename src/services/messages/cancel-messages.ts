@@ -46,8 +46,9 @@ export async function cancelScheduled(ctx: Context, accountId: string, target: C
       // Dispatch jobs staged for them shortly before their time (release-scheduled.ts) go too.
       await withdrawDispatch(trx, canceled.map((m) => m.id));
       await enqueueSmppCancelReceipts(trx, canceled.map((m) => m.id), now);
-      const credits = canceled.reduce((n, m) => n + m.segments, 0);
-      await creditCredits(trx, accountId, credits, 'refund', id, 'canceled', now);
+      const credits = canceled.reduce((n, m) => n + m.credits, 0);
+      // A free destination (price 0) has nothing to give back.
+      if (credits > 0) await creditCredits(trx, accountId, credits, 'refund', id, 'canceled', now);
       return { canceled: canceled.map((m) => m.id), credits };
     }),
   );

@@ -5,6 +5,7 @@
  */
 import type { Transaction } from 'kysely';
 import { canTransition, eventForStatus, type MessageStatus } from '../../domain/message-status.ts';
+import { chargedCredits } from '../../domain/rate-card.ts';
 import type { Database, MessagesTable, WebhookEventsTable } from '../../store/database.ts';
 import { insertRows } from '../../store/insert-rows.ts';
 import { creditCredits } from '../../store/repositories/ledger.repository.ts';
@@ -62,10 +63,11 @@ function nextState(message: MessagesTable, change: StatusChange, now: number): M
 /** What follows from a change that applied: the refund, and the webhook event (returned). */
 async function afterChange(trx: Transaction<Database>, previous: MessagesTable, next: MessagesTable, now: number, followUps: NewJob[]): Promise<WebhookEventsTable | null> {
   messageTransitions.inc({ status: next.status });
-  // Refused before it ever left: the customer paid for nothing, so the segments come back.
+  // Refused before it ever left: the customer paid for nothing, so what was charged comes back.
   // An opt-out confirmation (charged 0) was free: nothing to give back.
   if (previous.status === 'pending' && next.status === 'failed' && Number(previous.charged ?? 1) !== 0) {
-    await creditCredits(trx, previous.account_id, previous.segments, 'refund', previous.id, next.error_code, now);
+    const charged = chargedCredits(previous);
+    if (charged > 0) await creditCredits(trx, previous.account_id, charged, 'refund', previous.id, next.error_code, now);
   }
   if (!next.callback_url) return null;
   const twilio = next.callback_format === 'twilio';

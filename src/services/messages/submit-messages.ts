@@ -18,6 +18,7 @@ import type { AccessSnapshot } from '../auth/access-cache.ts';
 import { checkBacklog } from './backlog.ts';
 import { destinationRule, type DestinationRule } from '../accounts/account-limits.ts';
 import type { Context } from '../context.ts';
+import { priceRule, type PriceRule } from '../pricing/pricing.ts';
 import type { Finish } from './idempotency.ts';
 
 export const MAX_MESSAGE_CHARACTERS = 1600;
@@ -30,6 +31,9 @@ export interface ValidEntry {
   body: string;
   encoding: Encoding;
   segments: number;
+  /** The destination's price at acceptance, and `segments` times it: what the message is charged. */
+  creditsPerSegment: number;
+  credits: number;
 }
 
 export type EntryCheck = { ok: true; entry: ValidEntry } | { ok: false; code: ErrorCode; message: string };
@@ -40,7 +44,7 @@ function countCharacters(text: string): number {
   return n;
 }
 
-export function checkEntry(to: string, body: string, destinations: DestinationRule, recipient?: ReturnType<typeof parseRecipient>): EntryCheck {
+export function checkEntry(to: string, body: string, destinations: DestinationRule, prices: PriceRule, recipient?: ReturnType<typeof parseRecipient>): EntryCheck {
   if (to.length > MAX_RECIPIENT_CHARACTERS) {
     return { ok: false, code: 'invalid_recipient', message: `\`to\` has ${to.length} characters; the maximum is ${MAX_RECIPIENT_CHARACTERS}.` };
   }
@@ -48,6 +52,8 @@ export function checkEntry(to: string, body: string, destinations: DestinationRu
   if (!recipient.ok) return { ok: false, code: 'invalid_recipient', message: `\`to\` is not a valid E.164 number: ${recipient.reason}` };
   const refused = destinations?.(recipient.e164);
   if (refused) return { ok: false, code: 'destination_not_allowed', message: refused };
+  const price = prices(recipient.e164);
+  if (!price.ok) return price;
   // Each character is one or two UTF-16 units: past twice the limit, no need to count them.
   const length = body.length > 2 * MAX_MESSAGE_CHARACTERS ? Infinity : countCharacters(body);
   if (length === 0 || length > MAX_MESSAGE_CHARACTERS) {
@@ -63,7 +69,7 @@ export function checkEntry(to: string, body: string, destinations: DestinationRu
     };
   }
   const { encoding, segments } = segmentMessage(body);
-  return { ok: true, entry: { to, e164: recipient.e164, body, encoding, segments } };
+  return { ok: true, entry: { to, e164: recipient.e164, body, encoding, segments, creditsPerSegment: price.creditsPerSegment, credits: segments * price.creditsPerSegment } };
 }
 
 /** Returns the URL when it is an absolute https:// URL. */
@@ -148,6 +154,7 @@ export function messageRow(accountId: string, batchId: string | null, sender: st
     expires_at: timing.expiresAt,
     // Every row carries the column, so rows of several acceptances insert together.
     callback_format: null,
+    credits: entry.credits,
   };
 }
 
@@ -229,12 +236,13 @@ export interface SendOptions {
   write?: (trx: Executor) => Promise<void>;
 }
 
-export async function sendMessage(ctx: Context, sender: Sender, input: SendInput, finish?: Finish, options: SendOptions = {}): Promise<SendResult> {
+/** Every check of a single send, in order; what `sendMessage` accepts and `quoteMessage` prices. */
+async function checkSend(ctx: Context, sender: Sender, input: SendInput) {
   const { accountId } = sender;
   const recipient = parseRecipient(input.to);
   if (!recipient.ok) throw new AppError('invalid_recipient', `\`to\` is not a valid E.164 number: ${recipient.reason}`);
   const from = await approvedSenderName(ctx, accountId, input.from, sender.access);
-  const check = checkEntry(input.to, input.message, await destinationRule(ctx, accountId, sender.access), recipient);
+  const check = checkEntry(input.to, input.message, await destinationRule(ctx, accountId, sender.access), await priceRule(ctx, accountId), recipient);
   if (!check.ok) throw new AppError(check.code, check.message);
   if ((await optedOutRecipients(ctx, accountId, [check.entry.e164], sender.access)).size > 0) {
     throw new AppError('recipient_opted_out', `${check.entry.e164} opted out of messages from this account (they replied STOP, or were added to its opt-out list).`);
@@ -242,6 +250,25 @@ export async function sendMessage(ctx: Context, sender: Sender, input: SendInput
   const callbackUrl = checkCallbackUrl(input.callback_url);
   const now = ctx.clock();
   const timing = timingOf(input, now);
+  return { from, check, callbackUrl, now, timing };
+}
+
+export interface QuoteResult {
+  segments: number;
+  encoding: Encoding;
+  credits_per_segment: number;
+  credits: number;
+}
+
+/** `POST /v1/sms/quote`: what the send would cost, refused as it would be; nothing stored or debited. */
+export async function quoteMessage(ctx: Context, sender: Sender, input: SendInput): Promise<QuoteResult> {
+  const { check } = await checkSend(ctx, sender, input);
+  return { segments: check.entry.segments, encoding: check.entry.encoding, credits_per_segment: check.entry.creditsPerSegment, credits: check.entry.credits };
+}
+
+export async function sendMessage(ctx: Context, sender: Sender, input: SendInput, finish?: Finish, options: SendOptions = {}): Promise<SendResult> {
+  const { accountId } = sender;
+  const { from, check, callbackUrl, now, timing } = await checkSend(ctx, sender, input);
   const row = messageRow(accountId, null, from, check.entry, callbackUrl, timing, now);
   if (options.messageId !== undefined) row.id = options.messageId;
   if (input.callback_format !== undefined && callbackUrl !== null) row.callback_format = input.callback_format;
@@ -251,7 +278,7 @@ export async function sendMessage(ctx: Context, sender: Sender, input: SendInput
     ...(options.write ? { write: options.write } : {}),
     ...(row.callback_format ? { wholeRows: true } : {}),
     reference: row.id,
-    credits: row.segments,
+    credits: check.entry.credits,
     batch: null,
     respond: (remaining): SendResult => ({
       status: 'success',
@@ -260,7 +287,7 @@ export async function sendMessage(ctx: Context, sender: Sender, input: SendInput
       from,
       segments: row.segments,
       encoding: row.encoding,
-      credits_used: row.segments,
+      credits_used: check.entry.credits,
       credits_remaining: remaining,
       ...timing.echo,
     }),
@@ -302,6 +329,7 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
   }
   const from = await approvedSenderName(ctx, accountId, input.from, sender.access);
   const destinations = await destinationRule(ctx, accountId, sender.access);
+  const prices = await priceRule(ctx, accountId);
   const callbackUrl = checkCallbackUrl(input.callback_url);
   const now = ctx.clock();
   const timing = timingOf(input, now);
@@ -310,7 +338,7 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
   const accepted: BulkResult['messages'] = [];
   const errors: BulkResult['errors'] = [];
   let credits = 0;
-  const checks = input.messages.map((m) => checkEntry(m.to, m.message, destinations));
+  const checks = input.messages.map((m) => checkEntry(m.to, m.message, destinations, prices));
   const optedOut = await optedOutRecipients(
     ctx,
     accountId,
@@ -331,7 +359,7 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
     const row = messageRow(accountId, batchId, from, check.entry, callbackUrl, timing, now);
     rows.push(row);
     accepted.push({ index, message_id: row.id, to: m.to, segments: row.segments, encoding: row.encoding });
-    credits += row.segments;
+    credits += check.entry.credits;
   });
   const respond = (remaining: number): BulkResult => ({
     status: 'success',

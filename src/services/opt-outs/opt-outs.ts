@@ -60,7 +60,7 @@ async function queueReply(trx: Transaction<Database>, accountId: string, number:
   if (!(await takeReplySlot(trx, number, phone, utcDay(now), MAX_REPLIES_PER_DAY))) return null;
   const { encoding, segments } = segmentMessage(text);
   // Not charged: sent even at 0 credits, never refunded, never refused at dispatch.
-  const row: MessagesTable = { ...messageRow(accountId, null, number, { to: phone, e164: phone, body: text, encoding, segments }, null, AT_ONCE, now), charged: 0 };
+  const row: MessagesTable = { ...messageRow(accountId, null, number, { to: phone, e164: phone, body: text, encoding, segments, creditsPerSegment: 0, credits: 0 }, null, AT_ONCE, now), charged: 0 };
   await insertRows(trx, 'messages', [row]);
   await enqueueJobs(trx, [{ queue: 'dispatch', accountId, ref: row.id, runAt: now }], now);
   return row.id;

@@ -1,6 +1,6 @@
 /**
  * A group of acceptances written by one statement on PostgreSQL (alone, or inside a transaction
- * that also writes the group's idempotency records) (migration 015's `pigeon_accept`):
+ * that also writes the group's idempotency records) (`pigeon_accept`, migrations 015 and 022):
  * the debits, ledger rows, batches, messages and dispatch jobs of a coalesced group in one round
  * trip, where the general path (acceptance-batcher.ts) takes one per statement plus BEGIN and
  * COMMIT. Every column goes as one array parameter, so a bulk of 10,000 is one statement too.
@@ -44,7 +44,7 @@ const TYPES = [
   'text[]', 'text[]', 'bigint[]', 'text[]',
   'text[]', 'text[]', 'integer[]', 'integer[]', 'bigint[]',
   'text[]', 'text[]', 'text[]', 'text[]', 'text[]', 'text[]', 'text[]', 'integer[]', 'text[]', 'text[]', 'bigint[]', 'bigint[]',
-  'bigint[]', 'integer[]', 'bigint[]',
+  'bigint[]', 'integer[]', 'bigint[]', 'integer[]',
   'text[]',
 ];
 const CALL = `select * from pigeon_accept(${TYPES.map((t, i) => `$${i + 1}::${t}`).join(', ')})`;
@@ -58,7 +58,7 @@ export async function acceptGroupInOneStatement(db: Executor, g: AcceptanceGroup
     g.ledger.map((l) => l.id), g.ledger.map((l) => l.accountId), g.ledger.map((l) => l.amount), g.ledger.map((l) => l.reference),
     g.batches.map((b) => b.id), g.batches.map((b) => b.account_id), g.batches.map((b) => b.total), g.batches.map((b) => b.queued), g.batches.map((b) => b.credits_used),
     col('id'), col('account_id'), col('batch_id'), col('recipient'), col('sender'), col('body'), col('encoding'), col('segments'), col('status'), col('callback_url'), col('created_at'), col('updated_at'),
-    col('send_at'), col('validity_period'), col('expires_at'),
+    col('send_at'), col('validity_period'), col('expires_at'), m.map((r) => r.credits ?? null),
     g.jobIds,
   ];
   try {

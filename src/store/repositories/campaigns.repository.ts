@@ -52,7 +52,7 @@ export async function campaignStatusCounts(db: Executor, accountId: string, camp
 export async function campaignCanceledCredits(db: Executor, accountId: string, campaignId: string): Promise<number> {
   const row = await campaignMessages(db, accountId, campaignId)
     .where('status', '=', 'canceled')
-    .select((eb) => eb.fn.coalesce(eb.fn.sum<number | string>('segments'), eb.lit(0)).as('credits'))
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number | string>(eb.fn.coalesce('credits', 'segments')), eb.lit(0)).as('credits'))
     .executeTakeFirst();
   return Number(row?.credits ?? 0);
 }

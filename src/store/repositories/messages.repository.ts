@@ -114,6 +114,8 @@ export const REPORT_COLUMNS = [
   'sender',
   'status',
   'segments',
+  'credits',
+  'charged',
   'encoding',
   'error_code',
   'error_message',

@@ -233,14 +233,15 @@ export type CancelTarget = { messageId: string } | { batchId: string };
 
 /**
  * Moves the target's still-scheduled messages of the account to `canceled`; returns them (id and
- * segments), in id order. The status guard makes a cancel and a release of the same message
+ * the credits charged for them), in id order. The status guard makes a cancel and a release of the same message
  * exclusive: whichever commits first wins, the other changes nothing.
  */
-export async function cancelScheduledMessages(trx: Executor, accountId: string, target: CancelTarget, now: number): Promise<{ id: string; segments: number }[]> {
+export async function cancelScheduledMessages(trx: Executor, accountId: string, target: CancelTarget, now: number): Promise<{ id: string; credits: number }[]> {
   let q = trx.updateTable('messages').set({ status: 'canceled', updated_at: now }).where('account_id', '=', accountId).where('status', '=', 'scheduled');
   q = 'messageId' in target ? q.where('id', '=', target.messageId) : q.where('batch_id', '=', target.batchId);
-  const rows = await q.returning(['id', 'segments']).execute();
-  return rows.map((r) => ({ id: r.id, segments: Number(r.segments) })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const rows = await q.returning(['id', 'segments', 'credits']).execute();
+  // Messages accepted before prices (credits null) were charged one credit per segment.
+  return rows.map((r) => ({ id: r.id, credits: Number(r.credits ?? r.segments) })).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
 /** Whether the account has a batch with this id. */

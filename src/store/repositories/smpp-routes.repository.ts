@@ -101,10 +101,11 @@ export interface MessageRouteRow {
 }
 
 /**
- * What the message was charged: its segments, unless it was free (an opt-out confirmation).
+ * What the message was charged: its credits fixed at acceptance (migration 022; its segments
+ * for a message accepted before prices), unless it was free (an opt-out confirmation).
  * One expression, so that the margin and the message view agree with the ledger's debit.
  */
-const CREDITS_CHARGED = sql<number>`case when coalesce(charged, 1) = 0 then 0 else segments end`;
+const CREDITS_CHARGED = sql<number>`case when coalesce(charged, 1) = 0 then 0 else coalesce(credits, segments) end`;
 
 /** The operator's view of one message (any account), without its body. */
 export async function messageForOperator(db: Executor, id: string): Promise<MessageRouteRow | undefined> {

@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isFinal, MESSAGE_STATUSES, type MessageStatus } from '../../../domain/message-status.ts';
+import { chargedCredits } from '../../../domain/rate-card.ts';
 import { isMasked } from '../../../domain/redaction.ts';
 import { AppError } from '../../../errors/catalogue.ts';
 import { redactMessages } from '../../../services/messages/redact-messages.ts';
@@ -89,6 +90,7 @@ ${table(`Delivery reports (${total})`, ['Message', 'To', 'From', 'Status', 'Segm
 <dt>Status</dt><dd id="message-status">${statusBadge(m.status)}</dd>
 <dt>To</dt><dd>${m.recipient}</dd><dt>From</dt><dd>${m.sender}</dd>
 <dt>Segments</dt><dd>${m.segments} (${m.encoding})</dd>
+<dt>Credits</dt><dd id="message-credits">${chargedCredits(m)}</dd>
 <dt>Batch</dt><dd>${m.batch_id ?? '–'}</dd>
 <dt>Created</dt><dd>${when(m.created_at)}</dd><dt>Sent</dt><dd>${when(m.sent_at)}</dd><dt>Delivered</dt><dd>${when(m.delivered_at)}</dd>
 ${m.error_code ? html`<dt>Error</dt><dd><code>${m.error_code}</code> ${m.error_message ?? ''}</dd>` : ''}
