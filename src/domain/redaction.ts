@@ -26,10 +26,19 @@ export function isMasked(value: string): boolean {
  * are in the payload (delivery events carry `to`, account events `data.from` and `data.phone`).
  */
 export function redactPayload(payload: string, numbers: readonly string[]): string {
+  return rewritePayload(payload, { text: true, numbers });
+}
+
+/**
+ * A stored payload with `numbers` masked and, when `text` is true, every `message` field emptied:
+ * what the retention purge does to the events of a message whose text or number is due.
+ */
+export function rewritePayload(payload: string, opts: { text: boolean; numbers: readonly string[] }): string {
+  const { text, numbers } = opts;
   const masked = new Set(numbers.filter((n) => !isMasked(n)));
   const walk = (value: unknown, key: string | null): unknown => {
     if (typeof value === 'string') {
-      if (key === 'message') return REDACTED_TEXT;
+      if (text && key === 'message') return REDACTED_TEXT;
       return masked.has(value) ? maskNumber(value) : value;
     }
     if (Array.isArray(value)) return value.map((v) => walk(v, null));

@@ -23,6 +23,7 @@ import * as m017 from './migrations/017-dispatch-jobs-one-index.ts';
 import * as m019 from './migrations/019-campaign-files.ts';
 import * as m020 from './migrations/020-smpp-users.ts';
 import * as m021 from './migrations/021-redaction.ts';
+import * as m025 from './migrations/025-retention.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': m001,
@@ -43,6 +44,7 @@ const migrations: Record<string, Migration> = {
   '019-campaign-files': m019,
   '020-smpp-users': m020,
   '021-redaction': m021,
+  '025-retention': m025,
 };
 
 class InCodeMigrationProvider implements MigrationProvider {
