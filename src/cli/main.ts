@@ -22,6 +22,7 @@ import { keyCommands } from './commands/key.ts';
 import { inboundCommands } from './commands/inbound.ts';
 import { numberCommands } from './commands/number.ts';
 import { optOutCommands } from './commands/opt-out.ts';
+import { privacyCommands } from './commands/privacy.ts';
 import { operatorCommands } from './commands/operator.ts';
 import { senderIdCommands } from './commands/sender-id.ts';
 import { serviceCommands } from './commands/service.ts';
@@ -38,6 +39,7 @@ export const commands: Record<string, Command> = {
   ...smppUserCommands,
   ...inboundCommands,
   ...optOutCommands,
+  ...privacyCommands,
   ...operatorCommands,
   ...doctorCommands,
   ...devWebhookCommands,
@@ -45,12 +47,14 @@ export const commands: Record<string, Command> = {
 };
 
 const GROUPS: Record<string, string> = {
-  account: 'Customer accounts: create, show, list, suspend, resume',
+  account: 'Customer accounts: create, show, list, suspend, resume, limits, retention',
   credits: 'Top up an account',
   key: 'API keys: create, list, revoke',
   'sender-id': 'Review Sender IDs: list, approve, reject, request-info',
   operator: 'Dashboard logins for operators',
   'smpp-user': 'SMPP credentials for accounts: create, list, rotate, delete',
+  retention: 'Run the retention purge now',
+  privacy: 'Erase a phone number; list the erasures',
 };
 
 function version(): string {

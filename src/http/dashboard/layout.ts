@@ -27,6 +27,7 @@ const NAV: Record<Area, { href: string; label: string; key: string }[]> = {
     { href: '/dashboard/opt-outs', label: 'Opt-outs', key: 'opt-outs' },
     { href: '/dashboard/sender-ids', label: 'Sender IDs', key: 'sender-ids' },
     { href: '/dashboard/credits', label: 'Credits', key: 'credits' },
+    { href: '/dashboard/usage', label: 'Usage', key: 'usage' },
     { href: '/dashboard/settings/api-keys', label: 'Settings', key: 'settings' },
   ],
   operator: [
@@ -36,6 +37,7 @@ const NAV: Record<Area, { href: string; label: string; key: string }[]> = {
     { href: '/operator/numbers', label: 'Numbers', key: 'numbers' },
     { href: '/operator/smpp', label: 'SMPP binds', key: 'smpp' },
     { href: '/operator/outbox', label: 'Mail outbox', key: 'outbox' },
+    { href: '/operator/erasures', label: 'Erasures', key: 'erasures' },
   ],
 };
 

@@ -114,6 +114,18 @@ export async function runErasures(ctx: Context): Promise<number> {
   return work;
 }
 
+/**
+ * The operator's erasure (`pigeon privacy erase`): recorded, then done at once as far as it can
+ * go (what is still on its way is left to the sweeper); returns its record.
+ */
+export async function eraseNow(ctx: Context, opts: { accountId: string | null; phone: unknown }): Promise<ErasureView> {
+  const requested = await requestErasure(ctx, { ...opts, by: 'operator' });
+  const row = await erasureById(ctx.store.db, requested.id);
+  if (row) await runErasure(ctx, row);
+  const done = await erasureById(ctx.store.db, requested.id);
+  return { ...view(done ?? (row as ErasuresTable)), phone: requested.phone };
+}
+
 async function runErasure(ctx: Context, erasure: ErasuresTable): Promise<number> {
   const { id, account_id: accountId, phone } = erasure;
   const counts = { messages: 0, inbound: 0, events: 0, responses: 0 };
