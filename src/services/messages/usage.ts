@@ -55,8 +55,11 @@ export async function monthlyUsage(ctx: Context, accountId: string, months = 12)
   return [...lines.values()].sort((a, b) => (a.month !== b.month ? (a.month < b.month ? 1 : -1) : a.country !== b.country ? Number(a.country || 0) - Number(b.country || 0) : a.status.localeCompare(b.status)));
 }
 
-/** The usage as CSV, one line per month, destination and status. */
+/**
+ * The usage as CSV, one line per month, destination and status. The destination is its calling
+ * code without `+` (`44`), which a spreadsheet would otherwise read as a formula's start.
+ */
 export function usageCsv(lines: readonly UsageLine[]): string {
-  const head = 'month,country,status,messages,segments,credits\r\n';
-  return head + lines.map((l) => [l.month, l.country === '' ? 'unknown' : `+${l.country}`, l.status, l.messages, l.segments, l.credits].map((v) => csvCell(String(v))).join(',') + '\r\n').join('');
+  const head = 'month,calling_code,status,messages,segments,credits\r\n';
+  return head + lines.map((l) => [l.month, l.country === '' ? 'unknown' : l.country, l.status, l.messages, l.segments, l.credits].map((v) => csvCell(String(v))).join(',') + '\r\n').join('');
 }
