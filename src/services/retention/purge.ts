@@ -23,12 +23,14 @@ import {
   deferMessages,
   deferredMessages,
   deleteMessagesWithRecords,
-  deleteOldAccountEvents,
-  deleteOldInbound,
+  deleteEventsWithAttempts,
+  deleteInboundWithEvents,
   eventPayloadsOf,
   inboundAfter,
   maskMessageRecipients,
   messagesAfter,
+  oldAccountEventIds,
+  oldInboundIds,
   retentionCursor,
   setInboundSenders,
   setRetentionCursor,
@@ -140,21 +142,25 @@ async function deleteMessages(ctx: Context, accountId: string, before: number, s
   }
 }
 
+/** Inbound messages and account events older than `before`; a transaction only when some are due. */
 async function deleteInbound(ctx: Context, accountId: string, before: number, size: number, report: PurgeReport): Promise<void> {
   for (;;) {
-    const r = await inTransaction(ctx, (trx) => deleteOldInbound(trx, accountId, before, size));
+    const ids = await oldInboundIds(ctx.store.db, accountId, before, size);
+    if (ids.length === 0) break;
+    const r = await inTransaction(ctx, (trx) => deleteInboundWithEvents(trx, ids));
     report.inbound_deleted += r.inbound;
     report.events_deleted += r.events;
-    if (r.inbound > 0) report.batches++;
+    report.batches++;
     await pause();
-    if (r.inbound < size) break;
+    if (ids.length < size) break;
   }
   for (;;) {
-    const n = await inTransaction(ctx, (trx) => deleteOldAccountEvents(trx, accountId, before, size));
-    report.events_deleted += n;
-    if (n > 0) report.batches++;
+    const ids = await oldAccountEventIds(ctx.store.db, accountId, before, size);
+    if (ids.length === 0) break;
+    report.events_deleted += await inTransaction(ctx, (trx) => deleteEventsWithAttempts(trx, ids));
+    report.batches++;
     await pause();
-    if (n < size) break;
+    if (ids.length < size) break;
   }
 }
 

@@ -181,9 +181,13 @@ export async function setInboundSenders(db: Executor, rows: readonly { id: strin
   for (const row of rows) await db.updateTable('inbound_messages').set({ sender: row.sender }).where('id', '=', row.id).execute();
 }
 
-/** Deletes the account's inbound messages received before `before` (at most `limit`) with their events; returns how many. */
-export async function deleteOldInbound(db: Executor, accountId: string, before: number, limit: number): Promise<{ inbound: number; events: number }> {
-  const ids = (await db.selectFrom('inbound_messages').select('id').where('account_id', '=', accountId).where('received_at', '<', before).orderBy('received_at').limit(limit).execute()).map((r) => r.id);
+/** The account's inbound messages received before `before`, oldest first, at most `limit`. */
+export async function oldInboundIds(db: Executor, accountId: string, before: number, limit: number): Promise<string[]> {
+  return (await db.selectFrom('inbound_messages').select('id').where('account_id', '=', accountId).where('received_at', '<', before).orderBy('received_at').limit(limit).execute()).map((r) => r.id);
+}
+
+/** Deletes these inbound messages with the events they raised; returns how many of each. */
+export async function deleteInboundWithEvents(db: Executor, ids: readonly string[]): Promise<{ inbound: number; events: number }> {
   if (ids.length === 0) return { inbound: 0, events: 0 };
   const eventIds = db.selectFrom('webhook_events').select('id').where('inbound_id', 'in', ids);
   await db.deleteFrom('webhook_attempts').where('event_id', 'in', eventIds).execute();
@@ -192,9 +196,13 @@ export async function deleteOldInbound(db: Executor, accountId: string, before: 
   return { inbound, events };
 }
 
-/** Deletes the account's other events (no message: opt-outs and opt-ins by API or operator) created before `before`. */
-export async function deleteOldAccountEvents(db: Executor, accountId: string, before: number, limit: number): Promise<number> {
-  const ids = (await db.selectFrom('webhook_events').select('id').where('account_id', '=', accountId).where('created_at', '<', before).where('message_id', 'is', null).orderBy('created_at').limit(limit).execute()).map((r) => r.id);
+/** The account's other events (no message: opt-outs and opt-ins by API or operator) created before `before`. */
+export async function oldAccountEventIds(db: Executor, accountId: string, before: number, limit: number): Promise<string[]> {
+  return (await db.selectFrom('webhook_events').select('id').where('account_id', '=', accountId).where('created_at', '<', before).where('message_id', 'is', null).orderBy('created_at').limit(limit).execute()).map((r) => r.id);
+}
+
+/** Deletes these events with their attempts; returns how many. */
+export async function deleteEventsWithAttempts(db: Executor, ids: readonly string[]): Promise<number> {
   if (ids.length === 0) return 0;
   await db.deleteFrom('webhook_attempts').where('event_id', 'in', ids).execute();
   return Number((await db.deleteFrom('webhook_events').where('id', 'in', ids).executeTakeFirst()).numDeletedRows);
