@@ -39,6 +39,8 @@ const suites: { name: string; args: string[]; env?: Record<string, string> }[] =
   // Pigeon (--no-workers, and serve with workers on SMPP) and Kannel, interleaved round by round.
   { name: 'race', args: ['bench/race.bench.ts', quick ? '4' : '10', '3'] },
   { name: 'scale-out', args: ['bench/scale-out.bench.ts', quick ? '4' : '10', '1,2,4'] },
+  // Bytes per message, send p99 during a purge against quiet, the file under steady traffic with retention, the recipient index's cost.
+  { name: 'retention', args: ['bench/retention.bench.ts', quick ? '50000' : '1000000', quick ? '3' : '6'] },
   // A 100,000-row CSV and XLSX read as the composer reads them: time, peak RSS, event loop delay.
   { name: 'campaign-files', args: ['bench/campaign-files.bench.ts', quick ? '20000' : '100000'] },
 ];
