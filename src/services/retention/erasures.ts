@@ -17,6 +17,7 @@ import { redactMessageRows } from '../../store/repositories/messages.repository.
 import {
   accountEventsContaining,
   accountRetention,
+  accountsRetention,
   erasureById,
   finalMessagesToNumber,
   forgetSmppAddresses,
@@ -131,43 +132,59 @@ async function runErasure(ctx: Context, erasure: ErasuresTable): Promise<number>
   const counts = { messages: 0, inbound: 0, events: 0, responses: 0 };
   const inTransaction = <T>(work: (trx: Context['store']['db']) => Promise<T>) =>
     retryingConflicts(() => ctx.store.db.transaction().execute((trx) => work(trx as unknown as Context['store']['db'])));
-  // Masked rows no longer match the number, so each batch finds the next ones.
-  for (;;) {
-    const rows = await finalMessagesToNumber(ctx.store.db, accountId, phone, BATCH);
-    if (rows.length === 0) break;
-    await inTransaction(async (trx) => {
-      const ids = rows.map((r) => r.id);
-      await redactMessageRows(trx, ids);
-      await forgetSmppAddresses(trx, ids, maskNumber(phone));
-      for (const event of await eventPayloadsOfMessages(trx, ids)) {
-        const payload = redactPayload(event.payload, [phone]);
-        if (payload !== event.payload) {
-          await setEventPayload(trx, event.id, payload);
-          counts.events++;
-        }
-      }
-      counts.messages += ids.length;
-    });
+  // Account by account, so that every lookup is a seek in an index that starts with the account;
+  // for the whole installation, the unrouted inbound messages (no account) too.
+  const scopes: (string | null)[] = accountId !== null ? [accountId] : [...(await accountsRetention(ctx.store.db)).map((a) => a.id), null];
+  let open = false;
+  for (const scope of scopes) {
+    if (scope !== null) await eraseMessagesIn(scope);
+    await eraseInboundIn(scope);
+    if (scope !== null && (await openMessageToNumber(ctx.store.db, scope, phone))) open = true;
   }
-  for (;;) {
-    const rows = await inboundFromNumber(ctx.store.db, accountId, phone, BATCH);
-    if (rows.length === 0) break;
-    await inTransaction(async (trx) => {
-      for (const { id: inboundId } of rows) {
-        const row = await inboundById(trx, inboundId);
-        if (!row) continue;
-        await setInboundSenderAndBody(trx, row.id, maskNumber(row.sender), REDACTED_TEXT);
-        for (const event of await eventPayloadsOfInbound(trx, row.id)) {
+
+  async function eraseMessagesIn(scope: string): Promise<void> {
+    // Masked rows no longer match the number, so each batch finds the next ones.
+    for (;;) {
+      const rows = await finalMessagesToNumber(ctx.store.db, scope, phone, BATCH);
+      if (rows.length === 0) break;
+      await inTransaction(async (trx) => {
+        const ids = rows.map((r) => r.id);
+        await redactMessageRows(trx, ids);
+        await forgetSmppAddresses(trx, ids, maskNumber(phone));
+        for (const event of await eventPayloadsOfMessages(trx, ids)) {
           const payload = redactPayload(event.payload, [phone]);
           if (payload !== event.payload) {
             await setEventPayload(trx, event.id, payload);
             counts.events++;
           }
         }
-        counts.inbound++;
-      }
-    });
+        counts.messages += ids.length;
+      });
+    }
   }
+
+  async function eraseInboundIn(scope: string | null): Promise<void> {
+    for (;;) {
+      const rows = await inboundFromNumber(ctx.store.db, scope, phone, BATCH);
+      if (rows.length === 0) break;
+      await inTransaction(async (trx) => {
+        for (const { id: inboundId } of rows) {
+          const row = await inboundById(trx, inboundId);
+          if (!row) continue;
+          await setInboundSenderAndBody(trx, row.id, maskNumber(row.sender), REDACTED_TEXT);
+          for (const event of await eventPayloadsOfInbound(trx, row.id)) {
+            const payload = redactPayload(event.payload, [phone]);
+            if (payload !== event.payload) {
+              await setEventPayload(trx, event.id, payload);
+              counts.events++;
+            }
+          }
+          counts.inbound++;
+        }
+      });
+    }
+  }
+
   await inTransaction(async (trx) => {
     // Opt-outs and opt-ins made by API or operator name the number in `data.phone`.
     for (const event of await accountEventsContaining(trx, accountId, phone)) {
@@ -185,7 +202,6 @@ async function runErasure(ctx: Context, erasure: ErasuresTable): Promise<number>
       }
     }
   });
-  const open = await openMessageToNumber(ctx.store.db, accountId, phone);
   const now = ctx.clock();
   await updateErasure(ctx.store.db, id, {
     messages: Number(erasure.messages) + counts.messages,

@@ -299,18 +299,10 @@ export async function updateErasure(db: Executor, id: string, patch: Partial<Pic
   await db.updateTable('erasures').set(patch).where('id', '=', id).execute();
 }
 
-/** An account's messages to `phone` (every account's when null), at most `limit` not yet masked. */
-export async function messagesToNumber(db: Executor, accountId: string | null, phone: string, limit: number): Promise<Pick<MessagesTable, 'id' | 'status' | 'account_id'>[]> {
-  let q = db.selectFrom('messages').select(['id', 'status', 'account_id']).where('recipient', '=', phone);
-  if (accountId !== null) q = q.where('account_id', '=', accountId);
-  return q.limit(limit).execute();
-}
-
-/** Inbound messages from `phone` of the account (or of every account and unrouted, when null). */
+/** Inbound messages from `phone` of the account, or the unrouted ones (no account) when null (a seek in inbound_account_sender). */
 export async function inboundFromNumber(db: Executor, accountId: string | null, phone: string, limit: number): Promise<{ id: string }[]> {
-  let q = db.selectFrom('inbound_messages').select('id').where('sender', '=', phone);
-  if (accountId !== null) q = q.where('account_id', '=', accountId);
-  return q.limit(limit).execute();
+  const q = db.selectFrom('inbound_messages').select('id').where('sender', '=', phone);
+  return (accountId === null ? q.where('account_id', 'is', null) : q.where('account_id', '=', accountId)).limit(limit).execute();
 }
 
 /** Stored idempotent responses of the account (every account when null) that contain `text`. */
@@ -324,17 +316,14 @@ export async function setIdempotentResponse(db: Executor, accountId: string, key
   await db.updateTable('idempotency_keys').set({ response_body: body }).where('account_id', '=', accountId).where('key', '=', key).execute();
 }
 
-/** Final messages to `phone` of the account (every account's when null), at most `limit`. */
-export async function finalMessagesToNumber(db: Executor, accountId: string | null, phone: string, limit: number): Promise<Pick<MessagesTable, 'id' | 'account_id'>[]> {
-  let q = db.selectFrom('messages').select(['id', 'account_id']).where('recipient', '=', phone).where('status', 'in', FINAL);
-  if (accountId !== null) q = q.where('account_id', '=', accountId);
-  return q.limit(limit).execute();
+/** The account's final messages to `phone`, at most `limit` (a seek in messages_account_recipient). */
+export async function finalMessagesToNumber(db: Executor, accountId: string, phone: string, limit: number): Promise<Pick<MessagesTable, 'id' | 'account_id'>[]> {
+  return db.selectFrom('messages').select(['id', 'account_id']).where('account_id', '=', accountId).where('recipient', '=', phone).where('status', 'in', FINAL).limit(limit).execute();
 }
 
 /** Whether a message to `phone` is still on its way (an erasure waits for it to be final). */
-export async function openMessageToNumber(db: Executor, accountId: string | null, phone: string): Promise<boolean> {
-  let q = db.selectFrom('messages').select('id').where('recipient', '=', phone).where('status', 'not in', FINAL);
-  if (accountId !== null) q = q.where('account_id', '=', accountId);
+export async function openMessageToNumber(db: Executor, accountId: string, phone: string): Promise<boolean> {
+  const q = db.selectFrom('messages').select('id').where('account_id', '=', accountId).where('recipient', '=', phone).where('status', 'not in', FINAL);
   return (await q.limit(1).executeTakeFirst()) !== undefined;
 }
 
