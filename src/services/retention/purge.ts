@@ -4,8 +4,8 @@
  * masked, and messages older than its message days are deleted with their inbound messages,
  * webhook events and attempts, after being counted into the daily totals.
  *
- * It works in batches of `batchSize` rows, each in its own short transaction, and yields to the
- * event loop between them, so sends go on beside it (SQLite has one writer: a long transaction
+ * It works in batches of `batchSize` rows, each in its own short transaction, and rests between
+ * them as long as the batch took, so sends go on beside it (SQLite has one writer: a long transaction
  * would hold every send back for its whole length). Messages not in a final state are never
  * touched: the deletion passes them over until they are final; the text and number purges, whose
  * rows stay and which therefore keep a cursor per account, note them in `retention_deferred` and
@@ -42,7 +42,7 @@ import { setEventPayload } from '../../store/repositories/webhook-events.reposit
 import { retryingConflicts } from '../../store/retry-conflicts.ts';
 import type { Context } from '../context.ts';
 
-export const PURGE_BATCH = 500;
+export const PURGE_BATCH = 200;
 
 /** What one run removed, as `pigeon retention run` prints it. */
 export interface PurgeReport {
@@ -65,8 +65,14 @@ function emptyReport(): PurgeReport {
   return { messages_deleted: 0, bodies_removed: 0, numbers_masked: 0, inbound_deleted: 0, inbound_bodies_removed: 0, inbound_numbers_masked: 0, events_deleted: 0, batches: 0 };
 }
 
-/** Lets waiting sends (and everything else on the event loop) run between two batches. */
-const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
+/**
+ * Rests after a batch for as long as it took (at least MIN_REST_MS), so the purge holds the write
+ * lock at most half the time. A send waiting for it in another process (SQLite's busy handler
+ * sleeps and tries again) or in this one gets its turn: without the rest, the next batch takes the
+ * lock again at once and the sends' p99 becomes the purge's length.
+ */
+const MIN_REST_MS = 5;
+const pause = (started: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(MIN_REST_MS, performance.now() - started)));
 
 export function retentionOf(ctx: Context, row: AccountRetentionRow): RetentionDays {
   return effectiveRetention(ctx.config.retention, {
@@ -118,6 +124,7 @@ function inTransaction<T>(ctx: Context, work: (trx: Context['store']['db']) => P
 async function deleteMessages(ctx: Context, accountId: string, before: number, size: number, report: PurgeReport): Promise<void> {
   let after = { at: -1, id: '' };
   for (;;) {
+    const started = performance.now();
     const rows = await messagesAfter(ctx.store.db, accountId, after, before, size);
     if (rows.length === 0) return;
     const last = rows[rows.length - 1] as PurgeCandidate;
@@ -136,7 +143,7 @@ async function deleteMessages(ctx: Context, accountId: string, before: number, s
         report.events_deleted += events;
       });
       report.batches++;
-      await pause();
+      await pause(started);
     }
     if (rows.length < size) return;
   }
@@ -145,21 +152,23 @@ async function deleteMessages(ctx: Context, accountId: string, before: number, s
 /** Inbound messages and account events older than `before`; a transaction only when some are due. */
 async function deleteInbound(ctx: Context, accountId: string, before: number, size: number, report: PurgeReport): Promise<void> {
   for (;;) {
+    const started = performance.now();
     const ids = await oldInboundIds(ctx.store.db, accountId, before, size);
     if (ids.length === 0) break;
     const r = await inTransaction(ctx, (trx) => deleteInboundWithEvents(trx, ids));
     report.inbound_deleted += r.inbound;
     report.events_deleted += r.events;
     report.batches++;
-    await pause();
+    await pause(started);
     if (ids.length < size) break;
   }
   for (;;) {
+    const started = performance.now();
     const ids = await oldAccountEventIds(ctx.store.db, accountId, before, size);
     if (ids.length === 0) break;
     report.events_deleted += await inTransaction(ctx, (trx) => deleteEventsWithAttempts(trx, ids));
     report.batches++;
-    await pause();
+    await pause(started);
     if (ids.length < size) break;
   }
 }
@@ -182,6 +191,7 @@ async function applyToMessages(trx: Context['store']['db'], kind: 'body' | 'mask
 async function sweepKept(ctx: Context, accountId: string, kind: 'body' | 'mask', before: number, size: number, report: PurgeReport): Promise<void> {
   let after = await retentionCursor(ctx.store.db, accountId, kind);
   for (;;) {
+    const started = performance.now();
     const rows = await messagesAfter(ctx.store.db, accountId, after, before, size);
     if (rows.length === 0) return;
     const last = rows[rows.length - 1] as PurgeCandidate;
@@ -196,7 +206,7 @@ async function sweepKept(ctx: Context, accountId: string, kind: 'body' | 'mask',
     });
     report.batches++;
     after = { at: Number(last.created_at), id: last.id };
-    await pause();
+    await pause(started);
     if (rows.length < size) return;
   }
 }
@@ -204,6 +214,7 @@ async function sweepKept(ctx: Context, accountId: string, kind: 'body' | 'mask',
 async function sweepInbound(ctx: Context, accountId: string, kind: 'inbound_body' | 'inbound_mask', before: number, size: number, report: PurgeReport): Promise<void> {
   let after = await retentionCursor(ctx.store.db, accountId, kind);
   for (;;) {
+    const started = performance.now();
     const rows = await inboundAfter(ctx.store.db, accountId, after, before, size);
     if (rows.length === 0) return;
     const last = rows[rows.length - 1] as (typeof rows)[number];
@@ -226,7 +237,7 @@ async function sweepInbound(ctx: Context, accountId: string, kind: 'inbound_body
     });
     report.batches++;
     after = { at: Number(last.received_at), id: last.id };
-    await pause();
+    await pause(started);
     if (rows.length < size) return;
   }
 }
@@ -234,6 +245,7 @@ async function sweepInbound(ctx: Context, accountId: string, kind: 'inbound_body
 /** Messages the cursors passed while they were not final: whatever is due, now that they are. */
 async function sweepDeferred(ctx: Context, now: number, days: Map<string, RetentionDays>, size: number, report: PurgeReport): Promise<void> {
   for (;;) {
+    const started = performance.now();
     const rows = await deferredMessages(ctx.store.db, size);
     if (rows.length === 0) return;
     await inTransaction(ctx, async (trx) => {
@@ -249,7 +261,7 @@ async function sweepDeferred(ctx: Context, now: number, days: Map<string, Retent
       await undeferMessages(trx, rows.map((r) => r.message_id));
     });
     report.batches++;
-    await pause();
+    await pause(started);
     if (rows.length < size) return;
   }
 }
