@@ -92,7 +92,10 @@ async function writeMessages(store: Store, accountId: string, n: number, from: n
   }
 }
 
-/** Bytes in use per table, its indexes counted with it, from `dbstat` (pages minus their unused bytes). */
+/**
+ * Bytes in use, from `dbstat` (pages minus their unused bytes): under each table's name with all
+ * its indexes (the primary key's included), and under `index:NAME` for each index alone.
+ */
 function usedBytes(file: string): Map<string, number> {
   const db = new Database(file, { readonly: true });
   try {
@@ -102,7 +105,8 @@ function usedBytes(file: string): Map<string, number> {
     for (const r of rows) {
       const table = owner.get(r.name) ?? r.name;
       out.set(table, (out.get(table) ?? 0) + r.used);
-      out.set(`${r.name}`, r.used);
+      if (table !== r.name) out.set(`index:${r.name}`, r.used);
+      else out.set(`rows:${r.name}`, r.used);
     }
     return out;
   } finally {
@@ -147,10 +151,11 @@ try {
   const perMessage = grew('messages') + grew('carrier_parts');
   const perWebhooks = grew('webhook_events') + grew('webhook_attempts');
   console.error(`# wrote ${COUNT} messages with 2 events each in ${(written / 1000).toFixed(1)} s`);
-  for (const name of ['messages', 'messages_account_created', 'messages_account_batch', 'messages_account_status', 'messages_account_batch_status', 'messages_carrier_id', 'messages_account_recipient', 'carrier_parts', 'carrier_parts_key', 'webhook_events', 'webhook_events_account_created', 'webhook_events_message', 'webhook_attempts', 'webhook_attempts_event']) {
-    console.error(`#   ${name}: ${grew(name).toFixed(0)} bytes per message`);
+  for (const name of [...full.keys()].filter((k) => k.includes(':')).sort()) {
+    if (grew(name) >= 1) console.error(`#   ${name}: ${grew(name).toFixed(0)} bytes per message`);
   }
   figures.push(figure('stored per message, in full (row, indexes, carrier part id)', perMessage, 'bytes', { max: 1024 }));
+  figures.push(figure('of which the message row alone', grew('rows:messages'), 'bytes'));
   figures.push(figure('stored per message: its two webhook events and attempts, when it has a callback', perWebhooks, 'bytes'));
 
   await setAccountRetention(at(now), accountId, { bodyDays: 0 });

@@ -92,6 +92,13 @@ export async function clearMessageBodies(db: Executor, ids: readonly string[]): 
   return n;
 }
 
+/** Deletes the carrier part ids of these final messages: they match receipts, which a final message takes no more of. */
+export async function forgetCarrierParts(db: Executor, ids: readonly string[]): Promise<void> {
+  for (const part of chunked(ids, 1)) {
+    await db.deleteFrom('carrier_parts').where('message_id', 'in', part).where('message_id', 'in', db.selectFrom('messages').select('id').where('id', 'in', part).where('status', 'in', FINAL)).execute();
+  }
+}
+
 /** Masks the recipient (last four digits as XXXX) of these final messages; returns how many changed. */
 export async function maskMessageRecipients(db: Executor, ids: readonly string[]): Promise<number> {
   let n = 0;
