@@ -33,6 +33,8 @@ import { prepareCustomer } from './setup.ts';
 
 const COUNT = Number(process.argv[2] ?? 200_000);
 const ROUNDS = Number(process.argv[3] ?? 6);
+/** BENCH_PARTS=1,2 runs only those parts (3 and 4 need a server, which part 2 starts). */
+const PARTS = new Set((process.env.BENCH_PARTS ?? '1,2,3,4').split(','));
 const DAY = 24 * 3_600_000;
 const TEXT = 'Your parcel 4711 arrives tomorrow between 9 and 11. Reply STOP to opt out.'; // 75 characters
 
@@ -204,6 +206,7 @@ try {
   figures.push(figure('messages purged (with events, attempts, part ids) while sending', deleted, 'messages'));
   figures.push(figure('purge rate while sending', deleted / purgeSeconds, 'messages/s'));
 
+  if (PARTS.has('3')) {
   // 3. Steady traffic with retention, on a database of its own: a day of messages, then the purge
   // (7 days kept, text 1 day), 21 days.
   const steadyFile = join(dir, 'steady.db');
@@ -225,7 +228,9 @@ try {
   figures.push(figure(`database after 8 days of ${perDay} messages/day (7 kept)`, mib(sizes[7]!.bytes), 'MiB'));
   figures.push(figure('database after 21 days', mib(sizes[20]!.bytes), 'MiB'));
   figures.push(figure('growth from day 8 to day 21 (space reused)', ((sizes[20]!.bytes - sizes[7]!.bytes) / sizes[7]!.bytes) * 100, '%', { max: 10 }));
+  }
 
+  if (PARTS.has('4')) {
   // 4. The recipient index on the send path: with and without, interleaved (ABBA, so that a
   // drift of the machine's load over the rounds weighs on both alike). Each change is checkpointed
   // out of the WAL before its round, so no round pays for the other's DDL.
@@ -248,6 +253,7 @@ try {
   figures.push(figure('sends/s with it', median(withIndex.rps), 'req/s'));
   figures.push(figure('send p99 without the recipient index', median(without.p99), 'ms'));
   figures.push(figure('send p99 with it', median(withIndex.p99), 'ms'));
+  }
   await server.stop();
   await store.close();
   report(figures);
