@@ -117,8 +117,9 @@ test('retention run removes what is due and prints it; a message on its way stay
   const totals = await store.db.selectFrom('daily_totals').selectAll().where('account_id', '=', accountId).execute();
   assert.equal(totals.reduce((a, t) => a + Number(t.messages), 0), 2);
   assert.ok(totals.every((t) => t.country === '44' && t.status === 'delivered'));
-  const again = await pigeon('retention', 'run');
+  const [again, human] = await Promise.all([pigeon('retention', 'run'), promisify(execFile)('./bin/pigeon', ['retention', 'run'], { cwd: ROOT, env })]);
   assert.equal(again.json.messages_deleted + again.json.bodies_removed, 0, 'nothing twice');
+  assert.match(human.stdout, /^Messages deleted: 0 \(counted into the daily totals first\)\nMessage texts removed: 0\n/);
 });
 
 test('privacy erase for one account, then for the whole installation, recorded in privacy list', async () => {
