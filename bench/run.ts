@@ -44,6 +44,8 @@ const suites: { name: string; args: string[]; env?: Record<string, string> }[] =
   { name: 'scale-out', args: ['bench/scale-out.bench.ts', quick ? '4' : '10', '1,2,4'] },
   // The send rate with a 100,000-prefix rate card against the flat default, interleaved round by round.
   { name: 'pricing', args: ['bench/pricing.bench.ts', quick ? '4' : '10', quick ? '3' : '5'] },
+  // Bytes per message, send p99 during a purge against quiet, the file under steady traffic with retention, the recipient index's cost.
+  { name: 'retention', args: ['bench/retention.bench.ts', quick ? '50000' : '1000000', quick ? '3' : '6'] },
   // A 100,000-row CSV and XLSX read as the composer reads them: time, peak RSS, event loop delay.
   { name: 'campaign-files', args: ['bench/campaign-files.bench.ts', quick ? '20000' : '100000'] },
 ];

@@ -22,6 +22,7 @@ import { keyCommands } from './commands/key.ts';
 import { inboundCommands } from './commands/inbound.ts';
 import { numberCommands } from './commands/number.ts';
 import { optOutCommands } from './commands/opt-out.ts';
+import { privacyCommands } from './commands/privacy.ts';
 import { operatorCommands } from './commands/operator.ts';
 import { senderIdCommands } from './commands/sender-id.ts';
 import { serviceCommands } from './commands/service.ts';
@@ -44,6 +45,7 @@ export const commands: Record<string, Command> = {
   ...rateCardCommands,
   ...inboundCommands,
   ...optOutCommands,
+  ...privacyCommands,
   ...operatorCommands,
   ...doctorCommands,
   ...devWebhookCommands,
@@ -51,7 +53,7 @@ export const commands: Record<string, Command> = {
 };
 
 const GROUPS: Record<string, string> = {
-  account: 'Customer accounts: create, show, list, suspend, resume',
+  account: 'Customer accounts: create, show, list, suspend, resume, limits, retention',
   credits: 'Top up an account',
   key: 'API keys: create, list, revoke',
   'sender-id': 'Review Sender IDs: list, approve, reject, request-info',
@@ -61,6 +63,8 @@ const GROUPS: Record<string, string> = {
   message: 'One message as the operator sees it',
   report: 'Reports for the operator: margin',
   'rate-card': 'Prices per destination: list, show, import',
+  retention: 'Run the retention purge now',
+  privacy: 'Erase a phone number; list the erasures',
 };
 
 function version(): string {

@@ -89,6 +89,11 @@ export interface Config {
    * each process with workers; null when off (the default).
    */
   backup: { dir: string; intervalHours: number; keep: number } | null;
+  /**
+   * How long stored data is kept (DECISIONS.md §13, docs/privacy.md), in days; an account may be
+   * set shorter (`pigeon account retention`). `maskNumbersDays` 0: numbers are never masked.
+   */
+  retention: { bodyDays: number; messageDays: number; maskNumbersDays: number };
   /** Account limits (docs/security.md); each account may override them (`pigeon account limits`). */
   limits: {
     /** Sender IDs an account may have pending review at once (SENDER_ID_PENDING_MAX). */
@@ -373,6 +378,11 @@ function readConfig(env: Env): Config {
       .filter(Boolean),
     signup: { mode: signupMode, maxPerHour: int(env, 'SIGNUP_MAX_PER_HOUR', 5, 1) },
     backup,
+    retention: {
+      bodyDays: int(env, 'RETENTION_BODY_DAYS', 30, 0, 100_000),
+      messageDays: int(env, 'RETENTION_MESSAGE_DAYS', 400, 0, 100_000),
+      maskNumbersDays: int(env, 'RETENTION_MASK_NUMBERS_DAYS', 0, 0, 100_000),
+    },
     limits: {
       senderIdPendingMax: int(env, 'SENDER_ID_PENDING_MAX', 20, 0, 1_000_000),
       documentQuotaBytes: int(env, 'DOCUMENT_QUOTA_BYTES', 50 * 1024 * 1024, 0),

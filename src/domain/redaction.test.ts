@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isMasked, maskNumber, redactPayload } from './redaction.ts';
+import { isMasked, maskNumber, redactPayload, rewritePayload } from './redaction.ts';
 
 test('a number keeps all but its last four digits, which become XXXX, once', () => {
   assert.equal(maskNumber('+447700900123'), '+44770090XXXX');
@@ -18,4 +18,10 @@ test('a payload loses its text and the numbers named, wherever they are, and kee
   const redacted = JSON.parse(redactPayload(received, ['+447700900123']));
   assert.deepEqual(redacted.data, { id: 'in_1', from: '+44770090XXXX', to: '+447700900999', message: '' }, 'the account’s own number (to) stays');
   assert.equal(redactPayload(redactPayload(received, ['+447700900123']), ['+447700900123']), redactPayload(received, ['+447700900123']));
+});
+
+test('rewritePayload masks numbers without the text, or removes the text alone', () => {
+  const received = JSON.stringify({ event: 'sms.received', data: { from: '+447700900123', message: 'hello' } });
+  assert.deepEqual(JSON.parse(rewritePayload(received, { text: false, numbers: ['+447700900123'] })).data, { from: '+44770090XXXX', message: 'hello' });
+  assert.deepEqual(JSON.parse(rewritePayload(received, { text: true, numbers: [] })).data, { from: '+447700900123', message: '' });
 });

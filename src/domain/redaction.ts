@@ -26,11 +26,20 @@ export function isMasked(value: string): boolean {
  * are in the payload (delivery events carry `to`, account events `data.from` and `data.phone`).
  */
 export function redactPayload(payload: string, numbers: readonly string[]): string {
+  return rewritePayload(payload, { text: true, numbers });
+}
+
+/**
+ * A stored payload with `numbers` masked and, when `text` is true, every `message` field emptied:
+ * what the retention purge does to the events of a message whose text or number is due.
+ */
+export function rewritePayload(payload: string, opts: { text: boolean; numbers: readonly string[] }): string {
+  const { text, numbers } = opts;
   const masked = new Set(numbers.filter((n) => !isMasked(n)));
   const walk = (value: unknown, key: string | null): unknown => {
     if (typeof value === 'string') {
       // `Body`: the text in a Twilio-style inbound post (DECISIONS.md §12).
-      if (key === 'message' || key === 'Body') return REDACTED_TEXT;
+      if (text && (key === 'message' || key === 'Body')) return REDACTED_TEXT;
       return masked.has(value) ? maskNumber(value) : value;
     }
     if (Array.isArray(value)) return value.map((v) => walk(v, null));

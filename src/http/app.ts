@@ -32,6 +32,7 @@ import { healthRoutes } from './routes/health.ts';
 import { inboundRoutes } from './routes/inbound.ts';
 import { numberRoutes } from './routes/numbers.ts';
 import { optOutRoutes } from './routes/opt-outs.ts';
+import { privacyRoutes } from './routes/privacy.ts';
 import { senderIdRoutes } from './routes/sender-ids.ts';
 import { smsRoutes } from './routes/sms.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
@@ -247,6 +248,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       await v1.register(numberRoutes(ctx));
       await v1.register(inboundRoutes(ctx));
       await v1.register(optOutRoutes(ctx));
+      await v1.register(privacyRoutes(ctx));
     },
     { prefix: '/v1' },
   );

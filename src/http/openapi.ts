@@ -235,6 +235,7 @@ export async function registerOpenApi(app: AnyFastify, publicUrl: string): Promi
         { name: 'Numbers', description: 'Phone numbers assigned to the account, for two-way messaging.' },
         { name: 'Inbound', description: 'Messages received on the account’s numbers, and the simulator’s way to send one.' },
         { name: 'Opt-outs', description: 'Recipients who opted out (STOP) or were added to the list; sends to them are refused.' },
+        { name: 'Privacy', description: 'Erasure of a phone number from the account’s stored messages (docs/privacy.md).' },
         { name: 'Webhooks', description: 'Events Pigeon POSTs to your `callback_url`.' },
       ],
       components: {

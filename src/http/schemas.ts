@@ -339,3 +339,20 @@ export const AccountBody = Type.Object({
     messages_pending: Type.Integer({ description: 'Messages accepted and not yet handed to the carrier: the account’s share of the dispatch backlog.' }),
   }),
 });
+
+/** `POST /v1/privacy/erasures` (DECISIONS.md §13). */
+export const ErasureBody = Type.Object({ phone: Type.String({ maxLength: 32, description: 'The number to erase, E.164.' }) });
+export const ErasureRecord = Type.Object({
+  id: Type.String({ description: '`era_…`' }),
+  status: Type.Union([Type.Literal('pending'), Type.Literal('done')], { description: '`pending` until every stored message with the number is redacted (a message still on its way is redacted once final).' }),
+  phone: Type.String({ description: 'The number, masked (last four digits XXXX): the record does not keep what it erased.' }),
+  counts: Type.Object({
+    messages: Type.Integer(),
+    inbound_messages: Type.Integer(),
+    events: Type.Integer({ description: 'Stored webhook event payloads rewritten.' }),
+    idempotent_responses: Type.Integer({ description: 'Stored idempotent responses rewritten.' }),
+  }),
+  created_at: Type.String({ format: 'date-time' }),
+  finished_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+export const ErasureAccepted = Type.Object({ status: Type.Literal('success'), data: ErasureRecord });

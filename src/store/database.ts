@@ -51,6 +51,12 @@ export interface AccountsTable {
   /** The token before the last rotation; it keeps working for 24 hours. */
   twilio_token_previous?: string | null;
   twilio_token_rotated_at?: number | null;
+  /** Days the text of its messages is kept (migration 025); null: RETENTION_BODY_DAYS. */
+  retention_body_days?: number | null;
+  /** Days its messages are kept; null: RETENTION_MESSAGE_DAYS. */
+  retention_message_days?: number | null;
+  /** Days before its numbers are masked; null: RETENTION_MASK_NUMBERS_DAYS. */
+  retention_mask_days?: number | null;
 }
 
 export interface ApiKeysTable {
@@ -568,10 +574,62 @@ export interface RateCardRevisionTable {
   value: number;
 }
 
+/** What purged messages counted, per account, UTC day, calling code and status (migration 025). */
+export interface DailyTotalsTable {
+  account_id: string;
+  /** UTC day, days since 1970-01-01. */
+  day: number;
+  /** The destination's calling code (`44`), or '' when none is known. */
+  country: string;
+  status: MessageStatus;
+  messages: number;
+  segments: number;
+  credits: number;
+}
+
+export type RetentionCursorKind = 'body' | 'mask' | 'inbound_body' | 'inbound_mask';
+
+/** How far a text or number purge has gone through an account's rows (ordered by time, id). */
+export interface RetentionCursorsTable {
+  account_id: string;
+  kind: RetentionCursorKind;
+  at: number;
+  id: string;
+}
+
+/** A message a text or number purge passed while it was not yet final. */
+export interface RetentionDeferredTable {
+  message_id: string;
+  account_id: string;
+  created_at: number;
+}
+
+export type ErasureStatus = 'pending' | 'done';
+
+/** A request to erase a phone number (migration 025); `account_id` null: every account. */
+export interface ErasuresTable {
+  id: string;
+  account_id: string | null;
+  phone: string;
+  requested_by: 'api' | 'operator';
+  status: ErasureStatus;
+  messages: number;
+  inbound: number;
+  events: number;
+  /** Stored idempotent responses rewritten. */
+  responses: number;
+  created_at: number;
+  finished_at: number | null;
+}
+
 export interface Database {
   rate_cards: RateCardsTable;
   rate_card_entries: RateCardEntriesTable;
   rate_card_revision: RateCardRevisionTable;
+  daily_totals: DailyTotalsTable;
+  retention_cursors: RetentionCursorsTable;
+  retention_deferred: RetentionDeferredTable;
+  erasures: ErasuresTable;
   smpp_users: SmppUsersTable;
   smpp_binds: SmppBindsTable;
   smpp_messages: SmppMessagesTable;

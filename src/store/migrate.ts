@@ -26,6 +26,7 @@ import * as m021 from './migrations/021-redaction.ts';
 import * as m022 from './migrations/022-rate-cards.ts';
 import * as m023 from './migrations/023-smpp-routes.ts';
 import * as m024 from './migrations/024-twilio.ts';
+import * as m025 from './migrations/025-retention.ts';
 import * as m026 from './migrations/026-smpp-parts.ts';
 
 const migrations: Record<string, Migration> = {
@@ -50,6 +51,7 @@ const migrations: Record<string, Migration> = {
   '022-rate-cards': m022,
   '023-smpp-routes': m023,
   '024-twilio': m024,
+  '025-retention': m025,
   '026-smpp-parts': m026,
 };
 

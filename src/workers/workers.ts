@@ -17,6 +17,7 @@ import { Scheduler, type SchedulerOptions } from './scheduler.ts';
 import { ValiditySweeper } from './validity-sweeper.ts';
 import { InboundPartsSweeper } from './inbound-parts-sweeper.ts';
 import { BackupSweeper } from './backup-sweeper.ts';
+import { ErasureSweeper, RetentionSweeper } from './retention-sweeper.ts';
 import { receiveCarrierInbound } from '../services/inbound/inbound.ts';
 import { WebhookWorker, type WebhookWorkerOptions } from './webhook-worker.ts';
 import { IntervalSweeper } from './interval-sweeper.ts';
@@ -98,6 +99,8 @@ export function createWorkers(ctx: Context, carrier: Carrier, opts: { webhook?: 
     // Mail is slow and rare: small batches, a long lease (an SMTP exchange can take a while).
     mail: new QueueWorker({ ...common, queue: 'mail', batchSize: 20, leaseMs: 120_000, idleMs: 1000, handle: (jobs) => sendMailJobs(ctx, jobs) }),
     idempotency: new IdempotencySweeper(ctx),
+    retention: new RetentionSweeper(ctx),
+    erasure: new ErasureSweeper(ctx),
     // Messages with their own validity_period, on every carrier.
     validity: new ValiditySweeper(ctx),
     // SMPP only: the simulator's `1111` recipients stay `sent` for ever (DECISIONS.md §6).

@@ -183,6 +183,11 @@ describe('OpenAPI document', () => {
     const received = await h.request('POST', '/v1/simulator/inbound', { key: r.key, body: { from: '+447911123456', to: '+447700900779', message: 'Hi' } });
     check('POST', '/v1/sms/inbound/{id}/redact', await h.request('POST', `/v1/sms/inbound/${received.json().data.id}/redact`, { key: r.key }));
     check('POST', '/v1/sms/inbound/{id}/redact', await h.request('POST', '/v1/sms/inbound/in_nope/redact', { key: r.key }));
+    const erasure = await h.request('POST', '/v1/privacy/erasures', { key: r.key, body: { phone: '+447911000999' } });
+    check('POST', '/v1/privacy/erasures', erasure);
+    check('POST', '/v1/privacy/erasures', await h.request('POST', '/v1/privacy/erasures', { key: r.key, body: { phone: 'nope' } }));
+    check('GET', '/v1/privacy/erasures/{id}', await h.request('GET', `/v1/privacy/erasures/${erasure.json().data.id}`, { key: r.key }));
+    check('GET', '/v1/privacy/erasures/{id}', await h.request('GET', '/v1/privacy/erasures/era_nope', { key: r.key }));
 
     check('GET', '/v1/sms/sender-ids', await h.request('GET', '/v1/sms/sender-ids', { key }));
     check('POST', '/v1/sms/sender-ids', await h.request('POST', '/v1/sms/sender-ids', { key, body: { name: 'Brand7' } }));
@@ -219,6 +224,7 @@ describe('OpenAPI document', () => {
     check('DELETE', '/v1/opt-outs/{phone}', await h.request('DELETE', '/v1/opt-outs/%2B447911000123', { key }));
     check('GET', '/v1/sms/inbound', await h.request('GET', '/v1/sms/inbound?since=nope', { key }));
     check('DELETE', '/v1/account/events-url', await h.request('DELETE', '/v1/account/events-url', { key }));
+
     await h.request('PUT', '/v1/account/events-url', { key, body: { url: 'https://127.0.0.1:9/events' } });
     check('POST', '/v1/simulator/inbound', await h.request('POST', '/v1/simulator/inbound', { key, body: { from: '+447911123456', to: '+447700900777', message: 'Hi' } }));
 

@@ -27,6 +27,7 @@ const NAV: Record<Area, { href: string; label: string; key: string }[]> = {
     { href: '/dashboard/opt-outs', label: 'Opt-outs', key: 'opt-outs' },
     { href: '/dashboard/sender-ids', label: 'Sender IDs', key: 'sender-ids' },
     { href: '/dashboard/credits', label: 'Credits', key: 'credits' },
+    { href: '/dashboard/usage', label: 'Usage', key: 'usage' },
     { href: '/dashboard/settings/api-keys', label: 'Settings', key: 'settings' },
   ],
   operator: [
@@ -40,6 +41,7 @@ const NAV: Record<Area, { href: string; label: string; key: string }[]> = {
     { href: '/operator/margin', label: 'Margin', key: 'margin' },
     { href: '/operator/messages', label: 'Messages', key: 'messages' },
     { href: '/operator/outbox', label: 'Mail outbox', key: 'outbox' },
+    { href: '/operator/erasures', label: 'Erasures', key: 'erasures' },
   ],
 };
 

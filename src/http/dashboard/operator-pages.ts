@@ -20,6 +20,8 @@ import { getOperator, logInOperator } from '../../services/auth/owners.ts';
 import { approveSenderId, rejectSenderId, requestSenderIdInfo, reviewQueuePage } from '../../services/sender-ids/sender-ids.ts';
 import { endSession, type Session } from '../../services/auth/sessions.ts';
 import { listSmppUsers } from '../../services/smpp-access/smpp-users.ts';
+import { describeDays, getAccountRetention, setAccountRetention, type RetentionChange } from '../../services/retention/account-retention.ts';
+import { listErasures } from '../../services/retention/erasures.ts';
 import { html, type Html } from '../html.ts';
 import { alert, csrfField, formatBytes, page, statusBadge, table, when } from './layout.ts';
 import { sendDocument } from './send-document.ts';
@@ -240,7 +242,59 @@ ${table('Limits and what is used', ['Limit', 'Now'], rows, '')}
 <p class="hint" id="daily-hint">Empty: no daily cap.</p>
 <label for="countries">Destinations (calling codes)</label><input id="countries" name="countries" type="text" maxlength="400" placeholder="e.g. 44,33" value="${v.limits.countries?.join(',') ?? ''}" aria-describedby="countries-hint">
 <p class="hint" id="countries-hint">Comma-separated calling codes; empty: every country the installation allows (${installation}).</p>
-<div class="actions"><button type="submit">Save limits</button></div></form></section>`,
+<div class="actions"><button type="submit">Save limits</button></div></form></section>
+${await retentionSection(v.id, csrf)}`,
+      );
+    });
+
+    /** The account's retention (DECISIONS.md §13): what applies, and the form that shortens it. */
+    const retentionSection = async (accountId: string, csrf: string): Promise<Html> => {
+      const r = await getAccountRetention(ctx, accountId);
+      const own = (set: boolean, value: number | null) => (set ? String(value ?? '') : '');
+      const row = (id: string, name: string, label: string, value: number | null, set: boolean, installation: number | null) =>
+        html`<label for="${id}">${label}</label><input id="${id}" name="${name}" type="number" min="0" step="1" inputmode="numeric" max="${installation ?? ''}" value="${own(set, value)}" aria-describedby="${id}-hint">
+<p class="hint" id="${id}-hint">Now: <span id="${id}-now">${describeDays(value)}</span>${set ? '' : ' (installation default)'}. Empty: the installation's ${describeDays(installation)}; at most that.</p>`;
+      return html`<section><h2 id="retention">Data retention</h2>
+<p>How long this account's messages are kept (docs/privacy.md). An account can be set shorter than the installation, never longer; 0 removes everything at the next purge.</p>
+<form method="post" action="/operator/accounts/${accountId}/retention">${csrfField(csrf)}
+${row('body-days', 'body_days', 'Message text, days', r.retention.body_days, r.overridden.body_days, r.installation.body_days)}
+${row('message-days', 'message_days', 'Whole messages, days', r.retention.message_days, r.overridden.message_days, r.installation.message_days)}
+${row('mask-days', 'mask_numbers_days', 'Numbers masked after, days', r.retention.mask_numbers_days, r.overridden.mask_numbers_days, r.installation.mask_numbers_days)}
+<div class="actions"><button type="submit">Save retention</button></div></form></section>`;
+    };
+
+    app.post<{ Params: { id: string } }>('/accounts/:id/retention', async (request, reply) => {
+      const days = (name: string, label: string): number | null => {
+        const raw = field(request.body, name).trim();
+        if (raw === '') return null;
+        if (!/^\d{1,6}$/.test(raw)) throw new AppError('invalid_request', `${label} must be a whole number of days, 0 or more, or empty for the installation's default.`);
+        return Number(raw);
+      };
+      const change: RetentionChange = { bodyDays: days('body_days', 'Message text'), messageDays: days('message_days', 'Whole messages'), maskNumbersDays: days('mask_numbers_days', 'Numbers masked after') };
+      const v = await setAccountRetention(ctx, request.params.id, change);
+      return seeOther(reply, `/operator/accounts/${v.id}/limits?done=${encodeURIComponent('The retention was saved; it applies from the next purge.')}`);
+    });
+
+    // ---- Erasures -----------------------------------------------------------------------------
+
+    app.get('/erasures', async (request, reply) => {
+      const rows = (await listErasures(ctx, 200)).map((e) => [
+        html`<code>${e.id}</code>`,
+        e.account_id === null ? html`<em>every account</em>` : html`<code>${e.account_id}</code>`,
+        html`<code>${e.phone}</code>`,
+        e.requested_by === 'api' ? 'the account (API)' : 'the operator',
+        statusBadge(e.status),
+        `${e.counts.messages} messages, ${e.counts.inbound_messages} inbound, ${e.counts.events} events, ${e.counts.idempotent_responses} stored responses`,
+        e.created_at,
+        e.finished_at ?? '–',
+      ]);
+      return render(
+        request,
+        reply,
+        'Erasures',
+        'erasures',
+        html`<p>Phone numbers erased at an account's request (<code>POST /v1/privacy/erasures</code>) or the operator's (<code>pigeon privacy erase</code>). The number is kept masked only.</p>
+${table('Erasures, newest first', ['Erasure', 'Account', 'Number', 'Asked by', 'Status', 'Redacted', 'Asked', 'Done'], rows, 'No erasures yet.')}`,
       );
     });
 

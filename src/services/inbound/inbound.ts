@@ -378,6 +378,8 @@ export async function inbox(ctx: Context, accountId: string, search?: string): P
 
 export interface ConversationEntry {
   direction: 'in' | 'out';
+  /** The inbound message's or the message's id. */
+  id: string;
   at: number;
   text: string;
   /** The account's number or Sender ID. */
@@ -391,8 +393,8 @@ export async function conversation(ctx: Context, accountId: string, phone: strin
   const received = await inboundFrom(ctx.store.db, accountId, phone, INBOX_LIMIT);
   const sent = await messagesTo(ctx.store.db, accountId, phone, ctx.clock() - CONVERSATION_WINDOW_MS, INBOX_LIMIT);
   const entries: ConversationEntry[] = [
-    ...received.map((m) => ({ direction: 'in' as const, at: Number(m.received_at), text: m.body, ours: m.recipient })),
-    ...sent.map((m) => ({ direction: 'out' as const, at: Number(m.created_at), text: m.body, ours: m.sender, status: m.status })),
+    ...received.map((m) => ({ direction: 'in' as const, id: m.id, at: Number(m.received_at), text: m.body, ours: m.recipient })),
+    ...sent.map((m) => ({ direction: 'out' as const, id: m.id, at: Number(m.created_at), text: m.body, ours: m.sender, status: m.status })),
   ];
   return entries.sort((a, b) => b.at - a.at).slice(0, INBOX_LIMIT);
 }

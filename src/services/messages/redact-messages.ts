@@ -2,7 +2,7 @@
  * Redaction of sent messages (DECISIONS.md §13): `POST /v1/sms/{id}/redact` and
  * `POST /v1/sms/batches/{batch_id}/redact`. The text is emptied and the recipient masked in the
  * message (so in its delivery reports and the dashboard) and in the stored payloads of its webhook
- * events, in one transaction. Only a message in a final state: one still on its way would have its
+ * events and in the stored answers of idempotent sends, in one transaction. Only a message in a final state: one still on its way would have its
  * text sent, or its number needed for the receipt and the events to come. A batch is redacted
  * whole or not at all, so that a 200 always means every message of it is redacted.
  */
@@ -11,6 +11,7 @@ import { redactPayload } from '../../domain/redaction.ts';
 import { AppError } from '../../errors/catalogue.ts';
 import { messagesToRedact, redactMessageRows } from '../../store/repositories/messages.repository.ts';
 import { eventPayloadsOfMessages, setEventPayload } from '../../store/repositories/webhook-events.repository.ts';
+import { idempotentResponsesContaining, setIdempotentResponse } from '../../store/repositories/retention.repository.ts';
 import { retryingConflicts } from '../../store/retry-conflicts.ts';
 import type { Context } from '../context.ts';
 
@@ -46,6 +47,11 @@ export async function redactMessages(ctx: Context, accountId: string, target: { 
       for (const event of await eventPayloadsOfMessages(trx, ids)) {
         const payload = redactPayload(event.payload, [recipients.get(event.message_id ?? '') ?? '']);
         if (payload !== event.payload) await setEventPayload(trx, event.id, payload);
+      }
+      // The stored answer of an idempotent send names the message (or batch) and its number.
+      for (const stored of await idempotentResponsesContaining(trx, accountId, id)) {
+        const body = redactPayload(stored.response_body, [...recipients.values()]);
+        if (body !== stored.response_body) await setIdempotentResponse(trx, stored.account_id, stored.key, body);
       }
       return ids;
     }),

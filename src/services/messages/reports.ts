@@ -9,6 +9,7 @@ import type { CreditLedgerTable, MessagesTable, WebhookAttemptsTable, WebhookEve
 import { listLedger } from '../../store/repositories/ledger.repository.ts';
 import { readRows } from '../../store/connect.ts';
 import { accountMessage, countMessagesQuery, dailyStatusCounts, listMessagesQuery, messageWebhookHistory, type ReportFilter, type ReportRow } from '../../store/repositories/messages.repository.ts';
+import { totalsByDayStatus } from '../../store/repositories/retention.repository.ts';
 import type { Context } from '../context.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -102,11 +103,14 @@ export interface DailyStats {
 export async function dailyMessageStats(ctx: Context, accountId: string, days = 30): Promise<DailyStats> {
   const today = Math.floor(ctx.clock() / DAY_MS);
   const first = today - days + 1;
-  const rows = await dailyStatusCounts(ctx.store.db, accountId, first * DAY_MS, DAY_MS);
+  // Purged messages were counted into the daily totals as they went (purge.ts), so live rows and
+  // totals never count the same message twice and together count every one.
+  const [live, purged] = await Promise.all([dailyStatusCounts(ctx.store.db, accountId, first * DAY_MS, DAY_MS), totalsByDayStatus(ctx.store.db, accountId, first)]);
+  const rows = [...live, ...purged];
   const counts = Object.fromEntries(MESSAGE_STATUSES.map((s) => [s, new Array<number>(days).fill(0)])) as Record<MessageStatus, number[]>;
   for (const row of rows) {
     const index = Number(row.day) - first;
-    if (index >= 0 && index < days) counts[row.status][index] = Number(row.n);
+    if (index >= 0 && index < days) counts[row.status][index] = (counts[row.status][index] ?? 0) + Number(row.n);
   }
   const sum = (s: MessageStatus) => counts[s].reduce((a, b) => a + b, 0);
   const final = sum('delivered') + sum('failed');

@@ -34,7 +34,7 @@ export function messagePages(app: FastifyInstance, { ctx, render }: OwnerArea): 
     };
     const tableRows = rows.map((m) => [
       html`<a href="/dashboard/messages/${m.id}"><code>${m.id}</code></a>`,
-      m.recipient,
+      isMasked(m.recipient) ? html`${m.recipient} <span class="badge badge-redacted">redacted</span>` : m.recipient,
       m.sender,
       statusBadge(m.status),
       m.segments,
@@ -65,7 +65,10 @@ ${table(`Delivery reports (${total})`, ['Message', 'To', 'From', 'Status', 'Segm
     const { message: m, events } = await messageDetail(ctx, account.id, id);
     // What redact-messages.ts leaves: no text and a masked number.
     const redacted = m.body === '' && isMasked(m.recipient);
-    const redaction = redacted
+    const bodyPurged = !redacted && m.body === '';
+    const redaction = bodyPurged
+      ? html`<p id="redaction" class="muted">The text was removed after this account's retention period (Settings → Data retention).</p>`
+      : redacted
       ? html`<p id="redaction" class="muted">Redacted: the text is removed and the number masked, here, in the reports and in the stored webhook events.</p>`
       : isFinal(m.status)
         ? html`<form id="redaction" method="post" action="/dashboard/messages/${m.id}/redact" class="inline" data-confirm="Remove the text of this message and mask its number? This cannot be undone.">${csrfField(session.csrf_token)}<button type="submit" class="danger">Redact</button> <span class="muted">Removes the text and masks the number (last four digits as XXXX), for good.</span></form>`

@@ -77,13 +77,14 @@ export function ownerPages(ctx: Context, groups: readonly OwnerPageGroup[]) {
 }
 
 /** The tabs of the Settings pages. */
-export function settingsTabs(current: 'api-keys' | 'webhook' | 'events' | 'smpp' | 'twilio' | 'password'): Html {
+export function settingsTabs(current: 'api-keys' | 'webhook' | 'events' | 'smpp' | 'twilio' | 'privacy' | 'password'): Html {
   const tabs = [
     { key: 'api-keys', href: '/dashboard/settings/api-keys', label: 'API Keys' },
     { key: 'webhook', href: '/dashboard/settings/webhook', label: 'Webhook secret' },
     { key: 'events', href: '/dashboard/settings/events', label: 'Numbers and events' },
     { key: 'smpp', href: '/dashboard/settings/smpp', label: 'SMPP' },
     { key: 'twilio', href: '/dashboard/settings/twilio', label: 'Twilio-compatible API' },
+    { key: 'privacy', href: '/dashboard/settings/privacy', label: 'Data retention' },
     { key: 'password', href: '/dashboard/settings/password', label: 'Password' },
   ];
   return html`<nav aria-label="Settings" class="tabs"><ul>${tabs.map(

@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../../errors/catalogue.ts';
 import type { Context } from '../../../services/context.ts';
 import { conversation, inbox } from '../../../services/inbound/inbound.ts';
+import { redactInbound } from '../../../services/inbound/redact-inbound.ts';
 import { addOptOut, listOptOuts, removeOptOut } from '../../../services/opt-outs/opt-outs.ts';
 import { html } from '../../html.ts';
 import type { OwnerPageKit } from './events-settings-pages.ts';
@@ -35,14 +36,17 @@ ${table(q ? `Conversations matching “${q}”` : 'Conversations, most recent fi
   });
 
   app.get<{ Params: { phone: string } }>('/inbox/:phone', async (request, reply) => {
-    const { account } = kit.account(request);
+    const { account, csrf } = kit.account(request);
     const phone = request.params.phone.slice(0, 40);
     const entries = await conversation(ctx, account.id, phone);
     const rows = entries.map((e) => [
       when(e.at),
       e.direction === 'in' ? html`<span class="badge">received</span>` : html`<span class="badge">sent</span> ${statusBadge(e.status ?? '')}`,
       html`<code>${e.ours}</code>`,
-      e.text,
+      e.text === '' ? html`<span class="muted redacted">Text removed</span>` : e.text,
+      e.direction === 'in'
+        ? html`<form method="post" action="/dashboard/inbox/${encodeURIComponent(phone)}/${e.id}/redact" class="inline" data-confirm="Remove the text of this message and mask the sender's number? This cannot be undone.">${csrfField(csrf)}<button type="submit" class="danger" aria-label="Redact the message received ${new Date(e.at).toISOString()}">Redact</button></form>`
+        : html`<a href="/dashboard/messages/${e.id}">Details</a>`,
     ]);
     return kit.render(
       request,
@@ -50,8 +54,15 @@ ${table(q ? `Conversations matching “${q}”` : 'Conversations, most recent fi
       `Conversation with ${phone}`,
       'inbox',
       html`<p><a href="/dashboard/inbox">Back to the inbox</a></p>
-${table(`Conversation with ${phone}, newest first`, ['When', 'Direction', 'Your number or Sender ID', 'Message'], rows, 'No messages with this number.')}`,
+${table(`Conversation with ${phone}, newest first`, ['When', 'Direction', 'Your number or Sender ID', 'Message', ''], rows, 'No messages with this number.')}`,
     );
+  });
+
+  app.post<{ Params: { phone: string; id: string } }>('/inbox/:phone/:id/redact', async (request, reply) => {
+    const { account } = kit.account(request);
+    await redactInbound(ctx, account.id, request.params.id);
+    // The sender is masked now, so the conversation with the full number no longer holds it.
+    return seeOther(reply, `/dashboard/inbox?redacted=${encodeURIComponent(request.params.id)}`);
   });
 
   const optOutsPage = async (request: FastifyRequest, reply: FastifyReply, message?: { text: string; kind: 'ok' | 'error' }) => {
