@@ -116,22 +116,8 @@ function shown(row: SmppRouteRow): Route {
 
 /** The carrier's view of a row: what it binds and routes with. */
 export function routeConfigOf(row: SmppRouteRow): SmppRouteConfig {
-  const prefixes = row.prefixes.split(',');
-  return {
-    name: row.name,
-    prefixes,
-    default: prefixes.includes('+'),
-    host: row.host,
-    port: row.port,
-    systemId: row.system_id,
-    password: row.password,
-    systemType: row.system_type,
-    tps: row.tps,
-    window: row.window_size,
-    priority: row.priority,
-    costPerSegment: row.cost_per_segment,
-    failoverCodes: codesOf(row.failover_codes),
-  };
+  const fields = fieldsOf(row);
+  return { name: row.name, ...fields, default: fields.prefixes.includes('+') };
 }
 
 /** Every route by name, with whether a worker process has it bound. */
