@@ -42,20 +42,24 @@ test('killed with submits in flight: every answered submit stored and charged on
   const customer = await createCustomer(ctx, { name: 'Crash Ltd', email: 'crash@example.com', credits: 1000 });
   const user = await createSmppUser(ctx, customer.accountId, { systemId: 'crash', tps: 10_000 });
   const smppPort = await freePort();
-  const env = { DATABASE_URL: database.url, PORT: String(await freePort()), SMPP_SERVER_PORT: String(smppPort), SIM_DELIVERY_DELAY_MS: '20', JOB_LEASE_MS: '2000' };
+  const env = { DATABASE_URL: database.url, PORT: String(await freePort()), SMPP_SERVER_PORT: String(smppPort), SIM_DELIVERY_DELAY_MS: '20', JOB_LEASE_MS: '2000', RATE_LIMIT_MAX: '1000000' };
   server = await startPigeon(['serve'], env);
 
   const tx = await bound(smppPort, user, 'bind_transmitter');
   const answered = new Set<string>();
   let sent = 0;
   let killed: Promise<void> | null = null;
+  const refusals: number[] = [];
   await new Promise<void>((resolve) => {
     const pump = () => {
       while (sent < TOTAL && sent - answered.size < WINDOW && !killed) {
         const i = sent++;
         tx.submit_sm({ source_addr_ton: 5, source_addr: 'Acme', dest_addr_ton: 1, destination_addr: '447700900001', registered_delivery: 1, short_message: encodeGsm7(`crash ${i}`) }, (pdu: PDU) => {
           if (pdu.command_status === 0) answered.add(String(pdu.message_id));
-          if (answered.size >= KILL_AFTER && !killed) killed = server!.kill('SIGKILL').then(resolve);
+          else refusals.push(pdu.command_status);
+          // A refusal fails the test (below) rather than leave it waiting for answers that never come.
+          if (refusals.length > 0) resolve();
+          else if (answered.size >= KILL_AFTER && !killed) killed = server!.kill('SIGKILL').then(resolve);
           else pump();
         });
       }
@@ -63,6 +67,7 @@ test('killed with submits in flight: every answered submit stored and charged on
     tx.socket.once('close', () => resolve());
     pump();
   });
+  assert.deepEqual(refusals, [], 'no submit refused before the kill');
   await killed;
   await closed(tx);
   const inFlightAtKill = sent - answered.size;
