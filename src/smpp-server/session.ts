@@ -15,8 +15,7 @@ import { acceptSmppSubmission } from '../services/smpp-access/smpp-submit.ts';
 import { secondsFrom } from '../domain/smpp-time.ts';
 import { CMD, RESP, STATUS, TLV, MalformedPdu, PduFramer, cstring, deliverSmBody, encodePdu, readBind, readSubmitSm, tlv, type Pdu } from './pdu.ts';
 import { decodeText, readSubmitContent } from './submit-content.ts';
-import type { PartAdded, PartReceipts } from './parts.ts';
-import type { SmppPartRow } from '../store/repositories/smpp-parts.repository.ts';
+import type { PartAdded, PartReceipts, PartsGroup } from '../services/smpp-access/smpp-parts.ts';
 import { isTemporary, submitStatusFor } from './status-map.ts';
 import { checkRateLimit } from '../http/rate-limit.ts';
 import type { SmppServer } from './smpp-server.ts';
@@ -333,7 +332,7 @@ export class Session {
     let text: string;
     let registeredDelivery = content.registeredDelivery;
     let earlier: PartReceipts[] = [];
-    let group: SmppPartRow | undefined;
+    let group: PartsGroup | undefined;
     if (content.part) {
       let added: PartAdded;
       try {
@@ -402,7 +401,7 @@ export class Session {
     this.#respond(pdu, status);
   }
 
-  async #refuseParts(group: SmppPartRow | undefined, parts: PartReceipts[]): Promise<void> {
+  async #refuseParts(group: PartsGroup | undefined, parts: PartReceipts[]): Promise<void> {
     if (!group) return;
     try {
       await this.server.parts.refuse(group, parts);

@@ -13,7 +13,7 @@ import type { Context } from '../services/context.ts';
 import { decideBind, liveBindCount, type BindDecision } from '../services/smpp-access/smpp-users.ts';
 import { forgetSmppBind, recordSmppBind, refreshSmppBinds, smppUsersNow } from '../services/smpp-access/smpp-binds.ts';
 import { Session, type SessionTimings } from './session.ts';
-import { PartsAssembler } from './parts.ts';
+import { PartsAssembler } from '../services/smpp-access/smpp-parts.ts';
 import { MemoryRateLimitStore, type RateLimitStore } from '../http/rate-limit.ts';
 import { OutboxPump } from './outbox-pump.ts';
 

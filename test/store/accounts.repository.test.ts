@@ -11,7 +11,16 @@ describe('accounts repository', () => {
       const store = await open();
       const row = await addAccount(store, 'acc_1', { webhook_secret_rotated_at: null, daily_message_limit: 50 });
       // Columns of later migrations that the fixture leaves to their defaults.
-      const later = { twilio_sid: null, twilio_token: null, twilio_token_previous: null, twilio_token_rotated_at: null };
+      const later = {
+        rate_card: null,
+        twilio_sid: null,
+        twilio_token: null,
+        twilio_token_previous: null,
+        twilio_token_rotated_at: null,
+        retention_body_days: null,
+        retention_message_days: null,
+        retention_mask_days: null,
+      };
       assert.deepEqual(await accounts.findAccount(store.db, 'acc_1'), { ...row, ...later });
       assert.equal(await accounts.findAccount(store.db, 'acc_none'), undefined);
       assert.equal(await accounts.findAccountEmail(store.db, 'acc_1'), 'acc_1@example.com');

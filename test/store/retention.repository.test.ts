@@ -92,16 +92,18 @@ forEachDialect((_dialect, open) => {
     const store = await open();
     await insertAccount(store, 'acc_a');
     await insertMessages(store.db, [
-      message('msg_1', DAY + 5, { segments: 2 }),
-      message('msg_2', DAY + 6, { recipient: '+14155550100' }),
-      message('msg_3', DAY + 7, { status: 'failed', sent_at: null }),
-      message('msg_4', 3 * DAY, { recipient: '+447700900002' }),
+      // `credits` null: accepted before prices, one credit a segment.
+      message('msg_1', DAY + 5, { segments: 2, credits: null }),
+      // Priced by a rate card at acceptance: its credits, not its segments.
+      message('msg_2', DAY + 6, { recipient: '+14155550100', credits: 7 }),
+      message('msg_3', DAY + 7, { status: 'failed', sent_at: null, credits: null }),
+      message('msg_4', 3 * DAY, { recipient: '+447700900002', credits: null }),
     ]);
     const rows = (await liveUsage(store.db, 'acc_a', DAY, 2 * DAY, DAY)).sort((a, b) => a.prefix.localeCompare(b.prefix) || a.status.localeCompare(b.status));
     assert.deepEqual(rows, [
-      { day: 1, prefix: '141', status: 'delivered', free: 0, unsent: 0, messages: 1, segments: 1 },
-      { day: 1, prefix: '447', status: 'delivered', free: 0, unsent: 0, messages: 1, segments: 2 },
-      { day: 1, prefix: '447', status: 'failed', free: 0, unsent: 1, messages: 1, segments: 1 },
+      { day: 1, prefix: '141', status: 'delivered', free: 0, unsent: 0, messages: 1, segments: 1, credits: 7 },
+      { day: 1, prefix: '447', status: 'delivered', free: 0, unsent: 0, messages: 1, segments: 2, credits: 2 },
+      { day: 1, prefix: '447', status: 'failed', free: 0, unsent: 1, messages: 1, segments: 1, credits: 1 },
     ]);
     assert.deepEqual((await finalMessagesToNumber(store.db, 'acc_a', '+447700900001', 10)).map((m) => m.id).sort(), ['msg_1', 'msg_3']);
     await store.db.insertInto('inbound_messages').values({ id: 'in_1', account_id: null, sender: '+447700900001', recipient: '+447700900999', body: 'x', encoding: 'GSM-7', segments: 1, incomplete: 0, received_at: 1 }).execute();

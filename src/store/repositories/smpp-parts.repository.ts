@@ -1,5 +1,5 @@
 /**
- * Parts of long messages submitted over SMPP (src/smpp-server/parts.ts), stored as they come,
+ * Parts of long messages submitted over SMPP (src/services/smpp-access/smpp-parts.ts), stored as they come,
  * with a `seq` 0 row marking a group whose message was accepted or refused (migration 026).
  * Work on one group is serialised by `lockPartGroup` (inbound-parts.repository.ts).
  */

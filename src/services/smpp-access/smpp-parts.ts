@@ -8,9 +8,9 @@
  * afterwards is answered with its id and starts nothing. Groups that wait past the timeout are
  * given up by `sweep`: nothing charged, and their receipts say REJECTD.
  */
-import type { Context } from '../services/context.ts';
-import { enqueuePartsRejections, type PartsRejection } from '../services/smpp-access/smpp-outbox.ts';
-import { lockPartGroup } from '../store/repositories/inbound-parts.repository.ts';
+import type { Context } from '../context.ts';
+import { enqueuePartsRejections, type PartsRejection } from './smpp-outbox.ts';
+import { lockPartGroup } from '../../store/repositories/inbound-parts.repository.ts';
 import {
   DONE_SEQ,
   deleteDoneSmppPartGroups,
@@ -19,16 +19,19 @@ import {
   smppPartsOfGroup,
   staleSmppPartGroups,
   type SmppPartRow,
-} from '../store/repositories/smpp-parts.repository.ts';
-import { messagesByIds } from '../store/repositories/messages.repository.ts';
-import { newId } from '../util/ids.ts';
-import { decodeText, type SubmitContent } from './submit-content.ts';
+} from '../../store/repositories/smpp-parts.repository.ts';
+import { messagesByIds } from '../../store/repositories/messages.repository.ts';
+import { newId } from '../../util/ids.ts';
+import { decodeText, type SubmitContent } from '../../smpp-server/submit-content.ts';
 
 export interface PartAddresses {
   sourceAddr: string;
   sourceTon: number;
   destinationAddr: string;
 }
+
+/** A stored group of parts, as the acceptance marks it done. */
+export type PartsGroup = SmppPartRow;
 
 export type PartAdded =
   /** Stored; the rest have yet to come. */
