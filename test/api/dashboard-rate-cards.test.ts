@@ -6,8 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { harness, type Harness } from '../helpers/harness.ts';
-import { csrfToken, DashboardClient } from '../helpers/dashboard-client.ts';
-import { createOperator } from '../../src/services/auth/operators.ts';
+import { csrfToken, DashboardClient, signedInOperator } from '../helpers/dashboard-client.ts';
 import { MAX_RATE_CSV_BYTES, showCard } from '../../src/services/pricing/rate-cards.ts';
 
 describe('console: rate cards', () => {
@@ -15,10 +14,7 @@ describe('console: rate cards', () => {
   let ops: DashboardClient;
   before(async () => {
     h = await harness();
-    await createOperator(h.ctx, 'ops@example.com', 'operator password');
-    ops = new DashboardClient(h.app);
-    const form = await ops.get('/operator/login');
-    assert.equal((await ops.post('/operator/login', { email: 'ops@example.com', password: 'operator password' }, form.body)).statusCode, 303);
+    ops = await signedInOperator(h.app, h.ctx);
   });
   after(() => h.close());
 

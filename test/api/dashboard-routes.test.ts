@@ -6,8 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { harness, type Harness } from '../helpers/harness.ts';
-import { DashboardClient } from '../helpers/dashboard-client.ts';
-import { createOperator } from '../../src/services/auth/operators.ts';
+import { DashboardClient, signedInOperator } from '../helpers/dashboard-client.ts';
 import { listRoutes } from '../../src/services/routes/routes.ts';
 import { recordMessageRoutes } from '../../src/store/repositories/messages.repository.ts';
 
@@ -31,10 +30,7 @@ describe('dashboard: the operator manages routes and reads the margin', () => {
   let ops: DashboardClient;
   before(async () => {
     h = await harness();
-    await createOperator(h.ctx, 'ops@example.com', 'operator password');
-    ops = new DashboardClient(h.app);
-    const login = await ops.get('/operator/login');
-    assert.equal((await ops.post('/operator/login', { email: 'ops@example.com', password: 'operator password' }, login.body)).statusCode, 303);
+    ops = await signedInOperator(h.app, h.ctx);
   });
   after(() => h.close());
 

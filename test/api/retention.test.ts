@@ -10,12 +10,11 @@ import assert from 'node:assert/strict';
 import { addCredits } from '../../src/services/accounts/accounts.ts';
 import { createApiKey } from '../../src/services/keys/api-keys.ts';
 import { assignNumber } from '../../src/services/numbers/numbers.ts';
-import { createOperator } from '../../src/services/auth/operators.ts';
 import { approveSenderId, registerSenderId } from '../../src/services/sender-ids/sender-ids.ts';
 import { runPurge } from '../../src/services/retention/purge.ts';
 import { setAccountRetention } from '../../src/services/retention/account-retention.ts';
 import { AppError } from '../../src/errors/catalogue.ts';
-import { DashboardClient } from '../helpers/dashboard-client.ts';
+import { DashboardClient, signedInOperator } from '../helpers/dashboard-client.ts';
 import { harness, type Harness } from '../helpers/harness.ts';
 
 const CALLBACK = 'https://127.0.0.1:9/callback';
@@ -163,10 +162,7 @@ describe('retention and erasure', () => {
 
   test('the operator console shows and shortens an account’s retention, refusing longer than the installation', async () => {
     const o = await owner('Console');
-    await createOperator(h.ctx, 'ops@example.com', 'operator password');
-    const ops = new DashboardClient(h.app);
-    const form = await ops.get('/operator/login');
-    await ops.post('/operator/login', { email: 'ops@example.com', password: 'operator password' }, form.body);
+    const ops = await signedInOperator(h.app, h.ctx);
     const page = await ops.get(`/operator/accounts/${o.accountId}/limits`);
     assert.match(page.body, /id="body-days-now">30 days</);
     const saved = await ops.post(`/operator/accounts/${o.accountId}/retention`, { body_days: '7', message_days: '', mask_numbers_days: '90' }, page.body);

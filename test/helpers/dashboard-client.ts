@@ -3,6 +3,8 @@
  * forms with the page's CSRF token, and builds multipart bodies.
  */
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { createOperator } from '../../src/services/auth/operators.ts';
+import type { Context } from '../../src/services/context.ts';
 
 export class DashboardClient {
   readonly cookies = new Map<string, string>();
@@ -82,3 +84,13 @@ export function csrfToken(page: string): string {
 /** A minimal valid PDF, enough for the content sniffing. */
 export const TINY_PDF = Buffer.from('%PDF-1.4\n1 0 obj<</Type/Catalog>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n');
 export const TINY_PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360000002000185d6f5d40000000049454e44ae426082', 'hex');
+
+/** An operator made in `ctx`'s store and signed in to the console of `app`. */
+export async function signedInOperator(app: FastifyInstance, ctx: Context, email = 'ops@example.com'): Promise<DashboardClient> {
+  await createOperator(ctx, email, 'operator password');
+  const ops = new DashboardClient(app);
+  const form = await ops.get('/operator/login');
+  const res = await ops.post('/operator/login', { email, password: 'operator password' }, form.body);
+  if (res.statusCode !== 303) throw new Error(`operator login answered ${res.statusCode}`);
+  return ops;
+}

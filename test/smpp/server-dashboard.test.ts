@@ -1,9 +1,8 @@
 /** Settings → SMPP in the owner's dashboard: the account's SMPP users, their live binds, where to bind. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { DashboardClient } from '../helpers/dashboard-client.ts';
+import { DashboardClient, signedInOperator } from '../helpers/dashboard-client.ts';
 import { createSmppUser } from '../../src/services/smpp-access/smpp-users.ts';
-import { createOperator } from '../../src/services/auth/operators.ts';
 import { bound, closed, serverFixture, waitFor, type ServerFixture } from './server-fixture.ts';
 
 let f: ServerFixture;
@@ -98,10 +97,7 @@ test('the operator console lists the live binds and SMPP users of every account'
   const a = await f.user({ systemId: 'ops_view_a' });
   const b = await f.user({ systemId: 'ops_view_b' });
   const sessions = [await bound(f.port, a, 'bind_receiver'), await bound(f.port, b, 'bind_transmitter')];
-  await createOperator(f.h.ctx, 'ops@example.com', 'operator password');
-  const operator = new DashboardClient(f.h.app);
-  const form = await operator.get('/operator/login');
-  assert.equal((await operator.post('/operator/login', { email: 'ops@example.com', password: 'operator password' }, form.body)).statusCode, 303);
+  const operator = await signedInOperator(f.h.app, f.h.ctx);
   const page = await operator.get('/operator/smpp');
   assert.equal(page.statusCode, 200);
   assert.match(page.body, /<code>ops_view_a<\/code><\/td><td data-label="Type">receiver<\/td>/);
