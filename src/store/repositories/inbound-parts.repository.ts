@@ -34,10 +34,16 @@ export async function markGroupDone(db: Executor, first: InboundPartRow, now: nu
   await db.insertInto('inbound_parts').values({ ...first, seq: DONE_SEQ, body: '', received_at: now }).onConflict((oc) => oc.columns(['group_key', 'seq']).doNothing()).execute();
 }
 
-/** Removes the done groups marked before `before`; returns how many. */
-export async function deleteDoneGroups(db: Executor, before: number): Promise<number> {
-  const done = db.selectFrom('inbound_parts').select('group_key').where('seq', '=', DONE_SEQ).where('received_at', '<', before);
-  const result = await db.deleteFrom('inbound_parts').where('group_key', 'in', done).executeTakeFirst();
+/**
+ * The tables of parts kept by group with a `seq` 0 done mark: inbound parts from carriers, and
+ * parts submitted over SMPP (smpp-parts.repository.ts). The group queries below serve both.
+ */
+export type PartGroupsTable = 'inbound_parts' | 'smpp_parts';
+
+/** Removes the done groups marked before `before`; returns how many rows went. */
+export async function deleteDoneGroups(db: Executor, before: number, table: PartGroupsTable = 'inbound_parts'): Promise<number> {
+  const done = db.selectFrom(table).select('group_key').where('seq', '=', DONE_SEQ).where('received_at', '<', before);
+  const result = await db.deleteFrom(table).where('group_key', 'in', done).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
 
@@ -51,9 +57,9 @@ export async function deletePartGroup(db: Executor, groupKey: string): Promise<v
 }
 
 /** Groups not done whose first part came before `before`, oldest first, at most `limit`. */
-export async function staleGroups(db: Executor, before: number, limit: number): Promise<string[]> {
+export async function staleGroups(db: Executor, before: number, limit: number, table: PartGroupsTable = 'inbound_parts'): Promise<string[]> {
   const rows = await db
-    .selectFrom('inbound_parts')
+    .selectFrom(table)
     .select('group_key')
     .groupBy('group_key')
     .having((eb) => eb.fn.min('received_at'), '<', before)

@@ -1,15 +1,16 @@
 /**
- * Parts of long messages submitted over SMPP (src/services/smpp-access/smpp-parts.ts), stored as they come,
- * with a `seq` 0 row marking a group whose message was accepted or refused (migration 026).
- * Work on one group is serialised by `lockPartGroup` (inbound-parts.repository.ts).
+ * Parts of long messages submitted over SMPP (src/services/smpp-access/smpp-parts.ts), stored as
+ * they come, with a `seq` 0 row marking a group whose message was accepted or refused (migration
+ * 026). Work on one group is serialised by `lockPartGroup`, and the group sweeps are those of
+ * inbound parts (inbound-parts.repository.ts), which keep their groups the same way.
  */
 import type { Executor } from '../connect.ts';
 import type { SmppPartsTable } from '../database.ts';
+import { DONE_SEQ, deleteDoneGroups, staleGroups } from './inbound-parts.repository.ts';
 
 export type SmppPartRow = SmppPartsTable;
 
-/** The `seq` of the row that marks a done group; parts count from 1. */
-export const DONE_SEQ = 0;
+export { DONE_SEQ };
 
 const numeric = (r: SmppPartRow): SmppPartRow => ({
   ...r,
@@ -42,22 +43,11 @@ export async function markSmppPartsDone(db: Executor, first: SmppPartRow, now: n
 }
 
 /** Groups not done whose first part came before `before`, oldest first, at most `limit`. */
-export async function staleSmppPartGroups(db: Executor, before: number, limit: number): Promise<string[]> {
-  const rows = await db
-    .selectFrom('smpp_parts')
-    .select('group_key')
-    .groupBy('group_key')
-    .having((eb) => eb.fn.min('received_at'), '<', before)
-    .having((eb) => eb.fn.min('seq'), '>', DONE_SEQ)
-    .orderBy((eb) => eb.fn.min('received_at'))
-    .limit(limit)
-    .execute();
-  return rows.map((r) => r.group_key);
+export function staleSmppPartGroups(db: Executor, before: number, limit: number): Promise<string[]> {
+  return staleGroups(db, before, limit, 'smpp_parts');
 }
 
 /** Removes the groups marked done before `before`; returns how many rows went. */
-export async function deleteDoneSmppPartGroups(db: Executor, before: number): Promise<number> {
-  const done = db.selectFrom('smpp_parts').select('group_key').where('seq', '=', DONE_SEQ).where('received_at', '<', before);
-  const result = await db.deleteFrom('smpp_parts').where('group_key', 'in', done).executeTakeFirst();
-  return Number(result.numDeletedRows);
+export function deleteDoneSmppPartGroups(db: Executor, before: number): Promise<number> {
+  return deleteDoneGroups(db, before, 'smpp_parts');
 }
