@@ -12,6 +12,8 @@ COPY package.json package-lock.json ./
 COPY packages/client/package.json packages/client/build.mjs packages/client/
 RUN npm ci --omit=dev --no-audit --no-fund
 COPY . .
+# The bundle bin/pigeon runs (bin/bundle.mjs), built while node_modules is still writable.
+RUN node bin/pigeon --version
 USER node
 ENV HOST=0.0.0.0 PORT=3000
 EXPOSE 3000 2775

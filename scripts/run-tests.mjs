@@ -98,6 +98,10 @@ if (pg && everything) {
   console.log(`${storeBlind.size} test files never read TEST_DATABASE_URL and ran in npm test: left out here\n`);
 }
 
+// Built once here rather than by the first few files' `pigeon` processes at the same moment.
+const { buildBundle } = await import('../bin/bundle.mjs');
+await buildBundle();
+
 const timesDir = mkdtempSync(join(tmpdir(), 'pigeon-test-times-'));
 const timesFile = join(timesDir, 'times.jsonl');
 const reporter = new URL('./test-times-reporter.mjs', import.meta.url).pathname;
