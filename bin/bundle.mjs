@@ -1,4 +1,4 @@
-// The command line as one JavaScript file, built from src/ by esbuild and kept under
+// The command line as JavaScript bundled from src/ by esbuild, kept under
 // node_modules/.cache/pigeon. Loading ~270 TypeScript modules through tsx's loader costs a
 // process about 1.3 s of CPU before it does anything (every module crosses to the loader's thread
 // and back); the bundle loads in about 0.5 s. Every `pigeon` command and `pigeon serve` start
@@ -17,7 +17,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SRC = join(ROOT, 'src');
 const ENTRY = join(SRC, 'cli', 'main.ts');
 // Inside node_modules, so that the bundle's imports of packages resolve as src/'s do.
-const CACHE = join(ROOT, 'node_modules', '.cache', 'pigeon');
+export const CACHE = join(ROOT, 'node_modules', '.cache', 'pigeon');
 
 /** The digest of `src`: every source file's path, size and modification time. */
 export function sourceDigest(src = SRC) {
@@ -40,24 +40,54 @@ export function sourceDigest(src = SRC) {
 
 /**
  * Modules find their files next to them (`new URL('./assets/x', import.meta.url)`, workers,
- * createRequire): in the bundle each keeps the address of its source file.
+ * createRequire, import.meta.dirname): in a bundle each of Pigeon's own modules keeps the address
+ * of its source file.
  */
 const sourceAddresses = {
   name: 'source-addresses',
   setup(build) {
     build.onLoad({ filter: /\.(ts|mjs)$/ }, (args) => {
-      if (!args.path.startsWith(SRC)) return undefined;
-      const text = readFileSync(args.path, 'utf8');
-      return { contents: text.replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)), loader: args.path.endsWith('.ts') ? 'ts' : 'js' };
+      if (!args.path.startsWith(ROOT) || args.path.includes('/node_modules/')) return undefined;
+      const text = readFileSync(args.path, 'utf8')
+        .replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href))
+        .replaceAll('import.meta.dirname', JSON.stringify(dirname(args.path)))
+        .replaceAll('import.meta.filename', JSON.stringify(args.path));
+      return { contents: text, loader: args.path.endsWith('.ts') ? 'ts' : 'js' };
     });
   },
 };
 
 /**
- * Builds the bundle of the tree whose digest is `digest` into the cache and gives its entry file;
- * false when it cannot (no esbuild, a read-only folder). Split in chunks at every dynamic import,
- * so a command loads only what it uses: `pigeon account list` never loads Fastify, and `serve`
- * loads it once it starts the API.
+ * Bundles `entryPoints` (paths, or names to paths) into `outdir`, which must be inside the
+ * project's node_modules for the bundle's imports of packages to resolve as the sources' do.
+ * Split in chunks at every dynamic import and shared module, so that a process loads only what
+ * it uses: `pigeon account list` never loads Fastify, and `serve` loads it once it starts the API.
+ * Output files keep their sources' folders below the project's root, and end in .mjs.
+ */
+export async function bundle(entryPoints, outdir) {
+  const { build } = await import('esbuild');
+  await build({
+    entryPoints,
+    outdir,
+    outbase: ROOT,
+    outExtension: { '.js': '.mjs' },
+    bundle: true,
+    splitting: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    keepNames: true,
+    sourcemap: 'linked',
+    sourcesContent: false,
+    logLevel: 'silent',
+    plugins: [sourceAddresses],
+  });
+}
+
+/**
+ * Builds the command line's bundle of the tree whose digest is `digest` into the cache and gives
+ * its entry file; false when it cannot (no esbuild, a read-only folder).
  */
 export async function buildBundle(digest = sourceDigest()) {
   const entry = bundleEntry(digest);
@@ -65,23 +95,7 @@ export async function buildBundle(digest = sourceDigest()) {
   if (existsSync(entry)) return entry;
   const temporary = join(CACHE, `${digest}.${process.pid}.tmp`);
   try {
-    const { build } = await import('esbuild');
-    await build({
-      entryPoints: { main: ENTRY },
-      outdir: temporary,
-      outExtension: { '.js': '.mjs' },
-      bundle: true,
-      splitting: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      packages: 'external',
-      keepNames: true,
-      sourcemap: 'linked',
-      sourcesContent: false,
-      logLevel: 'silent',
-      plugins: [sourceAddresses],
-    });
+    await bundle({ main: ENTRY }, temporary);
     try {
       renameSync(temporary, dir);
     } catch (err) {

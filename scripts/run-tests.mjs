@@ -1,11 +1,13 @@
 #!/usr/bin/env node
-// Runs every *.test.ts under src/ and test/ with node's test runner through tsx.
-// Node 20's runner does not expand globs itself, so the files are listed here.
+// Runs every *.test.ts under src/ and test/ with node's test runner, bundled by esbuild as
+// bin/pigeon runs src/ (bin/bundle.mjs), or through tsx with TEST_BUNDLE=off. Node 20's runner
+// does not expand globs itself, so the files are listed here.
 //
 // Usage: node scripts/run-tests.mjs [--pg] [--suite=node-versions] [--concurrency=N] [dir-or-file ...]
 //   --pg             the same tests against PostgreSQL: TEST_DATABASE_URL, by default the local
 //                    `test` database. The store suites then run on PostgreSQL only: their SQLite
-//                    half is the plain run's (TEST_DIALECTS=sqlite,postgres runs both).
+//                    half is the plain run's (TEST_DIALECTS=sqlite,postgres runs both); and the
+//                    whole suite leaves out the files that never read TEST_DATABASE_URL.
 //   --suite=node-versions   only the tests that can behave differently on another Node: what
 //                    .ci/run runs on Node 22 and 24 (docs/testing.md says why these).
 //   --concurrency=N  test files run N at a time (TEST_CONCURRENCY; default 2). Every file builds
@@ -98,9 +100,18 @@ if (pg && everything) {
   console.log(`${storeBlind.size} test files never read TEST_DATABASE_URL and ran in npm test: left out here\n`);
 }
 
+const { bundle, buildBundle, CACHE } = await import('../bin/bundle.mjs');
 // Built once here rather than by the first few files' `pigeon` processes at the same moment.
-const { buildBundle } = await import('../bin/bundle.mjs');
 await buildBundle();
+// The test files run bundled, as bin/pigeon runs src/: through tsx each file's process spent
+// 1-1.7 s of CPU loading its modules before its first test. TEST_BUNDLE=off runs them through tsx.
+let bundled = null;
+if (process.env.TEST_BUNDLE !== 'off') {
+  bundled = mkdtempSync(`${CACHE}-tests-`);
+  await bundle(files, bundled);
+}
+const runnable = bundled ? files.map((f) => join(bundled, f.replace(/\.ts$/, '.mjs'))) : files;
+const sourceOf = (file) => (bundled && file?.startsWith(bundled) ? relative(bundled, file).replace(/\.mjs$/, '.ts') : file);
 
 const timesDir = mkdtempSync(join(tmpdir(), 'pigeon-test-times-'));
 const timesFile = join(timesDir, 'times.jsonl');
@@ -108,20 +119,20 @@ const reporter = new URL('./test-times-reporter.mjs', import.meta.url).pathname;
 const result = spawnSync(
   process.execPath,
   [
-    '--import',
-    'tsx',
+    ...(bundled ? ['--enable-source-maps'] : ['--import', 'tsx']),
     '--test',
     `--test-concurrency=${concurrency}`,
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
     `--test-reporter=${reporter}`,
     `--test-reporter-destination=${timesFile}`,
-    ...files,
+    ...runnable,
   ],
   { stdio: 'inherit', env },
 );
-const records = existsSync(timesFile) ? readFileSync(timesFile, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line)) : [];
+const records = existsSync(timesFile) ? readFileSync(timesFile, 'utf8').split('\n').filter(Boolean).map((line) => ({ ...JSON.parse(line), file: sourceOf(JSON.parse(line).file) })) : [];
 rmSync(timesDir, { recursive: true, force: true });
+if (bundled) rmSync(bundled, { recursive: true, force: true });
 printSlowest(records, 20);
 // CI_TEST_LOG: .ci/run collects every run's files and results there, for its closing summary.
 if (process.env.CI_TEST_LOG) {

@@ -183,7 +183,7 @@ describe('account-limits repository', () => {
             pastLock--;
             done++;
           });
-      const results = await Promise.all(['sid_a', 'sid_b', 'sid_c', 'sid_d'].map(request));console.log('RESULTS', results);
+      const results = await Promise.all(['sid_a', 'sid_b', 'sid_c', 'sid_d'].map(request));
       assert.equal(results.filter(Boolean).length, 1);
       assert.equal(await countPendingSenderIds(store.db, 'acc_1'), 2);
       // Locking reads the limits as accountLimitsRow does, and leaves the row as it was.
