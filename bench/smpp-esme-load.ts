@@ -10,11 +10,13 @@
  *   the receipts wait in Pigeon's queue).
  * - `drain`: binds one receiver and times the arrival of `count` receipts.
  */
+import { connect, type Socket } from 'node:net';
 import smpp, { type PDU, type Session } from 'smpp';
+import { CMD, cstring, encodePdu, PduFramer, RESP } from '../src/smpp-server/pdu.ts';
 import { percentile } from './lib.ts';
 
 interface Command {
-  cmd: 'submit' | 'queue' | 'drain' | 'stop';
+  cmd: 'submit' | 'raw-submit' | 'queue' | 'drain' | 'stop';
   port: number;
   systemId: string;
   password: string;
@@ -100,6 +102,86 @@ async function submitLoad(c: Command) {
   return { perSecond: (ok / ms) * 1000, refused, p50: percentile(latencies, 50), p99: percentile(latencies, 99), receipts: receiptsAtEnd, receiptsPerSecond: (receiptsAtEnd / ms) * 1000 };
 }
 
+/**
+ * The `submit` load without the `smpp` package: PDUs written and read as bytes, the submit_sm
+ * bodies made once per destination, so that the load generator spends as little CPU per submit as
+ * autocannon spends per HTTP request (the package's client spent more than the server it loaded).
+ */
+async function rawSubmitLoad(c: Command) {
+  const bodies = Array.from({ length: 9000 }, (_, i) =>
+    Buffer.concat([
+      cstring(''),
+      Buffer.from([5, 0]),
+      cstring('Bench'),
+      Buffer.from([1, 1]),
+      cstring(`1415555${String(1000 + i).padStart(4, '0')}`),
+      Buffer.from([0, 0, 0]),
+      cstring(''),
+      cstring(''),
+      // registered_delivery 1, replace_if_present 0, data_coding 0, sm_default_msg_id 0
+      Buffer.from([1, 0, 0, 0]),
+      (() => {
+        const text = Buffer.from(`Your code is ${String(100000 + i)}`, 'latin1');
+        return Buffer.concat([Buffer.from([text.length]), text]);
+      })(),
+    ]),
+  );
+  const latencies: number[] = [];
+  let ok = 0;
+  let refused = 0;
+  let receipts = 0;
+  let n = 0;
+  let started = 0;
+  let until = 0;
+  const lanes = await Promise.all(
+    Array.from({ length: c.binds! }, async () => {
+      const socket = connect({ host: '127.0.0.1', port: c.port });
+      socket.setNoDelay(true);
+      const framer = new PduFramer();
+      const waiting = new Map<number, (status: number) => void>();
+      let seq = 0;
+      socket.on('data', (chunk: Buffer) => {
+        for (const framed of framer.push(chunk)) {
+          if (framed.kind !== 'pdu') throw new Error(`the server sent ${framed.kind} bytes`);
+          const { pdu } = framed;
+          if (pdu.id === CMD.deliver_sm) {
+            receipts++;
+            socket.write(encodePdu(CMD.deliver_sm | RESP, 0, pdu.seq, cstring('')));
+          } else if (pdu.id === CMD.enquire_link) socket.write(encodePdu(CMD.enquire_link | RESP, 0, pdu.seq));
+          else waiting.get(pdu.seq)?.(pdu.status), waiting.delete(pdu.seq);
+        }
+      });
+      await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+      const request = (id: number, body: Buffer) =>
+        new Promise<number>((resolve) => {
+          seq = seq >= 0x7fffffff ? 1 : seq + 1;
+          waiting.set(seq, resolve);
+          socket.write(encodePdu(id, 0, seq, body));
+        });
+      const bound = await request(CMD.bind_transceiver, Buffer.concat([cstring(c.systemId), cstring(c.password), cstring(''), Buffer.from([0x34, 0, 0]), cstring('')]));
+      if (bound !== 0) throw new Error(`bind_transceiver answered 0x${bound.toString(16)}`);
+      return { socket, request };
+    }),
+  );
+  const lane = async (l: (typeof lanes)[number]) => {
+    while (Date.now() < until) {
+      const at = performance.now();
+      const status = await l.request(CMD.submit_sm, bodies[n++ % bodies.length]!);
+      latencies.push(performance.now() - at);
+      if (status === 0) ok++;
+      else refused++;
+    }
+  };
+  started = Date.now();
+  until = started + c.seconds! * 1000;
+  await Promise.all(lanes.flatMap((l) => Array.from({ length: c.window! }, () => lane(l))));
+  const ms = Date.now() - started;
+  const receiptsAtEnd = receipts;
+  await Promise.all(lanes.map((l) => Promise.race([l.request(CMD.unbind, Buffer.alloc(0)), new Promise((r) => setTimeout(r, 2000))]).then(() => l.socket.destroy())));
+  latencies.sort((a, b) => a - b);
+  return { perSecond: (ok / ms) * 1000, refused, p50: percentile(latencies, 50), p99: percentile(latencies, 99), receipts: receiptsAtEnd, receiptsPerSecond: (receiptsAtEnd / ms) * 1000 };
+}
+
 async function queue(c: Command) {
   const session = await bind(c.port, 'bind_transmitter', c.systemId, c.password);
   let next = 0;
@@ -129,7 +211,7 @@ async function drain(c: Command) {
 
 process.on('message', (c: Command) => {
   if (c.cmd === 'stop') process.exit(0);
-  const run = c.cmd === 'submit' ? submitLoad(c) : c.cmd === 'queue' ? queue(c) : drain(c);
+  const run = c.cmd === 'submit' ? submitLoad(c) : c.cmd === 'raw-submit' ? rawSubmitLoad(c) : c.cmd === 'queue' ? queue(c) : drain(c);
   run.then(
     (result) => process.send!(result),
     (err: unknown) => {

@@ -17,7 +17,7 @@ import { createSmppUser } from '../src/services/smpp-access/smpp-users.ts';
 import { openStore } from '../src/store/connect.ts';
 import { freePort, startPigeon } from '../test/helpers/processes.ts';
 import { serviceContext } from '../test/helpers/test-store.ts';
-import { figure, load, report } from './lib.ts';
+import { cpuTicks, figure, load, report } from './lib.ts';
 import { freshDatabase, prepareCustomer } from './setup.ts';
 
 const SECONDS = Number(process.argv[2] ?? 10);
@@ -58,6 +58,8 @@ try {
   const count = async () => Number((await store.db.selectFrom('smpp_outbox').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
   try {
     for (let round = 0; round < ROUNDS; round++) {
+      const pid = server.child.pid!;
+      let ticks = cpuTicks(pid);
       const r = await load(`http://127.0.0.1:${port}/v1/sms/send`, {
         connections: 64,
         seconds: SECONDS,
@@ -66,12 +68,22 @@ try {
         body: JSON.stringify({ to: '+14155552671', from: 'Bench', message: 'Your code is 123456' }),
       });
       http.push({ rate: r.requestsPerSecond, p99: r.p99 });
-      const s = await ask<{ perSecond: number; p99: number; refused: number; receiptsPerSecond: number }>({ cmd: 'submit', ...smpp, binds: 4, window: 50, seconds: SECONDS });
+      // The server's CPU per accepted message, in microseconds (ticks are 1/100 s).
+      const perMessage = (rate: number) => {
+        const used = cpuTicks(pid) - ticks;
+        ticks = cpuTicks(pid);
+        return Math.round((used * 10_000) / (rate * SECONDS));
+      };
+      const httpCpu = perMessage(r.requestsPerSecond);
+      const esmeTicks = cpuTicks(esme.pid!);
+      const s = await ask<{ perSecond: number; p99: number; refused: number; receiptsPerSecond: number }>({ cmd: 'raw-submit', ...smpp, binds: 4, window: 50, seconds: SECONDS });
+      const smppCpu = perMessage(s.perSecond);
+      const esmeCpu = Math.round(((cpuTicks(esme.pid!) - esmeTicks) * 10_000) / (s.perSecond * SECONDS));
       if (s.refused > 0) console.error(`# ${s.refused} submits refused`);
       binds.push({ rate: s.perSecond, p99: s.p99 });
       receiptRates.push(s.receiptsPerSecond);
       console.error(
-        `# round ${round + 1}: HTTP ${Math.round(r.requestsPerSecond)} req/s p99 ${r.p99} ms; SMPP ${Math.round(s.perSecond)} submit_sm/s p99 ${s.p99.toFixed(1)} ms, ${Math.round(s.receiptsPerSecond)} receipts/s received meanwhile, ${await count()} waiting after`,
+        `# round ${round + 1}: HTTP ${Math.round(r.requestsPerSecond)} req/s p99 ${r.p99} ms (server ${httpCpu} µs CPU each); SMPP ${Math.round(s.perSecond)} submit_sm/s p99 ${s.p99.toFixed(1)} ms (server ${smppCpu} µs, ESMEs ${esmeCpu} µs each), ${Math.round(s.receiptsPerSecond)} receipts/s received meanwhile, ${await count()} waiting after`,
       );
     }
     // Receipts queued while no receiver is bound, then delivered to one that binds.

@@ -16,7 +16,7 @@ import {
 } from '../../src/store/repositories/smpp-users.repository.ts';
 import {
   deleteExpiredSmppDeliveries,
-  deleteSmppDelivery,
+  deleteSmppDeliveries,
   enqueueSmppDeliveries,
   insertSmppMessage,
   postponeSmppDelivery,
@@ -97,9 +97,22 @@ forEachDialect((_dialect, open) => {
     assert.deepEqual(await takeSmppDeliveries(store.db, 'alpha', 500, 30_500, 10), [], 'd3 expired');
 
     await postponeSmppDelivery(store.db, 'd1', 600);
-    await deleteSmppDelivery(store.db, 'd2');
+    await deleteSmppDeliveries(store.db, ['d2']);
     assert.deepEqual((await takeSmppDeliveries(store.db, 'alpha', 600, 31_000, 10)).map((d) => [d.id, d.attempts]), [['d1', 2]]);
     assert.equal(await deleteExpiredSmppDeliveries(store.db, 500), 1);
     assert.deepEqual([...(await waitingSmppDeliveries(store.db, ['alpha', 'beta'], 500)).entries()].sort(), [['alpha', 1], ['beta', 1]]);
+  });
+
+  test('takes at the same moment (binds of one user in several processes) get disjoint deliveries; answered ones go in one statement', async () => {
+    const store = await open();
+    const ids = Array.from({ length: 40 }, (_, i) => `d${String(i).padStart(2, '0')}`);
+    await enqueueSmppDeliveries(store.db, ids.map((id, i) => delivery(id, 'alpha', { created_at: 100 + i })));
+    const takes = await Promise.all(Array.from({ length: 8 }, () => takeSmppDeliveries(store.db, 'alpha', 1000, 31_000, 5)));
+    const taken = takes.flat().map((d) => d.id);
+    assert.equal(new Set(taken).size, taken.length, 'no delivery taken twice');
+    assert.deepEqual([...taken].sort(), ids);
+    for (const take of takes) assert.deepEqual(take.map((d) => d.id), [...take.map((d) => d.id)].sort(), 'each take oldest first');
+    await deleteSmppDeliveries(store.db, ids.slice(0, 30));
+    assert.deepEqual([...(await waitingSmppDeliveries(store.db, ['alpha'], 1000)).entries()], [['alpha', 10]]);
   });
 });

@@ -14,7 +14,7 @@ import { listSmppUserRows } from '../../store/repositories/smpp-users.repository
 import type { Executor } from '../../store/connect.ts';
 import {
   deleteExpiredSmppDeliveries,
-  deleteSmppDelivery,
+  deleteSmppDeliveries,
   enqueueSmppDeliveries,
   postponeSmppDelivery,
   takeSmppDeliveries,
@@ -166,8 +166,9 @@ export async function takeDeliveries(ctx: Context, systemId: string, holdMs: num
   return rows.map((r) => ({ id: r.id, fields: JSON.parse(r.pdu) as DeliverFields, attempts: r.attempts }));
 }
 
-export async function deliveryAnswered(ctx: Context, id: string): Promise<void> {
-  await deleteSmppDelivery(ctx.store.db, id);
+/** Deliveries answered (or refused for good): gone, in one statement. */
+export async function deliveriesAnswered(ctx: Context, ids: readonly string[]): Promise<void> {
+  await deleteSmppDeliveries(ctx.store.db, ids);
 }
 
 /** A temporary refusal: due again after a back-off that doubles from 1 s up to 5 minutes. */

@@ -1,10 +1,12 @@
 /**
  * What SMPP users are owed: the receipt details of the messages they submitted (`smpp_messages`)
  * and the deliver_sm waiting for one of their receiver binds (`smpp_outbox`). A delivery is taken
- * by moving its `next_at` past the answer timeout under the condition that it is still due, so two
- * processes holding binds of one user never send the same one at once.
+ * by moving its `next_at` past the answer timeout, so two processes holding binds of one user
+ * never send the same one at once.
  */
+import { sql } from 'kysely';
 import type { Executor } from '../connect.ts';
+import { dialectOf } from '../dialect.ts';
 import type { SmppMessagesTable, SmppOutboxTable } from '../database.ts';
 
 export type SmppMessageRow = SmppMessagesTable;
@@ -32,30 +34,44 @@ function numeric(r: SmppOutboxRow): SmppOutboxRow {
 
 /**
  * Takes up to `limit` of the user's due deliveries, oldest first, holding each until `holdUntil`
- * (when it is due again unless answered). A row another process took first is skipped.
+ * (when it is due again unless answered), in one statement. On PostgreSQL the due rows are locked
+ * with `FOR UPDATE SKIP LOCKED` in a materialised CTE (as the job claims are: a plain `IN
+ * (subquery)` may be run again per row), so two processes holding binds of one user take disjoint
+ * rows; SQLite has one writer at a time, so the subquery is atomic there already.
  */
 export async function takeSmppDeliveries(db: Executor, systemId: string, now: number, holdUntil: number, limit: number): Promise<SmppOutboxRow[]> {
-  const due = await db
-    .selectFrom('smpp_outbox')
-    .selectAll()
-    .where('system_id', '=', systemId)
-    .where('next_at', '<=', now)
-    .where('expires_at', '>', now)
-    .orderBy('created_at', 'asc')
-    .orderBy('id', 'asc')
-    .limit(limit)
-    .execute();
-  const taken: SmppOutboxRow[] = [];
-  for (const row of due) {
-    const result = await db
+  let rows: SmppOutboxRow[];
+  if (dialectOf(db) === 'postgres') {
+    ({ rows } = await sql<SmppOutboxRow>`
+      with due as materialized (
+        select id from smpp_outbox
+        where system_id = ${systemId} and next_at <= ${now} and expires_at > ${now}
+        order by created_at, id
+        limit ${limit}
+        for update skip locked
+      )
+      update smpp_outbox set next_at = ${holdUntil}, attempts = smpp_outbox.attempts + 1
+      from due
+      where smpp_outbox.id = due.id
+      returning smpp_outbox.*`.execute(db));
+  } else {
+    const due = db
+      .selectFrom('smpp_outbox')
+      .select('id')
+      .where('system_id', '=', systemId)
+      .where('next_at', '<=', now)
+      .where('expires_at', '>', now)
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(limit);
+    rows = await db
       .updateTable('smpp_outbox')
-      .set({ next_at: holdUntil, attempts: Number(row.attempts) + 1 })
-      .where('id', '=', row.id)
-      .where('next_at', '=', row.next_at)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 1) taken.push(numeric({ ...row, next_at: holdUntil, attempts: Number(row.attempts) + 1 }));
+      .set({ next_at: holdUntil, attempts: sql<number>`attempts + 1` })
+      .where('id', 'in', due)
+      .returningAll()
+      .execute();
   }
-  return taken;
+  return rows.map(numeric).sort((x, y) => x.created_at - y.created_at || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
 }
 
 /** Due again at `nextAt` (a temporary refusal). */
@@ -64,8 +80,9 @@ export async function postponeSmppDelivery(db: Executor, id: string, nextAt: num
 }
 
 /** Answered (or refused for good): gone. */
-export async function deleteSmppDelivery(db: Executor, id: string): Promise<void> {
-  await db.deleteFrom('smpp_outbox').where('id', '=', id).execute();
+export async function deleteSmppDeliveries(db: Executor, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.deleteFrom('smpp_outbox').where('id', 'in', [...ids]).execute();
 }
 
 /** Removes what waited past its own time or was created before `createdBefore`; how many. */
