@@ -28,6 +28,7 @@ import * as m023 from './migrations/023-smpp-routes.ts';
 import * as m024 from './migrations/024-twilio.ts';
 import * as m025 from './migrations/025-retention.ts';
 import * as m026 from './migrations/026-smpp-parts.ts';
+import * as m027 from './migrations/027-smpp-outbox-order.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': m001,
@@ -53,6 +54,7 @@ const migrations: Record<string, Migration> = {
   '024-twilio': m024,
   '025-retention': m025,
   '026-smpp-parts': m026,
+  '027-smpp-outbox-order': m027,
 };
 
 class InCodeMigrationProvider implements MigrationProvider {
