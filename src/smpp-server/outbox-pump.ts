@@ -3,7 +3,8 @@
  * binds of its SMPP user in this process: round robin, at most DELIVER_WINDOW unanswered per bind.
  * A delivery is held in the database while it is out; answered 0 it is removed, a temporary
  * refusal (0x58, 0x14, 0x08) makes it due again after a back-off, no answer makes it due again
- * when its hold ends, any other answer removes it with a line in the log.
+ * when its hold ends, a link that closes before the answer makes it due again at once (the ESME
+ * rebinding, or another of its binds, takes it), any other answer removes it with a line in the log.
  *
  * Answers come many to a network read. Those of one turn of the event loop are settled together:
  * one statement removes every answered row, and each user's binds are refilled once for all the
@@ -15,6 +16,7 @@
 import type { Context } from '../services/context.ts';
 import {
   deliveriesAnswered,
+  deliveriesReleased,
   deliveryRefusedForNow,
   enqueuePartsRejections,
   sweepExpiredDeliveries,
@@ -23,7 +25,7 @@ import {
   type PartsRejection,
 } from '../services/smpp-access/smpp-outbox.ts';
 import { STATUS } from './pdu.ts';
-import { DELIVER_WINDOW, type Session } from './session.ts';
+import { DELIVER_WINDOW, type DeliverAnswer, type Session } from './session.ts';
 
 const TEMPORARY = new Set<number>([STATUS.RTHROTTLED, STATUS.RMSGQFUL, STATUS.RSYSERR]);
 const SWEEP_EVERY_MS = 60_000;
@@ -34,6 +36,8 @@ export class OutboxPump {
   readonly #turn = new Map<string, number>();
   /** Answered this turn of the event loop: rows to remove, users whose binds have room again. */
   #answeredIds: string[] = [];
+  /** Out on a link that closed before answering: due again now. */
+  #releasedIds: string[] = [];
   readonly #roomFor = new Set<string>();
   #settling: NodeJS.Immediate | null = null;
   #lastSweep = 0;
@@ -97,10 +101,12 @@ export class OutboxPump {
     }
   }
 
-  async #answered(systemId: string, delivery: Delivery, status: number | null): Promise<void> {
+  async #answered(systemId: string, delivery: Delivery, status: DeliverAnswer): Promise<void> {
     try {
       if (status === null) {
         // No answer: the row stays held until its hold ends, then it is due again.
+      } else if (status === 'gone') {
+        this.#releasedIds.push(delivery.id);
       } else if (status === STATUS.ROK) {
         this.#answeredIds.push(delivery.id);
       } else if (TEMPORARY.has(status)) {
@@ -119,14 +125,17 @@ export class OutboxPump {
   async #settle(): Promise<void> {
     this.#settling = null;
     const ids = this.#answeredIds;
+    const released = this.#releasedIds;
     const users = [...this.#roomFor];
     this.#answeredIds = [];
+    this.#releasedIds = [];
     this.#roomFor.clear();
     try {
       await deliveriesAnswered(this.ctx, ids);
+      await deliveriesReleased(this.ctx, released);
     } catch (err) {
       // Held still: each is sent again when its hold ends.
-      this.ctx.log.warn({ err, deliveries: ids.length }, 'smpp: could not remove answered deliveries');
+      this.ctx.log.warn({ err, deliveries: ids.length + released.length }, 'smpp: could not settle answered deliveries');
     }
     for (const systemId of users) this.pump(systemId);
   }

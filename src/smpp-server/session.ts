@@ -51,9 +51,12 @@ function resp(id: number): number {
   return (id | RESP) >>> 0;
 }
 
+/** A deliver_sm's outcome: the answer's command_status, null for none in time, 'gone' for a link closed first. */
+export type DeliverAnswer = number | null | 'gone';
+
 interface InFlight {
   timer: NodeJS.Timeout;
-  done: (status: number | null) => void;
+  done: (status: DeliverAnswer) => void;
 }
 
 export class Session {
@@ -71,6 +74,7 @@ export class Session {
   submitsWritten = 0;
   readonly #framer = new PduFramer();
   #seq = 0;
+  #corked = false;
   #bindTimer: NodeJS.Timeout | null = null;
   #enquireTimer: NodeJS.Timeout | null = null;
   #lastHeard: number;
@@ -131,6 +135,17 @@ export class Session {
     if (this.socket.writableLength > MAX_UNSENT) {
       this.#close();
       return;
+    }
+    // The answers to a group of submits are written at once (one commit settles them all), and
+    // deliveries go out in windows: corked until the current run of callbacks ends, they leave
+    // in one write instead of one system call per PDU.
+    if (!this.#corked) {
+      this.#corked = true;
+      this.socket.cork();
+      process.nextTick(() => {
+        this.#corked = false;
+        this.socket.uncork();
+      });
     }
     this.socket.write(buffer);
   }
@@ -411,8 +426,8 @@ export class Session {
     }
   }
 
-  /** Sends a deliver_sm; `done` gets the answer's status, or null when none came in time or the link went. */
-  deliver(fields: DeliverFields, done: (status: number | null) => void): void {
+  /** Sends a deliver_sm; `done` gets the answer's status, null when none came in time, or 'gone' when the link went first. */
+  deliver(fields: DeliverFields, done: (status: DeliverAnswer) => void): void {
     const seq = this.#nextSeq();
     const timer = setTimeout(() => {
       this.#inFlight.delete(seq);
@@ -466,7 +481,7 @@ export class Session {
     for (const [seq, waiting] of this.#inFlight) {
       clearTimeout(waiting.timer);
       this.#inFlight.delete(seq);
-      waiting.done(null);
+      waiting.done('gone');
     }
     if (this.#recorded) {
       this.#recorded = false;

@@ -162,6 +162,25 @@ test('0x58, 0x14 and 0x08 are retried after a back-off, so is silence; another r
   await closed(rx);
 });
 
+test('deliveries out on a link that closes before answering go to the next bind at once, not after the answer timeout', async () => {
+  const user = await f.user();
+  let first: Received[] = [];
+  const rx = await bound(f.port, user, 'bind_receiver', undefined, (s) => (first = recording(s, () => null)));
+  const ids = ['lost-1', 'lost-2', 'lost-3'];
+  await enqueuePartsRejections(f.h.ctx, [{ systemId: user.system_id, partIds: ids, text: 'x', registeredDelivery: 1, sourceAddr: 'Acme', sourceTon: 5, destinationAddr: '+447700900001' }]);
+  await waitFor(() => first.length === 3);
+  rx.destroy();
+  await closed(rx);
+  // Pigeon's clock stands still: nothing waits out a hold.
+  let second: Received[] = [];
+  const again = await bound(f.port, user, 'bind_receiver', undefined, (s) => (second = recording(s)));
+  await waitFor(() => second.length === 3, { message: () => `the three again, got ${second.length}` });
+  assert.deepEqual(second.map((r) => String(r.pdu.receipted_message_id)).sort(), ids);
+  await waitFor(async () => (await waiting(user.system_id)) === 0);
+  again.close();
+  await closed(again);
+});
+
 test('inbound messages to the account\'s numbers reach its receiver binds as deliver_sm, long ones in UDH parts', async () => {
   const user = await f.user();
   const accountId = (await listSmppUsers(f.h.ctx)).find((u) => u.system_id === user.system_id)!.account_id;

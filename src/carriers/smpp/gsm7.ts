@@ -13,18 +13,39 @@ const EXTENSION_CHARS = new Map<number, string>(Object.entries(EXTENSION).map(([
 
 /** Encodes GSM-7 text; throws on a character outside the alphabet (segmentation chose UCS-2 for those). */
 export function encodeGsm7(text: string): Buffer {
-  const out: number[] = [];
-  for (const char of text) {
-    const code = BASIC_CODES.get(char);
+  return encode(text, null);
+}
+
+/** Encodes GSM-7 text, writing `replacement` (a GSM character) for each character outside the alphabet. */
+export function encodeGsm7Replacing(text: string, replacement = '?'): Buffer {
+  return encode(text, replacement);
+}
+
+function encode(text: string, replacement: string | null): Buffer {
+  // At most two octets per UTF-16 unit (an extension character is ESC + code).
+  const out = Buffer.allocUnsafe(text.length * 2);
+  let at = 0;
+  for (let char of text) {
+    let code = BASIC_CODES.get(char);
     if (code !== undefined && code !== 0x1b) {
-      out.push(code);
+      out[at++] = code;
       continue;
     }
-    const ext = EXTENSION[char];
-    if (ext === undefined) throw new Error(`not a GSM 03.38 character: U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`);
-    out.push(0x1b, ext);
+    let ext = EXTENSION[char];
+    if (ext === undefined) {
+      if (replacement === null) throw new Error(`not a GSM 03.38 character: U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`);
+      char = replacement;
+      code = BASIC_CODES.get(char);
+      if (code !== undefined && code !== 0x1b) {
+        out[at++] = code;
+        continue;
+      }
+      ext = EXTENSION[char]!;
+    }
+    out[at++] = 0x1b;
+    out[at++] = ext;
   }
-  return Buffer.from(out);
+  return out.subarray(0, at);
 }
 
 /** Decodes unpacked GSM-7 octets (the test SMSC and receipts use it). */

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { segmentMessage } from '../../domain/segmentation.ts';
-import { decodeGsm7, decodeUcs2, encodeGsm7 } from './gsm7.ts';
+import { decodeGsm7, decodeUcs2, encodeGsm7, encodeGsm7Replacing } from './gsm7.ts';
 import { buildSubmitParts, relativeValidity, sourceAddress } from './submit-parts.ts';
 
 const to = { recipient: '+447911123456', sender: 'Acme' };
@@ -13,6 +13,14 @@ test('GSM-7 round trip, extension characters as ESC pairs', () => {
   assert.equal(decodeGsm7(bytes), text);
   assert.deepEqual([...encodeGsm7('€')], [0x1b, 0x65]);
   assert.throws(() => encodeGsm7('😀'));
+});
+
+test('GSM-7 with replacement: what GSM cannot say becomes "?" (or the replacement given), the rest as encodeGsm7 writes it', () => {
+  assert.equal(decodeGsm7(encodeGsm7Replacing('id:msg_1 stat:DELIVRD text:Grüße 😀 ✓ [€]')), 'id:msg_1 stat:DELIVRD text:Grüße ? ? [€]');
+  assert.deepEqual(encodeGsm7Replacing('a€b'), encodeGsm7('a€b'));
+  assert.deepEqual([...encodeGsm7Replacing('✓', '€')], [0x1b, 0x65]);
+  assert.equal(encodeGsm7Replacing('').length, 0);
+  assert.equal(decodeGsm7(encodeGsm7Replacing('😀'.repeat(100))), '?'.repeat(100));
 });
 
 test('one GSM part: data_coding 0, no UDH, registered delivery, E.164 without the plus', () => {

@@ -7,7 +7,7 @@
  */
 import { newId } from '../../util/ids.ts';
 import { randomInt } from 'node:crypto';
-import { encodeGsm7, encodeUcs2 } from '../../carriers/smpp/gsm7.ts';
+import { encodeGsm7, encodeGsm7Replacing, encodeUcs2 } from '../../carriers/smpp/gsm7.ts';
 import { concatUdh, sourceAddress } from '../../carriers/smpp/submit-parts.ts';
 import { splitIntoParts } from '../../domain/segmentation.ts';
 import { listSmppUserRows } from '../../store/repositories/smpp-users.repository.ts';
@@ -15,6 +15,7 @@ import type { Executor } from '../../store/connect.ts';
 import {
   deleteExpiredSmppDeliveries,
   deleteSmppDeliveries,
+  releaseSmppDeliveries,
   enqueueSmppDeliveries,
   postponeSmppDelivery,
   takeSmppDeliveries,
@@ -59,16 +60,7 @@ function smppDate(at: number): string {
  * Kannel do): `_` and `@` are not where ASCII has them. The quoted text keeps what GSM can say.
  */
 function gsmText(text: string): Buffer {
-  return encodeGsm7(Array.from(text, (c) => (isGsm(c) ? c : '?')).join(''));
-}
-
-function isGsm(c: string): boolean {
-  try {
-    encodeGsm7(c);
-    return true;
-  } catch {
-    return false;
-  }
+  return encodeGsm7Replacing(text, '?');
 }
 
 export interface ReceiptInput {
@@ -164,6 +156,11 @@ export async function takeDeliveries(ctx: Context, systemId: string, holdMs: num
   const now = ctx.clock();
   const rows = await takeSmppDeliveries(ctx.store.db, systemId, now, now + holdMs, limit);
   return rows.map((r) => ({ id: r.id, fields: JSON.parse(r.pdu) as DeliverFields, attempts: r.attempts }));
+}
+
+/** Deliveries out on links that closed before answering: due again now, in one statement. */
+export async function deliveriesReleased(ctx: Context, ids: readonly string[]): Promise<void> {
+  await releaseSmppDeliveries(ctx.store.db, ids, ctx.clock());
 }
 
 /** Deliveries answered (or refused for good): gone, in one statement. */

@@ -79,6 +79,12 @@ export async function postponeSmppDelivery(db: Executor, id: string, nextAt: num
   await db.updateTable('smpp_outbox').set({ next_at: nextAt }).where('id', '=', id).execute();
 }
 
+/** Due again at `now`: out on a link that closed before it answered. */
+export async function releaseSmppDeliveries(db: Executor, ids: readonly string[], now: number): Promise<void> {
+  if (ids.length === 0) return;
+  await db.updateTable('smpp_outbox').set({ next_at: now }).where('id', 'in', [...ids]).execute();
+}
+
 /** Answered (or refused for good): gone. */
 export async function deleteSmppDeliveries(db: Executor, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
