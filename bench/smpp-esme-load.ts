@@ -26,10 +26,12 @@ interface Command {
   count?: number;
 }
 
-async function bind(port: number, type: string, systemId: string, password: string): Promise<Session> {
+/** A bound session; `onDeliver` listens before the bind, since deliveries may follow its answer at once. */
+async function bind(port: number, type: string, systemId: string, password: string, onDeliver?: (session: Session, pdu: PDU) => void): Promise<Session> {
   const session = smpp.connect({ host: '127.0.0.1', port });
   session.on('error', () => {});
   session.on('enquire_link', (pdu: PDU) => session.send(pdu.response()));
+  if (onDeliver) session.on('deliver_sm', (pdu: PDU) => onDeliver(session, pdu));
   await new Promise<void>((resolve, reject) => {
     session.once('connect', () => resolve());
     session.once('error', reject);
@@ -71,14 +73,15 @@ async function close(sessions: Session[]): Promise<void> {
 }
 
 async function submitLoad(c: Command) {
-  const sessions = await Promise.all(Array.from({ length: c.binds! }, () => bind(c.port, 'bind_transceiver', c.systemId, c.password)));
   let receipts = 0;
-  for (const s of sessions) {
-    s.on('deliver_sm', (pdu: PDU) => {
-      receipts++;
-      s.send(pdu.response());
-    });
-  }
+  const sessions = await Promise.all(
+    Array.from({ length: c.binds! }, () =>
+      bind(c.port, 'bind_transceiver', c.systemId, c.password, (s, pdu) => {
+        receipts++;
+        s.send(pdu.response());
+      }),
+    ),
+  );
   const latencies: number[] = [];
   let ok = 0;
   let refused = 0;
@@ -196,14 +199,14 @@ async function queue(c: Command) {
 
 async function drain(c: Command) {
   const started = Date.now();
-  const session = await bind(c.port, 'bind_receiver', c.systemId, c.password);
   let got = 0;
-  await new Promise<void>((resolve) => {
-    session.on('deliver_sm', (pdu: PDU) => {
-      session.send(pdu.response());
-      if (++got === c.count) resolve();
-    });
+  let all!: () => void;
+  const done = new Promise<void>((resolve) => (all = resolve));
+  const session = await bind(c.port, 'bind_receiver', c.systemId, c.password, (s, pdu) => {
+    s.send(pdu.response());
+    if (++got === c.count) all();
   });
+  await done;
   const ms = Date.now() - started;
   await close([session]);
   return { perSecond: (got / ms) * 1000, ms };

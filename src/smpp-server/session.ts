@@ -138,7 +138,8 @@ export class Session {
     }
     // The answers to a group of submits are written at once (one commit settles them all), and
     // deliveries go out in windows: corked until the current run of callbacks ends, they leave
-    // in one write instead of one system call per PDU.
+    // in one write instead of one system call per PDU. (So a bind_resp and the first deliveries
+    // may come in one read: a client listens for deliver_sm before it binds.)
     if (!this.#corked) {
       this.#corked = true;
       this.socket.cork();
