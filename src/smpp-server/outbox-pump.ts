@@ -8,8 +8,7 @@
  *
  * Answers come many to a network read. Those of one turn of the event loop are settled together:
  * one statement removes every answered row, and each user's binds are refilled once for all the
- * room they made. One row removed and one taken per answer held the rate near a thousand a second.
- * An answered row is still held while it waits for its removal, so it is never sent twice by this
+ * room they made, rather than a removal and a take for each answer. An answered row is still held while it waits for its removal, so it is never sent twice by this
  * process; one whose removal a crash prevents is sent again when its hold ends, as one whose
  * answer was lost would be.
  */

@@ -5,11 +5,11 @@
  * webhook events and attempts, after being counted into the daily totals.
  *
  * It works in batches of `batchSize` rows, each in its own short transaction, and rests between
- * them six times as long as the batch took, so sends go on beside it (SQLite has one writer: a long transaction
- * would hold every send back for its whole length). Messages not in a final state are never
- * touched: the deletion passes them over until they are final; the text and number purges, whose
- * rows stay and which therefore keep a cursor per account, note them in `retention_deferred` and
- * come back to them once they are.
+ * them six times as long as the batch took, so sends go on beside it (SQLite has one writer: a
+ * long transaction would hold every send back for its whole length). Messages not in a final
+ * state are never touched: the deletion passes them over until they are final; the text and
+ * number purges, whose rows stay and which therefore keep a cursor per account, note them in
+ * `retention_deferred` and come back to them once they are.
  */
 import { isFinal } from '../../domain/message-status.ts';
 import { maskNumber, rewritePayload } from '../../domain/redaction.ts';
@@ -70,9 +70,10 @@ function emptyReport(): PurgeReport {
  * Rests after a batch for six times as long as it took, and at least MIN_REST_MS, so the purge
  * holds the write lock at most a seventh of the time, and still purges about 1,600 messages a
  * second (docs/performance.md, "Retention", against batches of 100 and twice). A send waiting for
- * it in another process gets its turn: SQLite's busy handler there sleeps 1, 2, 5, 10, 15, 20, 25 ms... between tries, so a rest
- * shorter than those sleeps is missed and the next batch takes the lock again (measured in
- * docs/performance.md, "Retention": send p99 in seconds with no rest at all).
+ * it in another process gets its turn: SQLite's busy handler there sleeps 1, 2, 5, 10, 15, 20,
+ * 25 ms... between tries, so a rest shorter than those sleeps is missed and the next batch takes
+ * the lock again (measured in docs/performance.md, "Retention": send p99 in seconds with no rest
+ * at all).
  */
 const MIN_REST_MS = 20;
 const REST_RATIO = 6;

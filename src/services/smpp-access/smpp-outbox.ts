@@ -15,9 +15,9 @@ import type { Executor } from '../../store/connect.ts';
 import {
   deleteExpiredSmppDeliveries,
   deleteSmppDeliveries,
-  releaseSmppDeliveries,
   enqueueSmppDeliveries,
   postponeSmppDelivery,
+  releaseSmppDeliveries,
   takeSmppDeliveries,
   type SmppOutboxRow,
 } from '../../store/repositories/smpp-outbox.repository.ts';
