@@ -130,7 +130,15 @@ const result = spawnSync(
   ],
   { stdio: 'inherit', env },
 );
-const records = existsSync(timesFile) ? readFileSync(timesFile, 'utf8').split('\n').filter(Boolean).map((line) => ({ ...JSON.parse(line), file: sourceOf(JSON.parse(line).file) })) : [];
+const records = existsSync(timesFile)
+  ? readFileSync(timesFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => {
+        const record = JSON.parse(line);
+        return { ...record, file: sourceOf(record.file) };
+      })
+  : [];
 rmSync(timesDir, { recursive: true, force: true });
 if (bundled) rmSync(bundled, { recursive: true, force: true });
 printSlowest(records, 20);

@@ -129,13 +129,9 @@ export class OutboxPump {
     this.#answeredIds = [];
     this.#releasedIds = [];
     this.#roomFor.clear();
-    try {
-      await deliveriesAnswered(this.ctx, ids);
-      await deliveriesReleased(this.ctx, released);
-    } catch (err) {
-      // Held still: each is sent again when its hold ends.
-      this.ctx.log.warn({ err, deliveries: ids.length + released.length }, 'smpp: could not settle answered deliveries');
-    }
+    // Either failing leaves its rows held: each is sent again when its hold ends.
+    await deliveriesAnswered(this.ctx, ids).catch((err: unknown) => this.ctx.log.warn({ err, deliveries: ids.length }, 'smpp: could not remove answered deliveries'));
+    await deliveriesReleased(this.ctx, released).catch((err: unknown) => this.ctx.log.warn({ err, deliveries: released.length }, 'smpp: could not release deliveries of a closed link'));
     for (const systemId of users) this.pump(systemId);
   }
 }
