@@ -171,3 +171,74 @@ export async function postgresTicks(databaseUrl: string, applicationName: string
     await client.end();
   }
 }
+
+export interface OpenLoadResult {
+  /** Requests issued per second (the offered rate, unless this process fell behind). */
+  offered: number;
+  /** Answered 2xx per second. */
+  ok: number;
+  failed: number;
+  p50: number;
+  p99: number;
+  p999: number;
+}
+
+/**
+ * An open-loop load: requests go out evenly at `rate` a second whatever the answers' speed, as
+ * many independent clients would send them (autocannon's connections wait for each answer, so a
+ * slow server is offered less). A request's latency counts from when it was due, not from when
+ * this process got round to sending it, so a stall of the generator or of the server shows in the
+ * percentiles instead of thinning the load. Connections are kept alive and opened as needed.
+ */
+export async function openLoad(
+  url: string,
+  opts: { rate: number; seconds: number; method?: string; headers?: Record<string, string>; body?: string | ((n: number) => string) },
+): Promise<OpenLoadResult> {
+  const http = await import('node:http');
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 2048 });
+  const target = new URL(url);
+  const latencies: number[] = [];
+  let ok = 0;
+  let failed = 0;
+  let issued = 0;
+  let open = 0;
+  const total = Math.round(opts.rate * opts.seconds);
+  const began = performance.now();
+  let lastIssued = began;
+  const done = new Promise<void>((resolveAll) => {
+    const finish = (due: number, good: boolean) => {
+      latencies.push(performance.now() - due);
+      if (good) ok++;
+      else failed++;
+      open--;
+      if (issued === total && open === 0) resolveAll();
+    };
+    const fire = (n: number, due: number) => {
+      open++;
+      const body = typeof opts.body === 'function' ? opts.body(n) : opts.body;
+      const req = http.request(
+        { agent, host: target.hostname, port: target.port, path: target.pathname + target.search, method: opts.method ?? 'GET', headers: { ...opts.headers, ...(body ? { 'content-length': Buffer.byteLength(body) } : {}) } },
+        (res) => {
+          res.resume();
+          res.once('end', () => finish(due, res.statusCode! >= 200 && res.statusCode! < 300));
+        },
+      );
+      req.once('error', () => finish(due, false));
+      req.end(body);
+    };
+    // A timer of 1 ms: each tick sends what has fallen due since the last, one or two requests at
+    // a time at the rates measured here, never a burst a coarser tick would make.
+    const tick = () => {
+      const owed = Math.min(total, Math.floor(((performance.now() - began) * opts.rate) / 1000));
+      for (; issued < owed; issued++) fire(issued, began + (issued * 1000) / opts.rate);
+      if (issued < total) setTimeout(tick, 1);
+      else lastIssued = performance.now();
+    };
+    tick();
+  });
+  await done;
+  agent.destroy();
+  const elapsed = (performance.now() - began) / 1000;
+  latencies.sort((a, b) => a - b);
+  return { offered: (total * 1000) / Math.max(1, lastIssued - began), ok: ok / elapsed, failed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), p999: percentile(latencies, 99.9) };
+}

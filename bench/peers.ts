@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { freePort, startPigeon, stopChildren } from '../test/helpers/processes.ts';
-import { prepareCustomer } from './setup.ts';
+import { freshDatabase, prepareCustomer } from './setup.ts';
 
 /** "2 cores, load 3.1 2.8 2.5": printed beside every figure, since the machine is shared. */
 export function machine(): string {
@@ -65,6 +65,12 @@ export interface Contender {
   headers?: Record<string, string>;
   body?: string;
   smsc: Smsc;
+  /** The processes doing the contender's work, for their CPU time (PostgreSQL's apart). */
+  pids: number[];
+  /** Messages whose end was reported back: Kannel's delivered DLRs on its dlr-url (Pigeon's webhooks are counted by their receiver). */
+  completed(): number;
+  /** Messages accepted and not yet handed to the SMSC, where the contender tells (Pigeon's dispatch queue). */
+  backlog(): Promise<number | null>;
   stop(): Promise<void>;
 }
 
@@ -72,7 +78,12 @@ export async function startKannel(): Promise<Contender> {
   const smsc = await startSmsc();
   const dir = mkdtempSync(join(tmpdir(), 'pigeon-kannel-'));
   const children: ChildProcess[] = [];
-  const sink = createServer((_req, res) => res.end('ok'));
+  // Receipts requested with dlr-mask 3 come back here: type 1 is delivered.
+  let delivered = 0;
+  const sink = createServer((req, res) => {
+    if (req.url?.includes('status=1&') || req.url?.endsWith('status=1')) delivered++;
+    res.end('ok');
+  });
   await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
   const sinkPort = (sink.address() as { port: number }).port;
   const [adminPort, boxPort, sendPort] = [await freePort(), await freePort(), await freePort()];
@@ -151,18 +162,28 @@ max-messages = 1
   return {
     url: `http://127.0.0.1:${sendPort}/cgi-bin/sendsms?username=bench&password=bench&from=Bench&to=%2B14155552671&text=Your+code+is+123456&dlr-mask=3&dlr-url=${dlrUrl}`,
     smsc,
+    pids: children.map((c) => c.pid!),
+    completed: () => delivered,
+    backlog: async () => null,
     stop,
   };
 }
 
 /**
- * `pigeon serve` on a fresh SQLite file: with its workers on the SMPP carrier (the default
- * `serve`, dispatching while it accepts, as Kannel does), or acceptance only (`--no-workers`).
+ * `pigeon serve` on a fresh SQLite file or PostgreSQL schema: with its workers on the SMPP carrier
+ * (the default `serve`, dispatching while it accepts, as Kannel does), or acceptance only
+ * (`--no-workers`). `env` adds settings, `nodeArgs` flags for node (a CPU profile), `body` what
+ * each send asks for.
  */
-export async function startPigeonContender(workers: boolean): Promise<Contender> {
+export async function startPigeonContender(
+  workers: boolean,
+  opts: { store?: string; env?: Record<string, string>; nodeArgs?: string[]; body?: Record<string, unknown> } = {},
+): Promise<Contender & { databaseUrl: string }> {
   const smsc = await startSmsc();
   const dir = mkdtempSync(join(tmpdir(), 'pigeon-race-'));
-  const databaseUrl = `sqlite:${dir}/race.db`;
+  const fresh = await freshDatabase(opts.store ?? 'sqlite', dir, 'race');
+  // Named, so that PostgreSQL's backends working for this server can be told from others.
+  const databaseUrl = opts.store === 'postgres' ? `${fresh}&application_name=bench_contender` : fresh;
   const { key } = await prepareCustomer(databaseUrl);
   const port = await freePort();
   const server = await startPigeon(workers ? ['serve'] : ['serve', '--no-workers'], {
@@ -180,7 +201,8 @@ export async function startPigeonContender(workers: boolean): Promise<Contender>
     SMPP_PASSWORD: 'bench',
     SMPP_WINDOW: '50',
     SMPP_TPS: '0',
-  });
+    ...opts.env,
+  }, 30_000, opts.nodeArgs);
   // Ready: the database answers and, with workers, the SMPP carrier is bound.
   const deadline = Date.now() + 20_000;
   while ((await fetch(`http://127.0.0.1:${port}/ready`).catch(() => null))?.status !== 200) {
@@ -191,8 +213,15 @@ export async function startPigeonContender(workers: boolean): Promise<Contender>
     url: `http://127.0.0.1:${port}/v1/sms/send`,
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ to: '+14155552671', from: 'Bench', message: 'Your code is 123456' }),
+    body: JSON.stringify({ to: '+14155552671', from: 'Bench', message: 'Your code is 123456', ...opts.body }),
     smsc,
+    databaseUrl,
+    pids: [server.child.pid!],
+    completed: () => 0,
+    backlog: async () => {
+      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      return Number(/^pigeon_queue_depth\{queue="dispatch"\} (\d+)/m.exec(text)?.[1] ?? NaN);
+    },
     async stop() {
       await server.stop();
       await smsc.stop();

@@ -41,6 +41,11 @@ const suites: { name: string; args: string[]; env?: Record<string, string> }[] =
   { name: 'smpp-server-pg', args: ['bench/smpp-server.bench.ts', quick ? '4' : '10', '3', 'postgres', quick ? '2000' : '5000'] },
   // Pigeon (--no-workers, and serve with workers on SMPP) and Kannel, interleaved round by round.
   { name: 'race', args: ['bench/race.bench.ts', quick ? '4' : '10', '3'] },
+  { name: 'race-pg', args: ['bench/race.bench.ts', quick ? '4' : '10', '3', 'postgres'] },
+  // The default serve at steady offered rates (open loop): send latency at 1,000/s and at 50 % and
+  // 80 % of saturation; CPU per message end to end against Kannel; where Pigeon's time goes.
+  { name: 'steady', args: ['bench/steady.bench.ts', quick ? '4' : '10', 'sqlite', quick ? '1' : '2'] },
+  { name: 'steady-pg', args: ['bench/steady.bench.ts', quick ? '4' : '10', 'postgres', quick ? '1' : '2'] },
   { name: 'scale-out', args: ['bench/scale-out.bench.ts', quick ? '4' : '10', '1,2,4'] },
   // The send rate with a 100,000-prefix rate card against the flat default, interleaved round by round.
   { name: 'pricing', args: ['bench/pricing.bench.ts', quick ? '4' : '10', quick ? '3' : '5'] },

@@ -21,6 +21,8 @@ export interface QueueWorkerOptions {
   leaseMs: number;
   /** Poll interval when the queue is empty (jobs due in the future, or from other processes). */
   idleMs: number;
+  /** See WorkerLoopOptions.lingerMs. */
+  lingerMs?: number;
   handle: (jobs: JobsTable[], claimedAt: number) => Promise<void>;
   /**
    * Runs before each claim: finishes what an earlier batch left in hand (dispatch outcomes the
@@ -38,7 +40,7 @@ export class QueueWorker {
   readonly #loop: WorkerLoop;
 
   constructor(private readonly opts: QueueWorkerOptions) {
-    this.#loop = new WorkerLoop({ name: opts.queue, log: opts.log, store: opts.store, idleMs: opts.idleMs, step: () => this.#step() });
+    this.#loop = new WorkerLoop({ name: opts.queue, log: opts.log, store: opts.store, idleMs: opts.idleMs, lingerMs: opts.lingerMs, step: () => this.#step() });
   }
 
   start(): void {

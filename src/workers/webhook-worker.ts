@@ -14,7 +14,7 @@ import { claimJobs, releaseJobs } from '../store/repositories/jobs.repository.ts
 import type { JobsTable } from '../store/database.ts';
 import { WebhookDispatcher, type DeliveryOutcome } from '../webhooks/dispatcher.ts';
 import { exponential, retryDelay, type RetryPolicy } from '../domain/retry-policy.ts';
-import { WorkerLoop, type StepResult } from './worker-loop.ts';
+import { WORKER_LINGER_MS, WorkerLoop, type StepResult } from './worker-loop.ts';
 
 export interface WebhookWorkerOptions {
   /** Attempts in flight at once, over all hosts. */
@@ -25,6 +25,8 @@ export interface WebhookWorkerOptions {
   batchSize?: number;
   /** Poll interval when nothing is due. */
   idleMs?: number;
+  /** After a wake-up, how long to wait for more events to join the batch (WorkerLoopOptions.lingerMs). */
+  lingerMs?: number;
   /** The dispatcher to use (tests give one that trusts a test CA). */
   dispatcher?: WebhookDispatcher;
 }
@@ -82,7 +84,7 @@ export class WebhookWorker {
     this.#dispatcher =
       opts.dispatcher ??
       new WebhookDispatcher({ timeoutMs: ctx.config.webhook.timeoutMs, allowPrivate: ctx.config.webhook.allowPrivate, maxSocketsPerHost: this.#perHost });
-    this.#loop = new WorkerLoop({ name: 'webhook', log: this.#log, store: ctx.store, idleMs: this.#idleMs, failureMessage: 'webhook claim failed', step: () => this.#step() });
+    this.#loop = new WorkerLoop({ name: 'webhook', log: this.#log, store: ctx.store, idleMs: this.#idleMs, lingerMs: opts.lingerMs ?? WORKER_LINGER_MS, failureMessage: 'webhook claim failed', step: () => this.#step() });
   }
 
   start(): void {
@@ -301,7 +303,7 @@ export class WebhookWorker {
         this.#log.error({ err, count: batch.length }, 'recording webhook attempts failed');
       } finally {
         this.#inFlight -= batch.length;
-        this.#loop.wake();
+        this.#loop.resume();
       }
     });
     return this.#flushing;

@@ -139,3 +139,57 @@ test('a step that knows when its next item is due cuts the idle wait to it', asy
     await loop.stop();
   }
 });
+
+test('after a wake-up the loop lingers, so that what is committed meanwhile joins one step; a full batch and resume() do not wait', async () => {
+  // Work items committed by "other code": the step takes all of them, up to 10.
+  let pending = 0;
+  const taken: number[] = [];
+  const loop = new WorkerLoop({
+    name: 'linger',
+    log: silent,
+    idleMs: LONG,
+    lingerMs: 150,
+    startIdle: true,
+    step: async () => {
+      const n = Math.min(10, pending);
+      pending -= n;
+      taken.push(n);
+      return { done: n, more: n === 10 };
+    },
+  });
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  loop.start();
+  try {
+    // Three sends a few milliseconds apart, each waking the loop: one step takes all three.
+    for (let i = 0; i < 3; i++) {
+      pending++;
+      loop.wake();
+      await sleep(5);
+    }
+    await waitFor(() => taken.length === 1);
+    assert.deepEqual(taken, [3]);
+    // The same once the loop has stepped and gone idle.
+    for (let i = 0; i < 2; i++) {
+      pending++;
+      loop.wake();
+      await sleep(5);
+    }
+    await waitFor(() => taken.length === 2);
+    assert.deepEqual(taken, [3, 2]);
+    // 25 at once: full batches follow each other without a linger between them, the rest after.
+    pending = 25;
+    loop.wake();
+    await waitFor(() => taken.length === 5);
+    assert.deepEqual(taken, [3, 2, 10, 10, 5]);
+    // resume() (the loop's own results recorded) steps at once: the item added 5 ms after it is
+    // left for a later step, where a linger would have taken both.
+    pending = 1;
+    loop.resume();
+    await sleep(5);
+    pending++;
+    await waitFor(() => taken.length === 6);
+    assert.deepEqual(taken, [3, 2, 10, 10, 5, 1]);
+  } finally {
+    await loop.stop();
+  }
+});

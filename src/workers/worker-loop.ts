@@ -35,6 +35,14 @@ export interface WorkerLoopOptions {
   step: () => Promise<StepResult>;
   /** The wait when a step found nothing more to do. */
   idleMs: number;
+  /**
+   * After a wake-up, how long to wait before the step, so that work committed meanwhile joins
+   * the same batch: at a steady rate below saturation every send would otherwise wake each stage
+   * for a batch of one or two, and a batch's fixed cost (its claim, its transaction, its commit)
+   * dominated the CPU per message (docs/performance.md, "A steady rate"). A full batch is
+   * followed at once, without it, and so is `resume()`.
+   */
+  lingerMs?: number;
   /** The wait after a failed step, by failures in a row; never gives up. */
   onFailure?: RetryPolicy;
   /** What the log says when a step fails. */
@@ -52,6 +60,14 @@ export interface WorkerLoopOptions {
   store?: Store;
 }
 
+/**
+ * The linger of the message pipeline's stages (dispatch, receipts, webhooks): at 1,000 sends a
+ * second it cut the server's CPU per message end to end by about 30 % (20 ms and 25 ms measured
+ * alike, 10 ms a little less, 50 ms no better and a worse send p99), for at most 20 ms more per
+ * stage between acceptance and the delivery report.
+ */
+export const WORKER_LINGER_MS = 20;
+
 /** A failed step: 200 ms, doubling, at most 5 s. */
 export const STEP_FAILURE_BACKOFF: RetryPolicy = exponential({ baseMs: 200, factor: 2, maxMs: 5000 });
 
@@ -60,6 +76,7 @@ export class WorkerLoop {
   #loop: Promise<void> | null = null;
   #wake: (() => void) | null = null;
   #woken = false;
+  #linger = false;
 
   constructor(private readonly opts: WorkerLoopOptions) {}
 
@@ -73,8 +90,14 @@ export class WorkerLoop {
     this.#loop = this.#run();
   }
 
-  /** Skips the idle wait: new work was committed in this process. */
+  /** Skips the idle wait, after the linger: new work was committed in this process. */
   wake(): void {
+    this.#linger = true;
+    this.resume();
+  }
+
+  /** Skips the idle wait at once: the step itself freed room for more (its own results recorded). */
+  resume(): void {
     this.#woken = true;
     this.#wake?.();
   }
@@ -100,9 +123,13 @@ export class WorkerLoop {
     const { log, name, step, idleMs } = this.opts;
     const backoff = this.opts.onFailure ?? STEP_FAILURE_BACKOFF;
     let failures = 0;
-    if (this.opts.startIdle) await this.#sleep(idleMs);
+    if (this.opts.startIdle) {
+      await this.#sleep(idleMs);
+      await this.#lingerIfWoken();
+    }
     while (this.#running) {
       this.#woken = false;
+      this.#linger = false;
       let result: StepResult;
       try {
         result = await step();
@@ -115,10 +142,17 @@ export class WorkerLoop {
         await this.#sleep(retryDelay(backoff, failures) ?? idleMs);
         continue;
       }
-      if (result.more || this.#woken) continue;
-      const wait = result.nextInMs === undefined ? idleMs : Math.max(0, Math.min(idleMs, result.nextInMs));
-      if (wait > 0) await this.#sleep(wait);
+      if (result.more) continue;
+      if (!this.#woken) {
+        const wait = result.nextInMs === undefined ? idleMs : Math.max(0, Math.min(idleMs, result.nextInMs));
+        if (wait > 0) await this.#sleep(wait);
+      }
+      await this.#lingerIfWoken();
     }
+  }
+
+  async #lingerIfWoken(): Promise<void> {
+    if (this.#linger && this.opts.lingerMs && this.#running) await new Promise((resolve) => setTimeout(resolve, this.opts.lingerMs));
   }
 
   #sleep(ms: number): Promise<void> {

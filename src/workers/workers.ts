@@ -20,6 +20,7 @@ import { BackupSweeper } from './backup-sweeper.ts';
 import { ErasureSweeper, RetentionSweeper } from './retention-sweeper.ts';
 import { receiveCarrierInbound } from '../services/inbound/inbound.ts';
 import { WebhookWorker, type WebhookWorkerOptions } from './webhook-worker.ts';
+import { WORKER_LINGER_MS } from './worker-loop.ts';
 import { IntervalSweeper } from './interval-sweeper.ts';
 import { ROUTE_SYNC_MS, RouteSync } from '../services/routes/routes.ts';
 
@@ -73,6 +74,7 @@ export function createWorkers(ctx: Context, carrier: Carrier, opts: { webhook?: 
         batchSize,
         leaseMs: ctx.config.jobLeaseMs,
         idleMs: 200,
+        lingerMs: WORKER_LINGER_MS,
         beforeClaim: () => dispatcher.settle(),
         handle: async (jobs, claimedAt) => {
           await dispatcher.dispatch(jobs, claimedAt);
@@ -88,6 +90,7 @@ export function createWorkers(ctx: Context, carrier: Carrier, opts: { webhook?: 
           batchSize,
           leaseMs: ctx.config.jobLeaseMs,
           idleMs: 100,
+          lingerMs: WORKER_LINGER_MS,
           handle: async (jobs) => {
             await applyReceiptJobs(ctx, jobs);
           },

@@ -101,8 +101,10 @@ export async function pigeonCli(env: NodeJS.ProcessEnv, ...args: string[]): Prom
 }
 
 /** Starts `./bin/pigeon <args>` and resolves once it logged "pigeon started". */
-export async function startPigeon(args: string[], env: Record<string, string>, timeoutMs = 30_000): Promise<PigeonProcess> {
-  const child = spawn('./bin/pigeon', args, { env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startPigeon(args: string[], env: Record<string, string>, timeoutMs = 30_000, nodeArgs: string[] = []): Promise<PigeonProcess> {
+  // Node's own flags (a CPU profile, say) need node named first; NODE_OPTIONS refuses some of them.
+  const [command, argv] = nodeArgs.length ? [process.execPath, [...nodeArgs, './bin/pigeon', ...args]] : ['./bin/pigeon', args];
+  const child = spawn(command, argv, { env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   await new Promise<void>((resolve, reject) => {

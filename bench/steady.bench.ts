@@ -1,0 +1,244 @@
+/**
+ * The default `pigeon serve` at steady offered rates (an open loop, bench/lib.ts openLoad), and
+ * what one message costs it end to end against Kannel.
+ *
+ * 1. Latency of a send at 1,000 a second and at 50 % and 80 % of the saturation rate, which is
+ *    measured first (autocannon, 64 connections). Workers on, the simulator delivering; every
+ *    run on a fresh server after a warm-up at its rate, the rates interleaved round by round.
+ *    Goal: p99 under 10 ms on SQLite, 20 ms on PostgreSQL.
+ * 2. CPU per message end to end at one offered rate, Pigeon and Kannel interleaved, each on its
+ *    own local SMSC (bench/smpp-smsc.ts) that answers every submit and returns a receipt:
+ *    - Pigeon: accepted, submitted over SMPP, receipt applied, `sms.delivered` webhook answered by
+ *      a local HTTPS receiver; the server process, and PostgreSQL's processes on PostgreSQL.
+ *    - Kannel: sendsms accepted, submitted, receipt matched, its dlr-url answered; bearerbox and
+ *      smsbox.
+ *    CPU from /proc, from the load's start until every message's end was reported, divided by
+ *    the messages. Goal: Pigeon at most half of Kannel's.
+ * 3. Where Pigeon's microseconds go: one more run of (2) under a V8 CPU profile, through tsx so
+ *    that the profile names source files, its self time summed by module.
+ *
+ *   node --import tsx bench/steady.bench.ts [seconds=10] [sqlite|postgres] [rounds=2] [cpu rate=1000]
+ *
+ * PROFILE=dir keeps the profile there (a .cpuprofile file, for Chrome's DevTools or a script).
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { makeTestCa } from '../test/api/webhooks-receiver.ts';
+import { cpuTicks, figure, load, openLoad, postgresTicks, report, type Figure } from './lib.ts';
+import { ensureKannel, machine, startKannel, startPigeonContender, type Contender } from './peers.ts';
+import { freePort, startPigeon } from '../test/helpers/processes.ts';
+import { freshDatabase, prepareCustomer } from './setup.ts';
+
+const SECONDS = Number(process.argv[2] ?? 10);
+const STORE = process.argv[3] ?? 'sqlite';
+const ROUNDS = Math.max(1, Number(process.argv[4] ?? 2));
+const CPU_RATE = Number(process.argv[5] ?? 1000);
+const WARMUP = Math.max(1, Math.min(3, Math.round(SECONDS / 3)));
+const P99_GOAL = STORE === 'postgres' ? 20 : 10;
+
+function median(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
+const spread = (values: number[]) => `${Math.min(...values).toFixed(1)}–${Math.max(...values).toFixed(1)}`;
+
+const send = (key: string) => ({
+  method: 'POST',
+  headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+  body: (n: number) => JSON.stringify({ to: `+1415555${String(1000 + (n % 8999)).padStart(4, '0')}`, from: 'Bench', message: 'Your code is 123456' }),
+});
+
+/** A fresh default `serve` (simulator carrier, workers on): its URL, key, and how to stop it. */
+let servers = 0;
+async function freshServe(dir: string, name: string) {
+  // A new SQLite file each time (a PostgreSQL schema is dropped and made again by freshDatabase).
+  const databaseUrl = await freshDatabase(STORE, dir, STORE === 'postgres' ? name : `${name}_${++servers}`);
+  const { key } = await prepareCustomer(databaseUrl);
+  const port = await freePort();
+  const server = await startPigeon(['serve'], {
+    DATABASE_URL: databaseUrl,
+    PORT: String(port),
+    SMPP_SERVER_PORT: '0',
+    RATE_LIMIT_MAX: '100000000',
+    DISPATCH_BACKLOG_ACCOUNT_SHARE: '100',
+    DISPATCH_BACKLOG_LIMIT: '100000000',
+  });
+  const depth = async () => Number(/^pigeon_queue_depth\{queue="dispatch"\} (\d+)/m.exec(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text())?.[1] ?? NaN);
+  return { url: `http://127.0.0.1:${port}/v1/sms/send`, key, depth, stop: () => server.stop() };
+}
+
+const figures: Figure[] = [];
+const dir = mkdtempSync(join(tmpdir(), 'pigeon-steady-'));
+try {
+  // 1. The latency curve.
+  const saturation = await (async () => {
+    const s = await freshServe(dir, 'steady_saturation');
+    try {
+      const opts = { connections: 64, method: 'POST', headers: send(s.key).headers, body: send(s.key).body(0) };
+      await load(s.url, { ...opts, seconds: WARMUP });
+      return (await load(s.url, { ...opts, seconds: SECONDS })).requestsPerSecond;
+    } finally {
+      await s.stop();
+    }
+  })();
+  console.error(`# saturation (64 connections, closed loop): ${Math.round(saturation)} sends/s (${machine()})`);
+  const rates = [
+    { name: '1,000/s', rate: 1000 },
+    { name: '50 % of saturation', rate: Math.round(saturation * 0.5) },
+    { name: '80 % of saturation', rate: Math.round(saturation * 0.8) },
+  ];
+  const latency = new Map<string, { p50: number; p99: number; backlog: number }[]>();
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const { name, rate } of rates) {
+      const s = await freshServe(dir, 'steady_latency');
+      try {
+        const opts = { ...send(s.key), rate };
+        await openLoad(s.url, { ...opts, seconds: WARMUP });
+        const r = await openLoad(s.url, { ...opts, seconds: SECONDS });
+        const backlog = await s.depth();
+        console.error(`#   round ${round}, ${name} (${rate}/s): sent ${Math.round(r.ok)}/s, ${r.failed} failed, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, p99.9 ${r.p999.toFixed(1)} ms, dispatch backlog at the end ${backlog} (${machine()})`);
+        latency.set(name, [...(latency.get(name) ?? []), { p50: r.p50, p99: r.p99, backlog }]);
+      } finally {
+        await s.stop();
+      }
+    }
+  }
+  figures.push(figure(`saturation, closed loop (${STORE})`, saturation, 'sends/s'));
+  for (const { name, rate } of rates) {
+    const runs = latency.get(name)!;
+    figures.push(
+      figure(`send p50 at ${name} (${rate}/s), median of ${runs.length} (${spread(runs.map((r) => r.p50))})`, median(runs.map((r) => r.p50)), 'ms'),
+      figure(`send p99 at ${name} (${rate}/s), median of ${runs.length} (${spread(runs.map((r) => r.p99))})`, median(runs.map((r) => r.p99)), 'ms', name === '1,000/s' ? { max: P99_GOAL } : undefined),
+    );
+  }
+
+  // 2. CPU per message end to end, Pigeon and Kannel interleaved.
+  const ca = makeTestCa();
+  let hooks = 0;
+  const receiver = https.createServer({ key: ca.key, cert: ca.cert, keepAliveTimeout: 10_000 }, (req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      if (body.includes('"sms.delivered"')) hooks++;
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const hookUrl = `https://127.0.0.1:${(receiver.address() as { port: number }).port}/hooks`;
+  const pigeon = (nodeArgs: string[] = [], env: Record<string, string> = {}) =>
+    startPigeonContender(true, {
+      store: STORE,
+      nodeArgs,
+      env: { WEBHOOK_ALLOW_PRIVATE: 'true', NODE_EXTRA_CA_CERTS: ca.caFile, ...env },
+      body: { callback_url: hookUrl },
+    });
+  const hasKannel = ensureKannel();
+
+  /** Offers CPU_RATE a second for SECONDS, then waits for every accepted message's end; CPU µs per message. */
+  async function endToEnd(name: string, c: Contender & { databaseUrl?: string }, ended: () => number): Promise<{ us: number; messages: number }> {
+    const opts = { rate: CPU_RATE, ...(c.method ? { method: c.method } : {}), ...(c.headers ? { headers: c.headers } : {}), ...(c.body ? { body: c.body } : {}) };
+    const start = ended();
+    const warm = await openLoad(c.url, { ...opts, seconds: WARMUP });
+    // The warm-up's messages end before the measured window starts.
+    const warmDeadline = Date.now() + 30_000;
+    while (ended() - start < Math.round(warm.ok * WARMUP) && Date.now() < warmDeadline) await sleep(50);
+    const ended0 = ended();
+    const ticks0 = c.pids.reduce((n, p) => n + cpuTicks(p), 0);
+    const pg0 = STORE === 'postgres' && c.databaseUrl ? await postgresTicks(c.databaseUrl, 'bench_contender') : null;
+    const r = await openLoad(c.url, { ...opts, seconds: SECONDS });
+    const accepted = Math.round(r.ok * SECONDS);
+    const deadline = Date.now() + 60_000;
+    while (ended() - ended0 < accepted && Date.now() < deadline) await sleep(50);
+    const messages = ended() - ended0;
+    let ticks = c.pids.reduce((n, p) => n + cpuTicks(p), 0) - ticks0;
+    if (pg0) {
+      const pg1 = await postgresTicks(c.databaseUrl!, 'bench_contender');
+      for (const [pid, t] of pg1) ticks += t - (pg0.get(pid) ?? 0);
+    }
+    const us = (ticks * 10_000) / Math.max(1, messages);
+    console.error(`#   ${name}: ${Math.round(r.ok)}/s accepted, p99 ${r.p99.toFixed(1)} ms, ${messages} of ${accepted} ended, ${Math.round(us)} µs of CPU per message (${machine()})`);
+    return { us, messages };
+  }
+
+  const cpu: { pigeon: number; kannel: number | null }[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    console.error(`# end to end at ${CPU_RATE}/s, round ${round} of ${ROUNDS}`);
+    const p = await pigeon();
+    const pigeonUs = (await endToEnd('pigeon serve', p, () => hooks).finally(() => p.stop())).us;
+    let kannelUs: number | null = null;
+    if (hasKannel) {
+      const k = await startKannel();
+      kannelUs = (await endToEnd('kannel', k, () => k.completed()).finally(() => k.stop())).us;
+    }
+    cpu.push({ pigeon: pigeonUs, kannel: kannelUs });
+  }
+  figures.push(figure(`Pigeon CPU per message end to end at ${CPU_RATE}/s (${spread(cpu.map((c) => c.pigeon))})`, median(cpu.map((c) => c.pigeon)), 'µs'));
+  if (hasKannel) {
+    const ratios = cpu.map((c) => c.pigeon / c.kannel!);
+    figures.push(
+      figure(`Kannel CPU per message end to end at ${CPU_RATE}/s (${spread(cpu.map((c) => c.kannel!))})`, median(cpu.map((c) => c.kannel!)), 'µs'),
+      figure(`CPU per message, Pigeon / Kannel, median of ${ratios.length} (${ratios.map((r) => r.toFixed(2)).join(', ')})`, median(ratios), '×', { max: 0.5 }),
+    );
+  }
+
+  // 3. Where Pigeon's time goes.
+  const profiles = process.env.PROFILE ?? join(dir, 'profiles');
+  const p = await pigeon(['--cpu-prof', `--cpu-prof-dir=${profiles}`], { PIGEON_BUNDLE: 'off' });
+  const before = hooks;
+  await endToEnd('pigeon serve under the profiler', p, () => hooks).finally(() => p.stop());
+  // One profile per thread (the event loop, SQLite's reader and checkpoint threads): the process's CPU is all of them.
+  const files = readdirSync(profiles).filter((f) => f.endsWith('.cpuprofile') && f.includes(`.${p.pids[0]}.`));
+  printProfile(
+    files.map((f) => JSON.parse(readFileSync(join(profiles, f), 'utf8')) as Profile),
+    hooks - before,
+  );
+  receiver.close();
+  ca.cleanup();
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+report(figures);
+
+interface Profile {
+  nodes: { id: number; callFrame: { functionName: string; url: string } }[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/**
+ * Self time by module (a source file, an npm package, Node's internals, the collector), the
+ * largest first. The profiler samples a thread whenever it is not idle, so time blocked in a
+ * system call (a write or fsync inside a SQLite statement) counts too, under the function that
+ * made it: the shares say where the time goes, the /proc figure what the CPU did.
+ */
+function printProfile(profiles: Profile[], messages: number): void {
+  const self = new Map<string, number>();
+  let all = 0;
+  for (const profile of profiles) {
+    const byNode = new Map(profile.nodes.map((n) => [n.id, n.callFrame]));
+    profile.samples.forEach((id, i) => {
+      const module = moduleOf(byNode.get(id)!);
+      if (module === '(idle)') return;
+      const us = profile.timeDeltas[i] ?? 0;
+      all += us;
+      self.set(module, (self.get(module) ?? 0) + us);
+    });
+  }
+  console.error(`# where the profiled server's time went (${profiles.length} threads, start-up included; ${messages} messages, ${Math.round(all / Math.max(1, messages))} µs each in all):`);
+  for (const [module, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 20)) {
+    console.error(`#   ${((us / all) * 100).toFixed(1).padStart(5)} %  ${(us / Math.max(1, messages)).toFixed(1).padStart(6)} µs/message  ${module}`);
+  }
+}
+
+function moduleOf(frame: { functionName: string; url: string }): string {
+  const { url, functionName } = frame;
+  if (!url) return functionName.startsWith('(') ? functionName : '(native code)';
+  if (url.startsWith('node:')) return `node:${url.slice(5).split('/').slice(0, 2).join('/')}`;
+  const npm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (npm) return `npm ${npm[1]}`;
+  const src = /\/(src\/.*)$/.exec(url);
+  return src ? src[1]! : url;
+}
