@@ -24,6 +24,10 @@ interface Command {
   window?: number;
   seconds?: number;
   count?: number;
+  /** raw-submit: submits a second in all, evenly (an open loop within the windows); flat out without. */
+  rate?: number;
+  /** raw-submit: ask for receipts (registered_delivery 1); without, none are asked for. */
+  receipts?: boolean;
 }
 
 /** A bound session; `onDeliver` listens before the bind, since deliveries may follow its answer at once. */
@@ -111,6 +115,7 @@ async function submitLoad(c: Command) {
  * autocannon spends per HTTP request (the package's client spent more than the server it loaded).
  */
 async function rawSubmitLoad(c: Command) {
+  const registered = c.receipts === false ? 0 : 1;
   const bodies = Array.from({ length: 9000 }, (_, i) =>
     Buffer.concat([
       cstring(''),
@@ -121,8 +126,8 @@ async function rawSubmitLoad(c: Command) {
       Buffer.from([0, 0, 0]),
       cstring(''),
       cstring(''),
-      // registered_delivery 1, replace_if_present 0, data_coding 0, sm_default_msg_id 0
-      Buffer.from([1, 0, 0, 0]),
+      // registered_delivery, replace_if_present 0, data_coding 0, sm_default_msg_id 0
+      Buffer.from([registered, 0, 0, 0]),
       (() => {
         const text = Buffer.from(`Your code is ${String(100000 + i)}`, 'latin1');
         return Buffer.concat([Buffer.from([text.length]), text]);
@@ -166,8 +171,14 @@ async function rawSubmitLoad(c: Command) {
       return { socket, request };
     }),
   );
+  let ticket = 0;
   const lane = async (l: (typeof lanes)[number]) => {
     while (Date.now() < until) {
+      if (c.rate) {
+        const due = started + (ticket++ * 1000) / c.rate;
+        if (due >= until) return;
+        if (due > Date.now()) await new Promise((resolve) => setTimeout(resolve, due - Date.now()));
+      }
       const at = performance.now();
       const status = await l.request(CMD.submit_sm, bodies[n++ % bodies.length]!);
       latencies.push(performance.now() - at);

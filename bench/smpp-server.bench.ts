@@ -1,12 +1,14 @@
 /**
  * Pigeon as an SMSC (DECISIONS.md §10), through a real `pigeon serve` (workers on, the simulator
- * delivering): submit_sm per second over 4 transceiver binds (50 unanswered per bind, receipts
- * asked for and answered as they come, with the receipt queue's depth after each round) against
- * POST /v1/sms/send under 64 connections, interleaved round by round with the spread printed; then
- * the rate at which queued receipts reach a receiver that binds after them. The ESMEs and autocannon
+ * delivering). First, on the fresh server, receipts at a steady submit rate over 4 transceiver
+ * binds: received per second, and whether the receipt queue stays flat (grows by under 2 % of the
+ * submits). Then submit_sm per second flat out over the 4 binds (50 unanswered per bind, no
+ * receipts asked for) against POST /v1/sms/send under 64 connections (no webhook asked for), so
+ * that both carry the same work, interleaved round by round with the spread printed. Last, the
+ * rate at which queued receipts reach a receiver that binds after them. The ESMEs and autocannon
  * run in processes of their own (bench/smpp-esme-load.ts).
  *
- *   node --import tsx bench/smpp-server.bench.ts [seconds per round] [rounds] [sqlite|postgres] [receipts]
+ *   node --import tsx bench/smpp-server.bench.ts [seconds per round] [rounds] [sqlite|postgres] [receipts] [steady submit_sm/s=2000]
  */
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -24,6 +26,7 @@ const SECONDS = Number(process.argv[2] ?? 10);
 const ROUNDS = Number(process.argv[3] ?? 3);
 const STORE = process.argv[4] ?? 'sqlite';
 const RECEIPTS = Number(process.argv[5] ?? 5000);
+const STEADY_RATE = Number(process.argv[6] ?? 2000);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const spread = (xs: number[]) => `${Math.round(Math.min(...xs))}-${Math.round(Math.max(...xs))}`;
@@ -54,9 +57,22 @@ try {
   const smpp = { port: smppPort, systemId: user.system_id, password: user.password };
   const http: { rate: number; p99: number }[] = [];
   const binds: { rate: number; p99: number }[] = [];
-  const receiptRates: number[] = [];
   const count = async () => Number((await store.db.selectFrom('smpp_outbox').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
   try {
+    // First, on the fresh server: receipts at a steady submit rate, received as they come. The
+    // binds keep up with it if the receipt queue stays flat: its depth is read a third of the way
+    // in and again near the end, both under the load (a count after it would take the pipeline's
+    // last fraction of a second for growth).
+    const sampleAt = (ms: number) => new Promise<number>((resolve) => setTimeout(() => void count().then(resolve), ms));
+    const [steady, early, late] = await Promise.all([
+      ask<{ perSecond: number; p99: number; receiptsPerSecond: number }>({ cmd: 'raw-submit', ...smpp, binds: 4, window: 50, seconds: SECONDS, rate: STEADY_RATE }),
+      sampleAt((SECONDS * 1000) / 3),
+      sampleAt(SECONDS * 1000 - 500),
+    ]);
+    const queueGrowth = (late - early) / (SECONDS * (2 / 3) - 0.5);
+    console.error(
+      `# steady ${STEADY_RATE} submit_sm/s offered: ${Math.round(steady.perSecond)} accepted, p99 ${steady.p99.toFixed(1)} ms, ${Math.round(steady.receiptsPerSecond)} receipts/s received, receipt queue ${early} then ${late} (${Math.round(queueGrowth)}/s)`,
+    );
     for (let round = 0; round < ROUNDS; round++) {
       const pid = server.child.pid!;
       let ticks = cpuTicks(pid);
@@ -76,14 +92,15 @@ try {
       };
       const httpCpu = perMessage(r.requestsPerSecond);
       const esmeTicks = cpuTicks(esme.pid!);
-      const s = await ask<{ perSecond: number; p99: number; refused: number; receiptsPerSecond: number }>({ cmd: 'raw-submit', ...smpp, binds: 4, window: 50, seconds: SECONDS });
+      // No receipts asked for: the HTTP sends ask for no webhook either, so both carry the same work
+      // (receipts are measured at a steady rate above).
+      const s = await ask<{ perSecond: number; p99: number; refused: number; receiptsPerSecond: number }>({ cmd: 'raw-submit', ...smpp, binds: 4, window: 50, seconds: SECONDS, receipts: false });
       const smppCpu = perMessage(s.perSecond);
       const esmeCpu = Math.round(((cpuTicks(esme.pid!) - esmeTicks) * 10_000) / (s.perSecond * SECONDS));
       if (s.refused > 0) console.error(`# ${s.refused} submits refused`);
       binds.push({ rate: s.perSecond, p99: s.p99 });
-      receiptRates.push(s.receiptsPerSecond);
       console.error(
-        `# round ${round + 1}: HTTP ${Math.round(r.requestsPerSecond)} req/s p99 ${r.p99} ms (server ${httpCpu} µs CPU each); SMPP ${Math.round(s.perSecond)} submit_sm/s p99 ${s.p99.toFixed(1)} ms (server ${smppCpu} µs, ESMEs ${esmeCpu} µs each), ${Math.round(s.receiptsPerSecond)} receipts/s received meanwhile, ${await count()} waiting after`,
+        `# round ${round + 1}: HTTP ${Math.round(r.requestsPerSecond)} req/s p99 ${r.p99} ms (server ${httpCpu} µs CPU each); SMPP ${Math.round(s.perSecond)} submit_sm/s p99 ${s.p99.toFixed(1)} ms (server ${smppCpu} µs, ESMEs ${esmeCpu} µs each), ${await count()} receipts waiting after`,
       );
     }
     // Receipts queued while no receiver is bound, then delivered to one that binds.
@@ -103,7 +120,8 @@ try {
       figure(`SMPP server (${STORE}) HTTP send req/s beside it, median`, httpRate, 'req/s'),
       figure(`SMPP server (${STORE}) HTTP send p99, median`, median(http.map((x) => x.p99)), 'ms'),
       figure(`SMPP server (${STORE}) submit_sm/s / HTTP req/s`, (smppRate / httpRate) * 100, '%'),
-      figure(`SMPP server (${STORE}) receipts received by the binds during the submits, median`, median(receiptRates), 'msg/s'),
+      figure(`SMPP server (${STORE}) receipts received at a steady ${STEADY_RATE} submit_sm/s`, steady.receiptsPerSecond, 'msg/s'),
+      figure(`SMPP server (${STORE}) receipt queue growth at that rate, share of the submits`, queueGrowth / Math.max(1, steady.perSecond), 'ratio', { max: 0.02 }),
       figure(`SMPP server (${STORE}) queued receipts delivered to a receiver`, drained.perSecond, 'msg/s'),
     ]);
   } finally {
