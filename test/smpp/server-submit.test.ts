@@ -14,6 +14,7 @@ import { importCard, setAccountRateCard } from '../../src/services/pricing/rate-
 import { messageDetail } from '../../src/services/messages/reports.ts';
 import { listSmppUsers } from '../../src/services/smpp-access/smpp-users.ts';
 import { SmppServer } from '../../src/smpp-server/smpp-server.ts';
+import { smppMessagesAmong } from '../../src/store/repositories/smpp-outbox.repository.ts';
 import { bound, call, closed, serverFixture, waitFor, type ServerFixture } from './server-fixture.ts';
 
 let f: ServerFixture;
@@ -311,4 +312,31 @@ test('/metrics counts the binds by type and the submits by command_status, and w
   assert.ok(value('pigeon_smpp_submits_total{status="0x00000000"}') >= 1);
   assert.ok(value('pigeon_smpp_submits_total{status="0x0000000a"}') >= 1);
   assert.ok(value('pigeon_smpp_deliveries_waiting') >= 0);
+});
+
+test('submits of one turn are stored together, each with its receipt details, beside HTTP sends and keyed sends of the same moment', async () => {
+  const user = await f.user({ credits: 100, tps: 1000 });
+  const accountId = (await listSmppUsers(f.h.ctx)).find((u) => u.system_id === user.system_id)!.account_id;
+  const session = await bound(f.port, user);
+  cleanup.push(session);
+  const send = (i: number, headers: Record<string, string> = {}) =>
+    f.h.request('POST', '/v1/sms/send', { key: user.key, body: { to: `+4477009${String(10000 + i)}`, from: 'Acme', message: `HTTP ${i}` }, headers });
+  // Written in one go, so that they reach the listener in one read, with HTTP sends (plain and
+  // with an Idempotency-Key) accepted in the same turns.
+  const [answers, plain, keyed] = await Promise.all([
+    Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        call(session, 'submit_sm', { source_addr_ton: 5, source_addr: 'Acme', dest_addr_ton: 1, dest_addr_npi: 1, destination_addr: `4477009${String(20000 + i)}`, registered_delivery: 1, short_message: `SMPP ${i}` }),
+      ),
+    ),
+    Promise.all(Array.from({ length: 5 }, (_, i) => send(i))),
+    Promise.all(Array.from({ length: 5 }, (_, i) => send(100 + i, { 'idempotency-key': `turn-${i}` }))),
+  ]);
+  assert.deepEqual(answers.map((a) => a.command_status), Array(20).fill(0));
+  assert.deepEqual([...plain, ...keyed].map((r) => r.statusCode), Array(10).fill(200));
+  const smppIds = answers.map((a) => String(a.message_id));
+  const details = await smppMessagesAmong(f.h.ctx.store.db, [...smppIds, ...[...plain, ...keyed].map((r) => r.json().message_id as string)]);
+  assert.deepEqual(details.map((d) => d.message_id).sort(), [...smppIds].sort(), 'every SMPP message, and only those, has its receipt details');
+  assert.ok(details.every((d) => d.system_id === user.system_id && d.registered_delivery === 1 && d.part_ids === d.message_id));
+  assert.deepEqual(await ledgerMatchesBalance(f.h.ctx, accountId), { balance: 100 - 30, ledger: 100 - 30 });
 });

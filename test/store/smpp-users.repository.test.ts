@@ -18,7 +18,7 @@ import {
   deleteExpiredSmppDeliveries,
   deleteSmppDeliveries,
   enqueueSmppDeliveries,
-  insertSmppMessage,
+  insertSmppMessages,
   postponeSmppDelivery,
   smppMessagesAmong,
   takeSmppDeliveries,
@@ -82,7 +82,7 @@ forEachDialect((_dialect, open) => {
 
   test('deliveries are taken oldest first, once, held until answered or due again, and expire', async () => {
     const store = await open();
-    await insertSmppMessage(store.db, { message_id: 'msg_1', system_id: 'alpha', part_ids: 'msg_1,msg_1.2', registered_delivery: 1, source_addr: 'ACME', source_ton: 5, destination_addr: '447700900001', created_at: 1 });
+    await insertSmppMessages(store.db, [{ message_id: 'msg_1', system_id: 'alpha', part_ids: 'msg_1,msg_1.2', registered_delivery: 1, source_addr: 'ACME', source_ton: 5, destination_addr: '447700900001', created_at: 1 }]);
     assert.deepEqual((await smppMessagesAmong(store.db, ['msg_1', 'msg_2'])).map((m) => [m.message_id, m.part_ids, m.registered_delivery]), [['msg_1', 'msg_1,msg_1.2', 1]]);
 
     await enqueueSmppDeliveries(store.db, [

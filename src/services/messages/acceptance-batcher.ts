@@ -23,6 +23,7 @@ import { enqueueJobs } from '../../store/repositories/jobs.repository.ts';
 import { insertLedgerRows } from '../../store/repositories/ledger.repository.ts';
 import { debitState, tryDebitWithinDailyLimit } from '../../store/repositories/account-limits.repository.ts';
 import { insertBatches, insertMessages } from '../../store/repositories/messages.repository.ts';
+import { insertSmppMessages, type SmppMessageRow } from '../../store/repositories/smpp-outbox.repository.ts';
 import { accessRevisionInTransaction } from '../../store/repositories/api-keys.repository.ts';
 import { acceptGroupInOneStatement, acceptsInOneStatement, type AcceptanceGroup } from '../../store/repositories/acceptance.repository.ts';
 import { retryingConflicts } from '../../store/retry-conflicts.ts';
@@ -51,6 +52,12 @@ export interface Acceptance<R> {
    * acceptance at a time, so only this one fails.
    */
   write?: (trx: Executor) => Promise<void>;
+  /**
+   * A message accepted over SMPP: what its receipts need. The rows of a group are one insert, in
+   * the general path or in the transaction of the one-statement path, so SMPP submits keep the
+   * one statement on PostgreSQL that `write` (a round trip per acceptance) would cost them.
+   */
+  smppMessage?: SmppMessageRow;
   /**
    * The rows carry columns the one-statement path does not write (a Twilio-style callback's
    * `callback_format`): the group takes the general path, which inserts whole rows.
@@ -141,13 +148,15 @@ export class AcceptanceBatcher {
   }
 
   async #flush(items: Waiting[]): Promise<void> {
-    // On PostgreSQL the acceptances with no idempotency record commit in one statement; those
-    // with one go in a transaction of their own beside them (the statement and their records),
-    // so a few keyed requests do not add BEGIN and COMMIT round trips to the whole group.
+    // On PostgreSQL the acceptances with nothing beside their messages commit in one statement;
+    // those with an idempotency record or SMPP details go in a transaction of their own beside
+    // them (the statement and those rows), so a few keyed requests or SMPP submits do not add
+    // BEGIN and COMMIT round trips to the whole group.
     if (acceptsInOneStatement(this.ctx.store.db)) {
-      const keyed = items.filter((i) => i.acceptance.finish);
-      if (keyed.length > 0 && keyed.length < items.length) {
-        await Promise.all([this.#flushGroup(items.filter((i) => !i.acceptance.finish)), this.#flushGroup(keyed)]);
+      const besides = (i: Waiting) => Boolean(i.acceptance.finish || i.acceptance.smppMessage);
+      const withRows = items.filter(besides);
+      if (withRows.length > 0 && withRows.length < items.length) {
+        await Promise.all([this.#flushGroup(items.filter((i) => !besides(i))), this.#flushGroup(withRows)]);
         return;
       }
     }
@@ -213,7 +222,7 @@ export class AcceptanceBatcher {
     // records need the balance the debits return, so a group with any is that statement and the
     // records in one transaction.
     if (acceptsInOneStatement(this.ctx.store.db) && !acceptances.some((a) => a.campaign || a.write || a.wholeRows)) {
-      const outcomes = acceptances.some((a) => a.finish)
+      const outcomes = acceptances.some((a) => a.finish || a.smppMessage)
         ? await this.#commitInOneStatementWithRecords(acceptances, now)
         : await this.#commitInOneStatement(this.ctx.store.db, acceptances, now);
       if (outcomes) return outcomes;
@@ -227,6 +236,7 @@ export class AcceptanceBatcher {
       const messages: MessagesTable[] = [];
       const finishes: { finish: Finish; value: unknown }[] = [];
       const writes: ((trx: Executor) => Promise<void>)[] = [];
+      const smpp: SmppMessageRow[] = [];
       acceptances.forEach((a, i) => {
         const refusal = refusals[i];
         if (refusal) {
@@ -244,6 +254,7 @@ export class AcceptanceBatcher {
         }
         messages.push(...a.rows);
         if (a.write) writes.push(a.write);
+        if (a.smppMessage) smpp.push(a.smppMessage);
         const value = a.respond(balance);
         if (a.finish) finishes.push({ finish: a.finish, value });
         outcomes.push({ ok: true, value });
@@ -251,6 +262,7 @@ export class AcceptanceBatcher {
       if (messages.length > 0) {
         await insertLedgerRows(trx, ledger);
         for (const write of writes) await write(trx);
+        await insertSmppMessages(trx, smpp);
         await insertBatches(trx, batches);
         await insertMessages(trx, messages);
         // Scheduled messages get no dispatch job: the scheduler enqueues it when it releases them.
@@ -262,7 +274,7 @@ export class AcceptanceBatcher {
     });
   }
 
-  /** The same with the group's idempotency records, in one transaction; null as below. */
+  /** The same with the group's idempotency records and SMPP details, in one transaction; null as below. */
   async #commitInOneStatementWithRecords(acceptances: Acceptance<unknown>[], now: number): Promise<Outcome[] | null> {
     try {
       return await this.ctx.store.db.transaction().execute(async (trx) => {
@@ -275,6 +287,8 @@ export class AcceptanceBatcher {
           if (a.finish && outcome.ok) records.push({ finish: a.finish, response: { status: 200, body: outcome.value } });
         }
         await finishAll(trx, records);
+        // A written group accepted every one of its acceptances.
+        await insertSmppMessages(trx, acceptances.flatMap((a) => (a.smppMessage ? [a.smppMessage] : [])));
         return outcomes;
       });
     } catch (error) {

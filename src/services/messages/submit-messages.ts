@@ -9,6 +9,7 @@ import { parseRecipient } from '../../domain/phone-number.ts';
 import { segmentMessage, type Encoding } from '../../domain/segmentation.ts';
 import { checkSendAt, validValidityPeriod } from '../../domain/scheduling.ts';
 import type { MessagesTable } from '../../store/database.ts';
+import type { SmppMessageRow } from '../../store/repositories/smpp-outbox.repository.ts';
 import type { Executor } from '../../store/connect.ts';
 import { creditBalance } from '../../store/repositories/ledger.repository.ts';
 import { newId } from '../../util/ids.ts';
@@ -234,6 +235,8 @@ export interface SendResult {
 export interface SendOptions {
   messageId?: string;
   write?: (trx: Executor) => Promise<void>;
+  /** A message accepted over SMPP: what its receipts need, written beside it (acceptance-batcher.ts). */
+  smppMessage?: SmppMessageRow;
 }
 
 /** Every check of a single send, in order; what `sendMessage` accepts and `quoteMessage` prices. */
@@ -276,6 +279,7 @@ export async function sendMessage(ctx: Context, sender: Sender, input: SendInput
     accountId,
     rows: [row],
     ...(options.write ? { write: options.write } : {}),
+    ...(options.smppMessage ? { smppMessage: options.smppMessage } : {}),
     ...(row.callback_format ? { wholeRows: true } : {}),
     reference: row.id,
     credits: check.entry.credits,

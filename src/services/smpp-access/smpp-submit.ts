@@ -4,7 +4,6 @@
  * shares, credits. What its receipts need (the user, every part's id, registered_delivery, the
  * addresses) is written in the same transaction, so an answered submit is never stored without it.
  */
-import { insertSmppMessage } from '../../store/repositories/smpp-outbox.repository.ts';
 import { markSmppPartsDone, type SmppPartRow } from '../../store/repositories/smpp-parts.repository.ts';
 import { sendMessage, type SendResult } from '../messages/submit-messages.ts';
 import type { Context } from '../context.ts';
@@ -43,21 +42,26 @@ export async function acceptSmppSubmission(ctx: Context, s: SmppSubmission): Pro
     undefined,
     {
       messageId: s.messageId,
-      write: async (trx) => {
-        // No lock here (the acceptance may be one of a group of many): the sweep leaves a group
-        // whose parts are all stored alone for a while, so it cannot give this one up meanwhile.
-        if (s.partsGroup) await markSmppPartsDone(trx, s.partsGroup, Date.now());
-        await insertSmppMessage(trx, {
-          message_id: s.messageId,
-          system_id: s.systemId,
-          part_ids: s.partIds.join(','),
-          registered_delivery: s.registeredDelivery,
-          source_addr: s.sourceAddr,
-          source_ton: s.sourceTon,
-          destination_addr: s.destinationAddr,
-          created_at: now,
-        });
+      // Inserted with the rest of its group's in one statement, as its message is.
+      smppMessage: {
+        message_id: s.messageId,
+        system_id: s.systemId,
+        part_ids: s.partIds.join(','),
+        registered_delivery: s.registeredDelivery,
+        source_addr: s.sourceAddr,
+        source_ton: s.sourceTon,
+        destination_addr: s.destinationAddr,
+        created_at: now,
       },
+      ...(s.partsGroup
+        ? {
+            // No lock here (the acceptance may be one of a group of many): the sweep leaves a group
+            // whose parts are all stored alone for a while, so it cannot give this one up meanwhile.
+            write: async (trx) => {
+              await markSmppPartsDone(trx, s.partsGroup!, Date.now());
+            },
+          }
+        : {}),
     },
   );
 }

@@ -8,12 +8,14 @@ import { sql } from 'kysely';
 import type { Executor } from '../connect.ts';
 import { dialectOf } from '../dialect.ts';
 import type { SmppMessagesTable, SmppOutboxTable } from '../database.ts';
+import { insertRows } from '../insert-rows.ts';
 
 export type SmppMessageRow = SmppMessagesTable;
 export type SmppOutboxRow = SmppOutboxTable;
 
-export async function insertSmppMessage(db: Executor, row: SmppMessageRow): Promise<void> {
-  await db.insertInto('smpp_messages').values(row).execute();
+/** The SMPP details of a group of accepted messages, in one multi-row insert. */
+export async function insertSmppMessages(db: Executor, rows: readonly SmppMessageRow[]): Promise<void> {
+  await insertRows(db, 'smpp_messages', rows);
 }
 
 /** The SMPP details of those of `messageIds` that came over SMPP. */
