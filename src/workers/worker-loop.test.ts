@@ -148,7 +148,7 @@ test('after a wake-up the loop lingers, so that what is committed meanwhile join
     name: 'linger',
     log: silent,
     idleMs: LONG,
-    lingerMs: 150,
+    lingerMs: 500,
     startIdle: true,
     step: async () => {
       const n = Math.min(10, pending);
@@ -160,7 +160,8 @@ test('after a wake-up the loop lingers, so that what is committed meanwhile join
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   loop.start();
   try {
-    // Three sends a few milliseconds apart, each waking the loop: one step takes all three.
+    // Three sends a few milliseconds apart, each waking the loop: one step takes all three (the
+    // linger is long, so that a slow machine's late timers still land inside it).
     for (let i = 0; i < 3; i++) {
       pending++;
       loop.wake();
