@@ -103,6 +103,18 @@ export function sampleRss(pid: number): { stop(): number } {
   };
 }
 
+/** The middle value (the mean of the two middle ones for an even count). */
+export function median(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
+
+/** Jobs of `queue` waiting in the server at `base` (http://host:port), from its /metrics. */
+export async function queueDepth(base: string, queue = 'dispatch'): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  return Number(new RegExp(`^pigeon_queue_depth\\{queue="${queue}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? NaN);
+}
+
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
@@ -177,6 +189,8 @@ export interface OpenLoadResult {
   offered: number;
   /** Answered 2xx per second. */
   ok: number;
+  /** Answered 2xx in all. */
+  answered: number;
   failed: number;
   p50: number;
   p99: number;
@@ -240,5 +254,5 @@ export async function openLoad(
   agent.destroy();
   const elapsed = (performance.now() - began) / 1000;
   latencies.sort((a, b) => a - b);
-  return { offered: (total * 1000) / Math.max(1, lastIssued - began), ok: ok / elapsed, failed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), p999: percentile(latencies, 99.9) };
+  return { offered: (total * 1000) / Math.max(1, lastIssued - began), ok: ok / elapsed, answered: ok, failed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), p999: percentile(latencies, 99.9) };
 }

@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { freePort, startPigeon, stopChildren } from '../test/helpers/processes.ts';
 import { freshDatabase, prepareCustomer } from './setup.ts';
+import { queueDepth } from './lib.ts';
 
 /** "2 cores, load 3.1 2.8 2.5": printed beside every figure, since the machine is shared. */
 export function machine(): string {
@@ -218,10 +219,7 @@ export async function startPigeonContender(
     databaseUrl,
     pids: [server.child.pid!],
     completed: () => 0,
-    backlog: async () => {
-      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-      return Number(/^pigeon_queue_depth\{queue="dispatch"\} (\d+)/m.exec(text)?.[1] ?? NaN);
-    },
+    backlog: () => queueDepth(`http://127.0.0.1:${port}`),
     async stop() {
       await server.stop();
       await smsc.stop();

@@ -24,7 +24,7 @@ import { importCard, setAccountRateCard } from '../src/services/pricing/rate-car
 import { approveSenderId, registerSenderId } from '../src/services/sender-ids/sender-ids.ts';
 import { openStore } from '../src/store/connect.ts';
 import { migrateToLatest } from '../src/store/migrate.ts';
-import { cpuTicks, figure, load, report } from './lib.ts';
+import { cpuTicks, figure, load, median, report } from './lib.ts';
 import { machine } from './peers.ts';
 import { freshDatabase } from './setup.ts';
 
@@ -92,10 +92,6 @@ try {
   } finally {
     await server.stop();
   }
-  const median = (values: number[]) => {
-    const s = [...values].sort((a, b) => a - b);
-    return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-  };
   const ratios = runs.carded.map((c, i) => (c.rate / runs.flat[i]!.rate) * 100);
   const rates = (which: 'flat' | 'carded') => runs[which].map((r) => r.rate);
   report([

@@ -15,7 +15,7 @@
  *
  *   node --import tsx bench/race.bench.ts [seconds per run=10] [rounds=3] [sqlite|postgres]
  */
-import { figure, load, report, type Figure } from './lib.ts';
+import { figure, load, median, report, type Figure } from './lib.ts';
 import { ensureKannel, machine, startKannel, startPigeonContender, type Contender } from './peers.ts';
 
 const SECONDS = Number(process.argv[2] ?? 10);
@@ -67,11 +67,6 @@ for (let round = 1; round <= ROUNDS; round++) {
   const kannel = await run('kannel', startKannel);
   const serve = await run('pigeon serve (workers, SMPP)', () => startPigeonContender(true, { store: STORE }));
   runs.push({ acceptance, serve, kannel });
-}
-
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 }
 
 function ratio(name: string, values: number[], target?: { min: number }): Figure[] {

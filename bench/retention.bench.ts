@@ -28,7 +28,7 @@ import { openStore, type Store } from '../src/store/connect.ts';
 import type { MessagesTable } from '../src/store/database.ts';
 import { insertRows } from '../src/store/insert-rows.ts';
 import { newId } from '../src/util/ids.ts';
-import { figure, load, report, type Figure } from './lib.ts';
+import { figure, load, median, report, type Figure } from './lib.ts';
 import { prepareCustomer } from './setup.ts';
 
 const COUNT = Number(process.argv[2] ?? 200_000);
@@ -128,7 +128,6 @@ function pages(file: string): { pages: number; free: number; bytes: number } {
   }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const dir = mkdtempSync(join(tmpdir(), 'pigeon-bench-retention-'));
 const file = join(dir, 'bench.db');

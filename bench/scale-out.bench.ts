@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, startPigeon, type PigeonProcess } from '../test/helpers/processes.ts';
-import { figure, load, report, type Figure } from './lib.ts';
+import { figure, load, queueDepth, report, type Figure } from './lib.ts';
 import { machine } from './peers.ts';
 import { freshDatabase, prepareCustomer } from './setup.ts';
 
@@ -54,8 +54,7 @@ try {
       );
       const elapsed = (performance.now() - t) / 1000;
       const deliveredRate = ((await delivered()) - before) / elapsed;
-      const metrics = await (await fetch(`http://127.0.0.1:${ports[0]}/metrics`)).text();
-      const backlog = Number(/^pigeon_queue_depth\{queue="dispatch"\} (\d+)/m.exec(metrics)?.[1] ?? NaN);
+      const backlog = await queueDepth(`http://127.0.0.1:${ports[0]}`);
       const rate = results.reduce((n, r) => n + r.requestsPerSecond, 0);
       const at = machine();
       console.error(`#   ${apis} API process${apis === 1 ? '' : 'es'} + 1 worker: ${Math.round(rate)} sends/s, ${Math.round(deliveredRate)} delivered/s, backlog ${backlog} (${at})`);

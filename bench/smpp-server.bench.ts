@@ -19,7 +19,7 @@ import { createSmppUser } from '../src/services/smpp-access/smpp-users.ts';
 import { openStore } from '../src/store/connect.ts';
 import { freePort, startPigeon } from '../test/helpers/processes.ts';
 import { serviceContext } from '../test/helpers/test-store.ts';
-import { cpuTicks, figure, load, report } from './lib.ts';
+import { cpuTicks, figure, load, median, report } from './lib.ts';
 import { freshDatabase, prepareCustomer } from './setup.ts';
 
 const SECONDS = Number(process.argv[2] ?? 10);
@@ -28,7 +28,6 @@ const STORE = process.argv[4] ?? 'sqlite';
 const RECEIPTS = Number(process.argv[5] ?? 5000);
 const STEADY_RATE = Number(process.argv[6] ?? 2000);
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const spread = (xs: number[]) => `${Math.round(Math.min(...xs))}-${Math.round(Math.max(...xs))}`;
 
 const dir = mkdtempSync(join(tmpdir(), 'pigeon-smpp-server-bench-'));

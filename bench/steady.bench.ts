@@ -27,7 +27,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { makeTestCa } from '../test/api/webhooks-receiver.ts';
-import { cpuTicks, figure, load, openLoad, postgresTicks, report, type Figure } from './lib.ts';
+import { cpuTicks, figure, load, median, openLoad, postgresTicks, queueDepth, report, type Figure } from './lib.ts';
 import { ensureKannel, machine, startKannel, startPigeonContender, type Contender } from './peers.ts';
 import { freePort, startPigeon } from '../test/helpers/processes.ts';
 import { freshDatabase, prepareCustomer } from './setup.ts';
@@ -39,10 +39,6 @@ const CPU_RATE = Number(process.argv[5] ?? 1000);
 const WARMUP = Math.max(1, Math.min(3, Math.round(SECONDS / 3)));
 const P99_GOAL = STORE === 'postgres' ? 20 : 10;
 
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-}
 const spread = (values: number[]) => `${Math.min(...values).toFixed(1)}–${Math.max(...values).toFixed(1)}`;
 
 const send = (key: string) => ({
@@ -66,8 +62,7 @@ async function freshServe(dir: string, name: string) {
     DISPATCH_BACKLOG_ACCOUNT_SHARE: '100',
     DISPATCH_BACKLOG_LIMIT: '100000000',
   });
-  const depth = async () => Number(/^pigeon_queue_depth\{queue="dispatch"\} (\d+)/m.exec(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text())?.[1] ?? NaN);
-  return { url: `http://127.0.0.1:${port}/v1/sms/send`, key, depth, stop: () => server.stop() };
+  return { url: `http://127.0.0.1:${port}/v1/sms/send`, key, depth: () => queueDepth(`http://127.0.0.1:${port}`), stop: () => server.stop() };
 }
 
 const figures: Figure[] = [];
@@ -99,7 +94,7 @@ try {
         await openLoad(s.url, { ...opts, seconds: WARMUP });
         const r = await openLoad(s.url, { ...opts, seconds: SECONDS });
         const backlog = await s.depth();
-        console.error(`#   round ${round}, ${name} (${rate}/s): sent ${Math.round(r.ok)}/s, ${r.failed} failed, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, p99.9 ${r.p999.toFixed(1)} ms, dispatch backlog at the end ${backlog} (${machine()})`);
+        console.error(`#   round ${round}, ${name} (${rate}/s): offered ${Math.round(r.offered)}/s, answered ${Math.round(r.ok)}/s, ${r.failed} failed, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, p99.9 ${r.p999.toFixed(1)} ms, dispatch backlog at the end ${backlog} (${machine()})`);
         latency.set(name, [...(latency.get(name) ?? []), { p50: r.p50, p99: r.p99, backlog }]);
       } finally {
         await s.stop();
@@ -144,12 +139,12 @@ try {
     const warm = await openLoad(c.url, { ...opts, seconds: WARMUP });
     // The warm-up's messages end before the measured window starts.
     const warmDeadline = Date.now() + 30_000;
-    while (ended() - start < Math.round(warm.ok * WARMUP) && Date.now() < warmDeadline) await sleep(50);
+    while (ended() - start < warm.answered && Date.now() < warmDeadline) await sleep(50);
     const ended0 = ended();
     const ticks0 = c.pids.reduce((n, p) => n + cpuTicks(p), 0);
     const pg0 = STORE === 'postgres' && c.databaseUrl ? await postgresTicks(c.databaseUrl, 'bench_contender') : null;
     const r = await openLoad(c.url, { ...opts, seconds: SECONDS });
-    const accepted = Math.round(r.ok * SECONDS);
+    const accepted = r.answered;
     const deadline = Date.now() + 60_000;
     while (ended() - ended0 < accepted && Date.now() < deadline) await sleep(50);
     const messages = ended() - ended0;

@@ -13,7 +13,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, startPigeon } from '../test/helpers/processes.ts';
-import { cpuTicks, postgresTicks, figure, report, sampleRss, targetsFor } from './lib.ts';
+import { cpuTicks, postgresTicks, figure, queueDepth, report, sampleRss, targetsFor } from './lib.ts';
 import { freshDatabase, prepareCustomer } from './setup.ts';
 
 const SECONDS = Number(process.argv[2] ?? 60);
@@ -39,10 +39,7 @@ try {
     const res = await fetch(`${base}/v1/sms/delivery-reports?status=delivered&limit=1`, { headers });
     return ((await res.json()) as { pagination: { total: number } }).pagination.total;
   };
-  const depth = async (queue: string) => {
-    const text = await (await fetch(`${base}/metrics`)).text();
-    return Number(new RegExp(`^pigeon_queue_depth\\{queue="${queue}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? NaN);
-  };
+  const depth = (queue: string) => queueDepth(base, queue);
 
   let sent = 0;
   let seq = 0;

@@ -39,7 +39,7 @@ export interface WorkerLoopOptions {
    * After a wake-up, how long to wait before the step, so that work committed meanwhile joins
    * the same batch: at a steady rate below saturation every send would otherwise wake each stage
    * for a batch of one or two, and a batch's fixed cost (its claim, its transaction, its commit)
-   * dominated the CPU per message (docs/performance.md, "A steady rate"). A full batch is
+   * dominated the CPU per message (docs/architecture.md, "a pipeline that batches"). A full batch is
    * followed at once, without it, and so is `resume()`.
    */
   lingerMs?: number;

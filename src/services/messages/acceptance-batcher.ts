@@ -219,8 +219,8 @@ export class AcceptanceBatcher {
   async #commit(acceptances: Acceptance<unknown>[]): Promise<Outcome[]> {
     const now = this.ctx.clock();
     // On PostgreSQL the group is one statement, one round trip, in the common case. Idempotency
-    // records need the balance the debits return, so a group with any is that statement and the
-    // records in one transaction.
+    // records need the balance the debits return, so a group with any (or with SMPP details) is
+    // that statement and those rows in one transaction.
     if (acceptsInOneStatement(this.ctx.store.db) && !acceptances.some((a) => a.campaign || a.write || a.wholeRows)) {
       const outcomes = acceptances.some((a) => a.finish || a.smppMessage)
         ? await this.#commitInOneStatementWithRecords(acceptances, now)
