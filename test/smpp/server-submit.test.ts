@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import type { CompiledQuery } from 'kysely';
 import type { Session } from 'smpp';
 import { encodeGsm7, encodeUcs2 } from '../../src/carriers/smpp/gsm7.ts';
 import { ledgerMatchesBalance } from '../../src/services/accounts/accounts.ts';
@@ -15,6 +16,7 @@ import { messageDetail } from '../../src/services/messages/reports.ts';
 import { listSmppUsers } from '../../src/services/smpp-access/smpp-users.ts';
 import { SmppServer } from '../../src/smpp-server/smpp-server.ts';
 import { smppMessagesAmong } from '../../src/store/repositories/smpp-outbox.repository.ts';
+import { setAccountStatus } from '../../src/store/repositories/accounts.repository.ts';
 import { bound, call, closed, serverFixture, waitFor, type ServerFixture } from './server-fixture.ts';
 
 let f: ServerFixture;
@@ -339,4 +341,49 @@ test('submits of one turn are stored together, each with its receipt details, be
   assert.deepEqual(details.map((d) => d.message_id).sort(), [...smppIds].sort(), 'every SMPP message, and only those, has its receipt details');
   assert.ok(details.every((d) => d.system_id === user.system_id && d.registered_delivery === 1 && d.part_ids === d.message_id));
   assert.deepEqual(await ledgerMatchesBalance(f.h.ctx, accountId), { balance: 100 - 30, ledger: 100 - 30 });
+});
+
+test('a submit decides its access from the cache with no read of its own, and at commit: a Sender ID withdrawn or an account suspended elsewhere refuses the very next submit', async () => {
+  // Binds are not watched here, so the suspension must be caught by the submit itself.
+  const g = await serverFixture({}, { watchMs: 60_000 });
+  const made = await g.user();
+  const session = await bound(g.port, made);
+  const user = (await listSmppUsers(g.h.ctx)).find((u) => u.system_id === made.system_id)!;
+  const accountId = user.account_id;
+  const submit = async (text: string) =>
+    (await call(session, 'submit_sm', { source_addr_ton: 5, source_addr: 'Acme', dest_addr_ton: 1, dest_addr_npi: 1, destination_addr: '447700900001', short_message: encodeGsm7(text) })).command_status;
+  const store = g.h.ctx.store;
+  try {
+    assert.equal(await submit('first'), 0);
+    let reads = 0;
+    const count = (text: string) => {
+      if (/access_revision/.test(text)) reads++;
+    };
+    const { readRow } = store;
+    const { executeQuery } = store.read;
+    if (readRow) store.readRow = (text, parameters) => (count(text), readRow(text, parameters));
+    store.read.executeQuery = ((query: CompiledQuery) => (count(query.sql), executeQuery.call(store.read, query))) as typeof executeQuery;
+    try {
+      for (let i = 0; i < 3; i++) assert.equal(await submit(`again ${i}`), 0);
+    } finally {
+      if (readRow) store.readRow = readRow;
+      store.read.executeQuery = executeQuery;
+    }
+    assert.equal(reads, 0, 'the access revision is read only by the commit');
+
+    // Changed as another process would: the revision moves in the database, nothing tells this one.
+    await store.db.updateTable('sender_ids').set({ status: 'rejected' }).where('account_id', '=', accountId).execute();
+    assert.equal(await submit('withdrawn'), 0x0a);
+    await store.db.updateTable('sender_ids').set({ status: 'approved' }).where('account_id', '=', accountId).execute();
+    assert.equal(await submit('approved again'), 0);
+    await setAccountStatus(store.db, accountId, 'suspended');
+    assert.equal(await submit('suspended'), 0x45);
+    await setAccountStatus(store.db, accountId, 'active');
+    assert.equal(await submit('active again'), 0);
+    assert.deepEqual(await ledgerMatchesBalance(g.h.ctx, accountId), { balance: 100 - 6, ledger: 100 - 6 });
+  } finally {
+    session.close();
+    await closed(session);
+    await g.close();
+  }
 });

@@ -17,6 +17,7 @@ import { senderAccessByKey, senderAccessInTransaction, type SenderAccessRow } fr
 import { ownedNumber, ownedNumberInTransaction } from '../../store/repositories/numbers.repository.ts';
 import { numberKeyOfSender } from '../../domain/own-number.ts';
 import { optedOutAmong, optedOutPhones } from '../../store/repositories/opt-outs.repository.ts';
+import { accountStatuses } from '../../store/repositories/accounts.repository.ts';
 import { accessSnapshot, decideAccess, lastAccessSnapshot, type AccessSnapshot } from './access-cache.ts';
 import { digestKey, type Scope } from '../keys/api-keys.ts';
 import type { Context } from '../context.ts';
@@ -142,6 +143,19 @@ export async function confirmAccess(ctx: Context, principal: Principal): Promise
   await authenticateDigest(ctx, principal.digest, principal.scope ? { scope: principal.scope } : {});
 }
 
+/**
+ * Refuses a send for an account that may not use the API (suspended, or gone), decided on
+ * `snapshot` like a key: what a sender authenticated by something other than a key (an SMPP bind)
+ * checks in its place.
+ */
+export async function checkAccountAccess(ctx: Context, accountId: string, snapshot: AccessSnapshot): Promise<AccessSnapshot> {
+  const { snapshot: decided } = await decideAccess<true>(ctx.store, snapshot, async (s) => {
+    const status = await s.get('account', accountId, async () => (await accountStatuses(ctx.store.db, [accountId])).get(accountId) ?? null);
+    return status === null || !accountMayUseApi(status) ? { refusal: new AppError('account_suspended') } : { value: true };
+  });
+  return decided;
+}
+
 /** An assigned number counts as an approved sender, spelled as assigned. */
 function numberAccess(row: { number: string } | undefined): SenderAccessRow | undefined {
   return row && { name: row.number, status: 'approved' };
@@ -190,16 +204,23 @@ export async function approvedSenderName(ctx: Context, accountId: string, from: 
 
 /**
  * Why a send granted under an older access revision may no longer commit (its key revoked or
- * stripped of `sms:send`, its account suspended, its Sender ID withdrawn or its number released), read from the database
- * in the caller's transaction; null if it still may.
+ * stripped of `sms:send`, its account suspended, its Sender ID withdrawn or its number released),
+ * read from the database in the caller's transaction; null if it still may. A grant without a key
+ * (a submit over SMPP: the bind is the credential, and ends when its user goes) checks the account.
  */
-export async function grantRefusalNow(db: Executor, accountId: string, grant: { keyId: string; from: string }): Promise<AppError | null> {
-  const key = await keyAccessById(db, grant.keyId);
-  const keyRefused = keyRefusal(
-    key && { revoked: key.revoked_at !== null, suspended: !accountMayUseApi(key.status), scopes: new Set(key.scopes.split(',')) },
-    'sms:send',
-  );
-  return keyRefused ?? senderRefusal(grant.from, await senderAccessNow(db, accountId, grant.from));
+export async function grantRefusalNow(db: Executor, accountId: string, grant: { keyId?: string; from: string }): Promise<AppError | null> {
+  let refused: AppError | null;
+  if (grant.keyId === undefined) {
+    const status = (await accountStatuses(db, [accountId])).get(accountId);
+    refused = status === undefined || !accountMayUseApi(status) ? new AppError('account_suspended') : null;
+  } else {
+    const key = await keyAccessById(db, grant.keyId);
+    refused = keyRefusal(
+      key && { revoked: key.revoked_at !== null, suspended: !accountMayUseApi(key.status), scopes: new Set(key.scopes.split(',')) },
+      'sms:send',
+    );
+  }
+  return refused ?? senderRefusal(grant.from, await senderAccessNow(db, accountId, grant.from));
 }
 
 /**

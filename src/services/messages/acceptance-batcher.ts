@@ -74,7 +74,8 @@ export interface Acceptance<R> {
 export interface AccessGrant {
   /** The access revision the key and the Sender ID were checked at. */
   revision: number;
-  keyId: string;
+  /** The API key; none for a submit over SMPP, whose account is checked instead. */
+  keyId?: string;
   /** The Sender ID as the request named it. */
   from: string;
 }
@@ -350,7 +351,7 @@ export class AcceptanceBatcher {
     const countries = new Map<string, string | null>();
     for (const [i, a] of acceptances.entries()) {
       if (!a.access || a.access.revision >= revision) continue;
-      const key = `${a.access.keyId}\u0000${a.accountId}\u0000${a.access.from}`;
+      const key = `${a.access.keyId ?? ''}\u0000${a.accountId}\u0000${a.access.from}`;
       if (!verdicts.has(key)) {
         verdicts.set(key, await grantRefusalNow(trx, a.accountId, a.access));
       }

@@ -185,7 +185,8 @@ async function balanceOf(ctx: Context, accountId: string): Promise<number> {
 
 /**
  * Who sends: the account, and for an API request the key and the access snapshot it was
- * authenticated with; the acceptance is then checked again at commit if access changed since.
+ * authenticated with (for a submit over SMPP, the snapshot alone); the acceptance is then checked
+ * again at commit if access changed since.
  */
 export interface Sender {
   accountId: string;
@@ -194,7 +195,8 @@ export interface Sender {
 }
 
 function grantOf(sender: Sender, from: string): AccessGrant | undefined {
-  return sender.access && sender.keyId ? { revision: sender.access.revision, keyId: sender.keyId, from } : undefined;
+  if (!sender.access) return undefined;
+  return { revision: sender.access.revision, ...(sender.keyId !== undefined ? { keyId: sender.keyId } : {}), from };
 }
 
 /** The optional parts of an acceptance: the access grant to check at commit, the idempotency record. */

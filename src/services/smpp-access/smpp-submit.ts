@@ -3,8 +3,16 @@
  * `POST /sms/send` (submit-messages.ts): Sender IDs and numbers, opt-outs, limits, backlog
  * shares, credits. What its receipts need (the user, every part's id, registered_delivery, the
  * addresses) is written in the same transaction, so an answered submit is never stored without it.
+ *
+ * Its access (the account's status, the Sender ID, the destination and opt-out lists) is decided
+ * as an API send's is: from the access cache as of the last revision seen, with no read of its own,
+ * and checked again at commit if the revision moved meanwhile (access-cache.ts). A refusal decided
+ * that way is confirmed on the current revision before it is answered.
  */
+import { AppError } from '../../errors/catalogue.ts';
 import { markSmppPartsDone, type SmppPartRow } from '../../store/repositories/smpp-parts.repository.ts';
+import { accessSnapshot, lastAccessSnapshot, type AccessSnapshot } from '../auth/access-cache.ts';
+import { checkAccountAccess } from '../auth/access.ts';
 import { sendMessage, type SendResult } from '../messages/submit-messages.ts';
 import type { Context } from '../context.ts';
 
@@ -28,10 +36,24 @@ export interface SmppSubmission {
 }
 
 export async function acceptSmppSubmission(ctx: Context, s: SmppSubmission): Promise<SendResult> {
+  const cached = await lastAccessSnapshot(ctx.store);
+  try {
+    return await submit(ctx, s, cached);
+  } catch (err) {
+    // Nothing was written: a refusal made from an older view of access is made again on the current one.
+    if (!(err instanceof AppError) || cached.checked) throw err;
+    const current = await accessSnapshot(ctx.store);
+    if (current.revision === cached.revision) throw err;
+    return submit(ctx, s, current);
+  }
+}
+
+async function submit(ctx: Context, s: SmppSubmission, snapshot: AccessSnapshot): Promise<SendResult> {
+  const access = await checkAccountAccess(ctx, s.accountId, snapshot);
   const now = ctx.clock();
   return sendMessage(
     ctx,
-    { accountId: s.accountId },
+    { accountId: s.accountId, access },
     {
       to: s.to,
       from: s.from,
