@@ -9,7 +9,9 @@ import { after, before, test } from 'node:test';
 import type { PDU, Session } from 'smpp';
 import { encodeGsm7 } from '../../src/carriers/smpp/gsm7.ts';
 import { listSmppUsers } from '../../src/services/smpp-access/smpp-users.ts';
-import { enqueuePartsRejections } from '../../src/services/smpp-access/smpp-outbox.ts';
+import { enqueuePartsRejections, type DeliverFields } from '../../src/services/smpp-access/smpp-outbox.ts';
+import { OutboxPump } from '../../src/smpp-server/outbox-pump.ts';
+import type { DeliverAnswer, Session as SmppSession } from '../../src/smpp-server/session.ts';
 import { assignNumber } from '../../src/services/numbers/numbers.ts';
 import { receiveInbound } from '../../src/services/inbound/inbound.ts';
 import { bound, call, closed, serverFixture, waitFor, type ServerFixture } from './server-fixture.ts';
@@ -203,4 +205,62 @@ test('inbound messages to the account\'s numbers reach its receiver binds as del
   await waitFor(async () => (await waiting(user.system_id)) === 0);
   rx.close();
   await closed(rx);
+});
+
+/** A receiving bind as the outbox pump sees it, answered by the test. */
+function fakeBind(systemId: string) {
+  const out: { fields: DeliverFields; done: (status: DeliverAnswer) => void }[] = [];
+  let inFlight = 0;
+  const session = {
+    receives: true,
+    user: { system_id: systemId },
+    get deliveriesInFlight() {
+      return inFlight;
+    },
+    deliver(fields: DeliverFields, done: (status: DeliverAnswer) => void) {
+      inFlight++;
+      out.push({
+        fields,
+        done: (status) => {
+          inFlight--;
+          done(status);
+        },
+      });
+    },
+  };
+  return { session: session as unknown as Session & SmppSession, out };
+}
+
+test('the next window is taken ahead: an answer\'s slot gets the next delivery at once, with no wait on the database; what is ahead when the bind goes is due again at once, in order', async () => {
+  const user = await f.user();
+  const bind = fakeBind(user.system_id);
+  let binds = [bind.session];
+  const pump = new OutboxPump(f.h.ctx, { boundSessions: () => binds }, { responseTimeoutMs: 30_000 });
+  const ids = Array.from({ length: 35 }, (_, i) => `ahead${String(i).padStart(2, '0')}`);
+  await enqueuePartsRejections(f.h.ctx, [{ systemId: user.system_id, partIds: ids, text: 'x', registeredDelivery: 1, sourceAddr: 'Acme', sourceTon: 5, destinationAddr: '+447700900001' }]);
+  const idOf = (d: { fields: DeliverFields }) => Buffer.from(d.fields.tlvs[0]![1], 'hex').toString('latin1').replace(/\0$/, '');
+  await pump.pumpAll();
+  assert.equal(bind.out.length, 10, 'a window out on the bind');
+  // Answered in one go, in this turn: the next window goes out before anything else runs.
+  for (const d of bind.out.slice(0, 10)) d.done(0);
+  assert.equal(bind.out.length, 20, 'the window taken ahead went out as the answers came');
+  assert.deepEqual(bind.out.map(idOf), ids.slice(0, 20));
+
+  // The bind goes with 10 out and the next 10 taken ahead (or being taken): all due again at once.
+  binds = [];
+  for (const d of bind.out.slice(10)) d.done('gone');
+  const held = async () =>
+    Number((await f.h.ctx.store.db.selectFrom('smpp_outbox').select((eb) => eb.fn.countAll<number>().as('n')).where('system_id', '=', user.system_id).where('next_at', '>', f.h.clock.now()).executeTakeFirstOrThrow()).n);
+  await waitFor(async () => (await held()) === 0, { message: 'nothing held once the bind went' });
+  const next = fakeBind(user.system_id);
+  binds = [next.session];
+  await pump.pumpAll();
+  for (let answered = 0; next.out.length < 25; ) {
+    await waitFor(() => next.out.length > answered, { message: () => `more on the next bind, got ${next.out.length}` });
+    const batch = next.out.slice(answered);
+    for (const d of batch) d.done(0);
+    answered += batch.length;
+  }
+  assert.deepEqual(next.out.map(idOf), ids.slice(10), 'in their order, none twice, with the clock standing still');
+  await waitFor(async () => (await waiting(user.system_id)) === 0);
 });
