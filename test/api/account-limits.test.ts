@@ -254,6 +254,25 @@ describe('destination allowlist', () => {
     await setAccountLimits(h.ctx, accountId, { countries: null });
     assert.equal((await toFrance()).statusCode, 200);
   });
+
+  test('a country allowed by another process is not refused from the list this process cached: the refusal is confirmed on the current access revision', async () => {
+    const { key, accountId } = await h.customer({ credits: 20 });
+    const send = (to: string) => h.request('POST', '/v1/sms/send', { key, body: { to, from: 'Acme', message: 'hi' } });
+    await setAccountLimits(h.ctx, accountId, { countries: '44' });
+    // The first send's commit brings this process up to the list's revision; the second caches the list under it.
+    assert.equal((await send(UK)).statusCode, 200);
+    assert.equal((await send(UK)).statusCode, 200);
+    // Plain SQL, as another process would write it: nothing in this process hears of it.
+    await h.ctx.store.db.updateTable('accounts').set({ allowed_countries: null }).where('id', '=', accountId).execute();
+    assert.equal((await send(FR)).statusCode, 200, 'a single send');
+    await h.ctx.store.db.updateTable('accounts').set({ allowed_countries: '44' }).where('id', '=', accountId).execute();
+    assert.equal((await send(UK)).statusCode, 200, 'the narrower list cached again');
+    await h.ctx.store.db.updateTable('accounts').set({ allowed_countries: null }).where('id', '=', accountId).execute();
+    const bulk = await h.request('POST', '/v1/sms/bulk', { key, body: { from: 'Acme', messages: [{ to: FR, message: 'hi' }, { to: UK, message: 'hi' }] } });
+    assert.equal(bulk.statusCode, 200);
+    assert.deepEqual([bulk.json().queued, bulk.json().errors], [2, []], 'a bulk');
+    assert.equal(await balance(h, accountId), 20 - 6);
+  });
 });
 
 describe('account destination list without an installation list', () => {

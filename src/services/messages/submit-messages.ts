@@ -15,7 +15,7 @@ import { creditBalance } from '../../store/repositories/ledger.repository.ts';
 import { newId } from '../../util/ids.ts';
 import { approvedSenderName, grantRefusalNow, optedOutRecipients } from '../auth/access.ts';
 import { acceptanceBatcher, type Acceptance, type AccessGrant } from './acceptance-batcher.ts';
-import type { AccessSnapshot } from '../auth/access-cache.ts';
+import { accessSnapshot, type AccessSnapshot } from '../auth/access-cache.ts';
 import { checkBacklog } from './backlog.ts';
 import { destinationRule, type DestinationRule } from '../accounts/account-limits.ts';
 import type { Context } from '../context.ts';
@@ -71,6 +71,29 @@ export function checkEntry(to: string, body: string, destinations: DestinationRu
   }
   const { encoding, segments } = segmentMessage(body);
   return { ok: true, entry: { to, e164: recipient.e164, body, encoding, segments, creditsPerSegment: price.creditsPerSegment, credits: segments * price.creditsPerSegment } };
+}
+
+/**
+ * Checks each entry with the account's destination list as `access` has it. A refusal by that list
+ * taken from a snapshot not read for this request is not trusted at once: if the access revision
+ * moved since, the entries are checked again on the current snapshot, so a country allowed
+ * elsewhere meanwhile is never refused from an old entry (what `decideAccess` does for keys,
+ * Sender IDs and accounts, access-cache.ts).
+ */
+async function checkEntries(
+  ctx: Context,
+  accountId: string,
+  access: AccessSnapshot | undefined,
+  prices: PriceRule,
+  entries: readonly { to: string; message: string; recipient?: ReturnType<typeof parseRecipient> }[],
+): Promise<EntryCheck[]> {
+  const check = (destinations: DestinationRule) => entries.map((e) => checkEntry(e.to, e.message, destinations, prices, e.recipient));
+  let checks = check(await destinationRule(ctx, accountId, access));
+  if (access && !access.checked && checks.some((c) => !c.ok && c.code === 'destination_not_allowed')) {
+    const current = await accessSnapshot(ctx.store);
+    if (current.revision !== access.revision) checks = check(await destinationRule(ctx, accountId, current));
+  }
+  return checks;
 }
 
 /** Returns the URL when it is an absolute https:// URL. */
@@ -247,7 +270,7 @@ async function checkSend(ctx: Context, sender: Sender, input: SendInput) {
   const recipient = parseRecipient(input.to);
   if (!recipient.ok) throw new AppError('invalid_recipient', `\`to\` is not a valid E.164 number: ${recipient.reason}`);
   const from = await approvedSenderName(ctx, accountId, input.from, sender.access);
-  const check = checkEntry(input.to, input.message, await destinationRule(ctx, accountId, sender.access), await priceRule(ctx, accountId), recipient);
+  const check = (await checkEntries(ctx, accountId, sender.access, await priceRule(ctx, accountId), [{ to: input.to, message: input.message, recipient }]))[0]!;
   if (!check.ok) throw new AppError(check.code, check.message);
   if ((await optedOutRecipients(ctx, accountId, [check.entry.e164], sender.access)).size > 0) {
     throw new AppError('recipient_opted_out', `${check.entry.e164} opted out of messages from this account (they replied STOP, or were added to its opt-out list).`);
@@ -334,7 +357,6 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
     });
   }
   const from = await approvedSenderName(ctx, accountId, input.from, sender.access);
-  const destinations = await destinationRule(ctx, accountId, sender.access);
   const prices = await priceRule(ctx, accountId);
   const callbackUrl = checkCallbackUrl(input.callback_url);
   const now = ctx.clock();
@@ -344,7 +366,7 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
   const accepted: BulkResult['messages'] = [];
   const errors: BulkResult['errors'] = [];
   let credits = 0;
-  const checks = input.messages.map((m) => checkEntry(m.to, m.message, destinations, prices));
+  const checks = await checkEntries(ctx, accountId, sender.access, prices, input.messages);
   const optedOut = await optedOutRecipients(
     ctx,
     accountId,

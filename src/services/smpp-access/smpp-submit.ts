@@ -6,12 +6,11 @@
  *
  * Its access (the account's status, the Sender ID, the destination and opt-out lists) is decided
  * as an API send's is: from the access cache as of the last revision seen, with no read of its own,
- * and checked again at commit if the revision moved meanwhile (access-cache.ts). A refusal decided
- * that way is confirmed on the current revision before it is answered.
+ * and checked again at commit if the revision moved meanwhile (access-cache.ts). Each refusal
+ * decided that way is confirmed on the current revision before it is answered, as an API send's is.
  */
-import { AppError } from '../../errors/catalogue.ts';
 import { markSmppPartsDone, type SmppPartRow } from '../../store/repositories/smpp-parts.repository.ts';
-import { accessSnapshot, lastAccessSnapshot, type AccessSnapshot } from '../auth/access-cache.ts';
+import { lastAccessSnapshot } from '../auth/access-cache.ts';
 import { checkAccountAccess } from '../auth/access.ts';
 import { sendMessage, type SendResult } from '../messages/submit-messages.ts';
 import type { Context } from '../context.ts';
@@ -36,20 +35,7 @@ export interface SmppSubmission {
 }
 
 export async function acceptSmppSubmission(ctx: Context, s: SmppSubmission): Promise<SendResult> {
-  const cached = await lastAccessSnapshot(ctx.store);
-  try {
-    return await submit(ctx, s, cached);
-  } catch (err) {
-    // Nothing was written: a refusal made from an older view of access is made again on the current one.
-    if (!(err instanceof AppError) || cached.checked) throw err;
-    const current = await accessSnapshot(ctx.store);
-    if (current.revision === cached.revision) throw err;
-    return submit(ctx, s, current);
-  }
-}
-
-async function submit(ctx: Context, s: SmppSubmission, snapshot: AccessSnapshot): Promise<SendResult> {
-  const access = await checkAccountAccess(ctx, s.accountId, snapshot);
+  const access = await checkAccountAccess(ctx, s.accountId, await lastAccessSnapshot(ctx.store));
   const now = ctx.clock();
   return sendMessage(
     ctx,
