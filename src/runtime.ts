@@ -18,6 +18,10 @@ import { migrateToLatest } from './store/migrate.ts';
 import { systemClock } from './util/ids.ts';
 import type { Workers } from './workers/workers.ts';
 import type { SmppServer } from './smpp-server/smpp-server.ts';
+import { answerSupervisor, type DeliveryProcess } from './delivery-process.ts';
+import { registry } from './metrics.ts';
+
+export { isDeliveryChild } from './delivery-process.ts';
 
 /** Never log a key, password, secret or message body. */
 const REDACT = ['req.headers.authorization', 'headers.authorization', '*.password', '*.key', '*.body', '*.message', '*.webhook_secret', '*.twilio_token', '*.auth_token'];
@@ -90,14 +94,27 @@ export interface Running {
   workers: Workers | null;
   /** The SMPP listener customers bind to, when SMPP_SERVER_PORT is not 0 and the API runs. */
   smppServer: SmppServer | null;
+  /** The child process that runs the workers, with `workers: 'process'` (the default `serve`). */
+  delivery: DeliveryProcess | null;
   stop(): Promise<void>;
 }
 
+/** How long `serve` waits for its delivery process before it announces itself anyway. */
+const DELIVERY_START_WAIT_MS = 20_000;
+
 /**
- * Starts the API (unless `api` is false) and the workers (unless `workers` is false). Only the API
- * server may create a missing SQLite database: a worker pointed at a missing file is a mistake.
+ * Starts the API (unless `api` is false) and the workers: in this process (`true`), in a child
+ * process it supervises (`'process'`, src/delivery-process.ts), or not at all (`false`). Only the
+ * API server may create a missing SQLite database: a worker pointed at a missing file is a
+ * mistake. `deliveryChild` marks the child itself, whose start is announced to its parent.
  */
-export async function start(opts: { api: boolean; workers: boolean; env?: NodeJS.ProcessEnv; config?: Config }): Promise<Running> {
+export async function start(opts: {
+  api: boolean;
+  workers: boolean | 'process';
+  env?: NodeJS.ProcessEnv;
+  config?: Config;
+  deliveryChild?: boolean;
+}): Promise<Running> {
   const config = opts.config ?? loadConfig(opts.env);
   checkDatabaseLocation(config.databaseUrl, opts.api);
   const log = createLogger(config);
@@ -112,8 +129,16 @@ export async function start(opts: { api: boolean; workers: boolean; env?: NodeJS
     opts.api ? import('./http/app.ts') : Promise.resolve({ buildApp: null }),
   ]);
   const carrier = createCarrier(config, ctx.clock, log);
-  const workers = opts.workers ? createWorkers(ctx, carrier) : null;
+  const workers = opts.workers === true ? createWorkers(ctx, carrier) : null;
   if (workers) ctx.setWake((queue) => workers.wake(queue));
+  // The child starts once the listeners are open (a start-up error leaves no child behind); what
+  // the API commits before then waits in the queues, and the child's first wake-up takes it.
+  let delivery: DeliveryProcess | null = null;
+  const deliveryStatus = {
+    status: () => delivery?.status() ?? { workers: { ready: false, detail: 'starting' }, carrier: { ready: false, detail: 'delivery process starting' } },
+    metrics: () => delivery?.metrics() ?? Promise.resolve(null),
+  };
+  if (opts.workers === 'process') ctx.setWake((queue) => delivery?.wake(queue));
   let app: FastifyInstance | null = null;
   // Without Redis, each API process keeps its own counters (docs/deployment.md).
   // Loaded only when configured, like the PostgreSQL driver and the mail transport: a process
@@ -125,7 +150,7 @@ export async function start(opts: { api: boolean; workers: boolean; env?: NodeJS
   // together, whichever way they come.
   const accountLimits = rateLimits ?? (opts.api ? new (await import('./http/rate-limit.ts')).MemoryRateLimitStore() : undefined);
   if (opts.api && buildApp) {
-    app = await buildApp({ ctx, carrier, logger: log, ...(accountLimits ? { rateLimits: accountLimits } : {}) });
+    app = await buildApp({ ctx, carrier, logger: log, ...(accountLimits ? { rateLimits: accountLimits } : {}), ...(opts.workers === 'process' ? { delivery: deliveryStatus } : {}) });
     await app.listen({ port: config.port, host: config.host });
   }
   // Beside the API: a process that answers customers' HTTP answers their binds too.
@@ -150,25 +175,44 @@ export async function start(opts: { api: boolean; workers: boolean; env?: NodeJS
   }
   await workers?.loadRoutes();
   workers?.start();
+  if (opts.workers === 'process') {
+    delivery = (await import('./delivery-process.ts')).superviseDeliveryProcess({ log, env: opts.env ?? process.env });
+  }
   // Only a process with workers talks to the carrier: `serve --no-workers` never binds to an SMSC.
   if (workers) carrier.start?.();
+  if (delivery && !(await delivery.started(DELIVERY_START_WAIT_MS))) {
+    log.warn('the delivery process has not started yet; messages wait in their queues until it has (GET /ready says why)');
+  }
   // The start banner: "pigeon started" with the addresses (test helpers wait for that message).
   const where = app ? addresses(config, (app.server.address() as AddressInfo).port) : { api: null };
   const hostPart = config.host.includes(':') ? `[${config.host}]` : config.host;
   const smpp = smppServer ? `${hostPart}:${smppServer.port}` : null;
   const smppTls = smppServer?.tlsPort ? `${hostPart}:${smppServer.tlsPort}` : null;
-  log.info({ ...where, smpp, ...(smppTls ? { smpp_tls: smppTls } : {}), workers: opts.workers, carrier: carrier.name, store: ctx.store.dialect }, 'pigeon started');
+  if (opts.deliveryChild && workers) {
+    answerSupervisor({
+      wake: (queue) => workers.wake(queue),
+      carrierStatus: () => carrier.status(),
+      metrics: () => registry.getMetricsAsJSON(),
+      // The parent is gone, however it ended: stop as on SIGTERM (src/cli/commands/service.ts).
+      stop: () => process.kill(process.pid, 'SIGTERM'),
+    });
+  }
+  // The delivery process's start is its parent's to announce.
+  if (!opts.deliveryChild) {
+    log.info({ ...where, smpp, ...(smppTls ? { smpp_tls: smppTls } : {}), workers: opts.workers, carrier: carrier.name, store: ctx.store.dialect }, 'pigeon started');
+  }
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
       // Stop taking requests, finish those in flight, let workers finish their batch, then close.
       await Promise.all([app?.close(), smppServer?.close()]);
       await rateLimits?.close();
+      await delivery?.stop();
       await workers?.stop();
       await carrier.close();
       await ctx.store.close();
       log.info('pigeon stopped');
       log.flush();
     })());
-  return { ctx, app, carrier, workers, smppServer, stop };
+  return { ctx, app, carrier, workers, smppServer, delivery, stop };
 }

@@ -28,7 +28,7 @@ import { pricingRoutes } from './routes/pricing.ts';
 import { deliveryReportRoutes } from './routes/delivery-reports.ts';
 import { docsRoutes } from './routes/docs.ts';
 import { OPENAPI_PATH, openApiRoute, registerOpenApi } from './openapi.ts';
-import { healthRoutes } from './routes/health.ts';
+import { healthRoutes, type DeliveryStatus } from './routes/health.ts';
 import { inboundRoutes } from './routes/inbound.ts';
 import { numberRoutes } from './routes/numbers.ts';
 import { optOutRoutes } from './routes/opt-outs.ts';
@@ -44,6 +44,8 @@ export interface AppOptions {
   rateLimits?: RateLimitStore;
   /** The process logger; none in tests. */
   logger?: Logger;
+  /** The supervised delivery process of `pigeon serve`, for `/ready` and `/metrics`. */
+  delivery?: DeliveryStatus;
 }
 
 /**
@@ -229,7 +231,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // Before any route: @fastify/swagger learns the routes as they are added.
   await registerOpenApi(app, ctx.config.publicUrl);
   openApiRoute(app);
-  await app.register(healthRoutes(ctx, opts.carrier ?? null));
+  await app.register(healthRoutes(ctx, opts.carrier ?? null, opts.delivery ?? null));
   await app.register(docsRoutes);
   await app.register(rootRoutes(ctx.config.publicUrl));
   await app.register(dashboardRoutes(ctx));

@@ -1,11 +1,12 @@
-import { start } from '../../runtime.ts';
+import { isDeliveryChild, start } from '../../runtime.ts';
 import { migrateDatabase } from '../../services/database.ts';
-import type { Command } from '../command.ts';
+import { UsageError, type Command } from '../command.ts';
 import { configOrFail, whileStarting } from '../startup.ts';
 
-async function runService(opts: { api: boolean; workers: boolean }): Promise<void> {
+async function runService(opts: { api: boolean; workers: boolean | 'process' }): Promise<void> {
   const config = configOrFail();
-  const running = await whileStarting(config, () => start({ ...opts, config }));
+  const deliveryChild = !opts.api && isDeliveryChild();
+  const running = await whileStarting(config, () => start({ ...opts, config, deliveryChild }));
   let stopping = false;
   const shutdown = (signal: string) => {
     // A repeated signal must not kill the process before it has unbound from the SMSC.
@@ -20,21 +21,28 @@ async function runService(opts: { api: boolean; workers: boolean }): Promise<voi
     );
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  if (!deliveryChild) process.on('SIGINT', () => shutdown('SIGINT'));
+  // Ctrl-C reaches the whole process group: the delivery process waits for its parent's SIGTERM,
+  // which comes once the API has stopped taking requests.
+  else process.on('SIGINT', () => {});
 }
 
 export const serviceCommands: Record<string, Command> = {
   serve: {
-    usage: 'serve [--no-workers]',
+    usage: 'serve [--no-workers] [--one-process]',
     description:
-      'Run the API, the dashboard and (unless --no-workers) the workers.\n\n' +
+      'Run the API and the dashboard, and the workers in a delivery process of their own that serve starts and restarts.\n\n' +
       'Creates the SQLite database named by DATABASE_URL if there is none. Stops cleanly on SIGTERM or Ctrl-C.',
-    options: { 'no-workers': 'boolean' },
-    optionHelp: { 'no-workers': 'API and dashboard only; run `pigeon worker` processes beside it' },
+    options: { 'no-workers': 'boolean', 'one-process': 'boolean' },
+    optionHelp: {
+      'no-workers': 'API and dashboard only; run `pigeon worker` processes beside it',
+      'one-process': 'the workers in this process, on its event loop (a machine with one core)',
+    },
     standalone: true,
     createsDatabase: true,
     async run(_ctx, { values }) {
-      await runService({ api: true, workers: !values['no-workers'] });
+      if (values['no-workers'] && values['one-process']) throw new UsageError('Give --no-workers or --one-process, not both.');
+      await runService({ api: true, workers: values['no-workers'] ? false : values['one-process'] ? true : 'process' });
     },
   },
   worker: {

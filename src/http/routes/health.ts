@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Carrier } from '../../carriers/carrier.ts';
 import type { Context } from '../../services/context.ts';
 import { databaseReadiness } from '../../services/health.ts';
+import { AggregatorRegistry } from 'prom-client';
 import { registerQueueGauges, registry } from '../../metrics.ts';
 import { errorBody } from '../error-handler.ts';
 import { inRanges, isLoopbackAddress } from '../../webhooks/address-guard.ts';
@@ -28,7 +29,16 @@ function isLoopbackClient(request: FastifyRequest, trustProxy: readonly string[]
   return h.forwarded === undefined && h['x-forwarded-for'] === undefined && h['x-real-ip'] === undefined;
 }
 
-export function healthRoutes(ctx: Context, carrier: Carrier | null) {
+/**
+ * The delivery process `pigeon serve` supervises (src/delivery-process.ts): whether it runs, its
+ * carrier's state, and its metrics, which are the dispatch, receipt and webhook counters.
+ */
+export interface DeliveryStatus {
+  status(): { workers: { ready: boolean; detail: string }; carrier: { ready: boolean; detail: string } };
+  metrics(): Promise<unknown[] | null>;
+}
+
+export function healthRoutes(ctx: Context, carrier: Carrier | null, delivery: DeliveryStatus | null = null) {
   return async (app: FastifyInstance): Promise<void> => {
     registerQueueGauges(ctx.store, ctx.clock);
     app.get('/health', async () => ({ status: 'ok' }));
@@ -44,7 +54,11 @@ export function healthRoutes(ctx: Context, carrier: Carrier | null) {
           .code(403)
           .send(errorBody(ctx.config.publicUrl, 'insufficient_permissions', '/metrics is served to clients on this host only; set METRICS_TOKEN to scrape it from elsewhere.'));
       }
-      return reply.type(registry.contentType).send(await registry.metrics());
+      const theirs = await delivery?.metrics();
+      if (!theirs) return reply.type(registry.contentType).send(await registry.metrics());
+      // One page for the server: this process's counters added to its delivery process's.
+      const both = AggregatorRegistry.aggregate([await registry.getMetricsAsJSON(), theirs as Parameters<typeof AggregatorRegistry.aggregate>[0][number]]);
+      return reply.type(registry.contentType).send(await both.metrics());
     });
     app.get('/ready', async (_request, reply) => {
       const checks: Record<string, string> = {};
@@ -52,7 +66,12 @@ export function healthRoutes(ctx: Context, carrier: Carrier | null) {
       checks.database = database.database;
       if (database.migrations) checks.migrations = database.migrations;
       let ready = database.ready;
-      if (carrier) {
+      if (delivery) {
+        const status = delivery.status();
+        checks.workers = status.workers.ready ? 'ok' : status.workers.detail;
+        checks.carrier = status.carrier.ready ? 'ok' : status.carrier.detail;
+        ready &&= status.workers.ready && status.carrier.ready;
+      } else if (carrier) {
         const status = carrier.status();
         checks.carrier = status.ready ? 'ok' : status.detail;
         ready &&= status.ready;
