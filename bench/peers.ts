@@ -217,7 +217,8 @@ export async function startPigeonContender(
     body: JSON.stringify({ to: '+14155552671', from: 'Bench', message: 'Your code is 123456', ...opts.body }),
     smsc,
     databaseUrl,
-    pids: [server.child.pid!],
+    // serve's delivery process works for it too: its CPU counts (docs/architecture.md).
+    pids: [server.child.pid!, ...[...server.output().matchAll(/"child_pid":(\d+),"msg":"delivery process started"/g)].map((m) => Number(m[1]))],
     completed: () => 0,
     backlog: () => queueDepth(`http://127.0.0.1:${port}`),
     async stop() {
