@@ -178,7 +178,7 @@ max-messages = 1
  */
 export async function startPigeonContender(
   workers: boolean,
-  opts: { store?: string; env?: Record<string, string>; nodeArgs?: string[]; body?: Record<string, unknown> } = {},
+  opts: { store?: string; env?: Record<string, string>; nodeArgs?: string[]; body?: Record<string, unknown>; serveArgs?: string[] } = {},
 ): Promise<Contender & { databaseUrl: string }> {
   const smsc = await startSmsc();
   const dir = mkdtempSync(join(tmpdir(), 'pigeon-race-'));
@@ -187,7 +187,7 @@ export async function startPigeonContender(
   const databaseUrl = opts.store === 'postgres' ? `${fresh}&application_name=bench_contender` : fresh;
   const { key } = await prepareCustomer(databaseUrl);
   const port = await freePort();
-  const server = await startPigeon(workers ? ['serve'] : ['serve', '--no-workers'], {
+  const server = await startPigeon(workers ? ['serve', ...(opts.serveArgs ?? [])] : ['serve', '--no-workers'], {
     DATABASE_URL: databaseUrl,
     PORT: String(port),
     SMPP_SERVER_PORT: '0',
