@@ -218,7 +218,7 @@ export async function startPigeonContender(
     smsc,
     databaseUrl,
     // serve's delivery process works for it too: its CPU counts (docs/architecture.md).
-    pids: [server.child.pid!, ...[...server.output().matchAll(/"child_pid":(\d+),"msg":"delivery process started"/g)].map((m) => Number(m[1]))],
+    pids: [server.child.pid!, ...server.deliveryPids()],
     completed: () => 0,
     backlog: () => queueDepth(`http://127.0.0.1:${port}`),
     async stop() {

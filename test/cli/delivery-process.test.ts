@@ -23,10 +23,7 @@ function alive(pid: number): boolean {
   }
 }
 
-/** The pids of the delivery processes the server announced, in order. */
-function childPids(server: PigeonProcess): number[] {
-  return [...server.output().matchAll(/"child_pid":(\d+),"msg":"delivery process started"/g)].map((m) => Number(m[1]));
-}
+const childPids = (server: PigeonProcess) => server.deliveryPids();
 
 describe('the delivery process of pigeon serve', () => {
   let dir: string;
@@ -108,7 +105,8 @@ describe('the delivery process of pigeon serve', () => {
     const server = await startPigeon(['serve'], env);
     const [child] = childPids(server);
     assert.ok(child && alive(child));
-    await server.kill('SIGKILL');
+    // The server alone, not its tree: the child must notice its parent is gone.
+    server.child.kill('SIGKILL');
     await waitFor(() => !alive(child), { timeout: 15_000, message: 'the orphaned delivery process to leave' });
   });
 

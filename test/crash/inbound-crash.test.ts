@@ -221,12 +221,13 @@ describe(`SIGKILL while inbound messages stream in over SMPP (${testDialect})`, 
     const cutAtKill: number[] = [];
     for (const threshold of KILL_AFTER_ACKS) {
       server = await startPigeon(['serve'], env);
-      const child = server.child;
+      const running = server;
       await new Promise<void>((resolve) => {
         smsc.onAck = (count) => {
           if (count !== threshold) return;
-          // At once, from the answer's callback: the window is full, parts of it read, parts being stored.
-          child.kill('SIGKILL');
+          // At once, from the answer's callback: the window is full, parts of it read, parts being
+          // stored. The bind is the delivery process's: the server and it die together.
+          running.signalAll('SIGKILL');
           smsc.pause();
           cutAtKill.push(smsc.inFlight);
           resolve();

@@ -27,7 +27,15 @@ export interface PigeonProcess {
   output(): string;
   /** SIGTERM, then wait for the exit code. */
   stop(): Promise<number | null>;
+  /**
+   * Signals the process and the delivery processes it started (`pigeon serve`), all at once, as a
+   * crash, an OOM kill of the group or a supervisor's SIGKILL would, then waits for its exit.
+   */
   kill(signal?: NodeJS.Signals): Promise<void>;
+  /** The same signal to the whole tree, synchronously (from inside an event callback). */
+  signalAll(signal?: NodeJS.Signals): void;
+  /** The pids of the delivery processes `pigeon serve` announced, in order. */
+  deliveryPids(): number[];
 }
 
 /** Spawns `./bin/pigeon <args>` with exactly `env`, keeping its output; it is not awaited. */
@@ -41,7 +49,20 @@ export function spawnPigeon(args: string[], env: NodeJS.ProcessEnv): PigeonProce
 
 function handle(child: ChildProcess, output: () => string): PigeonProcess {
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const deliveryPids = () => [...output().matchAll(/"child_pid":(\d+),"msg":"delivery process started"/g)].map((m) => Number(m[1]));
+  const signalAll = (signal: NodeJS.Signals = 'SIGKILL') => {
+    for (const pid of deliveryPids()) {
+      try {
+        process.kill(pid, signal);
+      } catch {
+        // Already gone (restarted, or stopped with its parent).
+      }
+    }
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+  };
   return {
+    deliveryPids,
+    signalAll,
     child,
     output,
     async stop() {
@@ -51,7 +72,7 @@ function handle(child: ChildProcess, output: () => string): PigeonProcess {
     },
     async kill(signal = 'SIGKILL') {
       if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill(signal);
+      signalAll(signal);
       await exited;
     },
   };
