@@ -12,6 +12,7 @@ import { AppError } from '../errors/catalogue.ts';
 import { maskUrlPassword } from '../config/config.ts';
 import { checkDatabaseLocation } from '../config/startup-checks.ts';
 import { databaseIsCurrent } from '../services/database.ts';
+import { actingAs, cliActor } from '../services/audit/audit.ts';
 import { createLogger, openContext } from '../runtime.ts';
 import { CommandFailure, UsageError, type Command, type ParsedArgs } from './command.ts';
 import { backupCommands } from './commands/backup.ts';
@@ -260,7 +261,8 @@ async function main(argv: string[]): Promise<number> {
           1,
         );
       }
-      await command.run(ctx, args, out);
+      // Every change a command makes is recorded as the command line's, under the machine's user.
+      await command.run(actingAs(ctx, cliActor()), args, out);
     } finally {
       await ctx.store.close();
     }
