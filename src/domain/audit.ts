@@ -82,6 +82,7 @@ export const AUDIT_ACTIONS = {
   'number.sms_url_changed': "a number's Twilio-style SMS URL was changed",
   'twilio.credentials_rotated': 'the Twilio-compatible auth token was created or rotated',
   'rate_card.imported': 'a rate card was imported',
+  'account.rate_card_changed': 'an account was given another rate card',
   'route.added': 'an SMPP route was added',
   'route.updated': 'an SMPP route was changed',
   'route.removed': 'an SMPP route was removed',

@@ -42,6 +42,7 @@ const NAV: Record<Area, { href: string; label: string; key: string }[]> = {
     { href: '/operator/messages', label: 'Messages', key: 'messages' },
     { href: '/operator/outbox', label: 'Mail outbox', key: 'outbox' },
     { href: '/operator/erasures', label: 'Erasures', key: 'erasures' },
+    { href: '/operator/audit', label: 'Audit log', key: 'audit' },
   ],
 };
 
