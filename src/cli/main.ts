@@ -31,6 +31,7 @@ import { smppUserCommands } from './commands/smpp-user.ts';
 import { routeCommands } from './commands/route.ts';
 import { reportCommands } from './commands/report.ts';
 import { rateCardCommands } from './commands/rate-card.ts';
+import { auditCommands } from './commands/audit.ts';
 import { output } from './output.ts';
 import { configOrFail, describeUnexpected, reportFailure, StartupFailure, whileStarting } from './startup.ts';
 
@@ -51,6 +52,7 @@ export const commands: Record<string, Command> = {
   ...doctorCommands,
   ...devWebhookCommands,
   ...backupCommands,
+  ...auditCommands,
 };
 
 const GROUPS: Record<string, string> = {
@@ -58,7 +60,7 @@ const GROUPS: Record<string, string> = {
   credits: 'Top up an account',
   key: 'API keys: create, list, revoke',
   'sender-id': 'Review Sender IDs: list, approve, reject, request-info',
-  operator: 'Dashboard logins for operators',
+  operator: 'Console logins for operators, with roles: create, role, list',
   'smpp-user': 'SMPP credentials for accounts: create, list, rotate, delete',
   route: 'SMPP routes to carriers: list, show, add, update, remove',
   message: 'One message as the operator sees it',
@@ -66,6 +68,7 @@ const GROUPS: Record<string, string> = {
   'rate-card': 'Prices per destination: list, show, import',
   retention: 'Run the retention purge now',
   privacy: 'Erase a phone number; list the erasures',
+  audit: 'The audit log: who changed what',
 };
 
 function version(): string {
