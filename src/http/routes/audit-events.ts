@@ -10,7 +10,7 @@ import type { Context } from '../../services/context.ts';
 import { principalOf } from '../auth.ts';
 import { NullableString, Pagination } from '../schemas.ts';
 
-const AuditEventRecord = Type.Object({
+export const AuditEventRecord = Type.Object({
   id: Type.String({ description: '`aud_...`' }),
   at: Type.String({ format: 'date-time' }),
   account_id: NullableString(),
@@ -25,7 +25,7 @@ const AuditEventRecord = Type.Object({
   changes: Type.Record(Type.String(), Type.Array(Type.Unknown(), { minItems: 2, maxItems: 2 }), { description: '`{"field":[before, after]}`; secrets and message text are never recorded.' }),
 });
 
-const AuditEventsQuery = Type.Object({
+export const AuditEventsQuery = Type.Object({
   action: Type.Optional(Type.String({ maxLength: 64, description: 'An action (`api_key.created`) or a resource (`api_key`).' })),
   since: Type.Optional(Type.String({ maxLength: 40, description: 'ISO 8601 date or date-time: records at or after it.' })),
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
