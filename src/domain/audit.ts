@@ -89,6 +89,11 @@ export const AUDIT_ACTIONS = {
   'erasure.requested': 'the erasure of a phone number was requested',
   'campaign.created': 'a campaign was created (scheduled or sent)',
   'campaign.canceled': 'a campaign was canceled',
+  'message.canceled': 'scheduled messages (one, or a batch) were canceled and refunded',
+  'message.redacted': 'the text and number of sent messages (one, or a batch) were removed',
+  'message.deleted': 'a message was deleted through the Twilio-compatible API',
+  'inbound.redacted': 'the text and sender of a received message were removed',
+  'webhook_event.retried': 'an undelivered webhook event was sent again',
 } as const satisfies Record<string, string>;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

@@ -13,6 +13,8 @@ import { OPERATOR_ROUTE_PERMISSIONS, routeKey } from '../../src/http/dashboard/o
 import { runPurge } from '../../src/services/retention/purge.ts';
 import { recordAudit } from '../../src/services/audit/audit.ts';
 import { routesServedBy } from '../../src/http/openapi.ts';
+import { AUDIT_ACTIONS } from '../../src/domain/audit.ts';
+import { readFileSync } from 'node:fs';
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -180,6 +182,13 @@ describe('audit log', () => {
       await other.close();
     }
   });
+});
+
+test('docs/security.md lists every action recorded, and no other', () => {
+  const doc = readFileSync(new URL('../../docs/security.md', import.meta.url), 'utf8');
+  const table = doc.slice(doc.indexOf('### The actions recorded'), doc.indexOf('### Operator roles'));
+  const listed = [...table.matchAll(/^\| `([a-z_.]+)` \|/gm)].map((m) => m[1]);
+  assert.deepEqual(listed.sort(), Object.keys(AUDIT_ACTIONS).sort());
 });
 
 describe('operator roles', () => {

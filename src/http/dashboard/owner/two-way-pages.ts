@@ -61,7 +61,7 @@ ${table(`Conversation with ${phone}, newest first`, ['When', 'Direction', 'Your 
 
   app.post<{ Params: { phone: string; id: string } }>('/inbox/:phone/:id/redact', async (request, reply) => {
     const { account } = kit.account(request);
-    await redactInbound(ctx, account.id, request.params.id);
+    await redactInbound(acting(ctx, request), account.id, request.params.id);
     // The sender is masked now, so the conversation with the full number no longer holds it.
     return seeOther(reply, `/dashboard/inbox?redacted=${encodeURIComponent(request.params.id)}`);
   });
