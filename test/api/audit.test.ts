@@ -230,6 +230,11 @@ describe('operator roles', () => {
     const finance = await signedInOperator(h.app, h.ctx, 'finance@example.com', 'finance');
     assert.equal((await finance.get('/operator/margin')).statusCode, 200);
     assert.equal((await finance.get('/operator/sender-ids')).statusCode, 403);
+    // The navigation offers only what the role opens.
+    const margin = await finance.get('/operator/margin');
+    assert.match(margin.body, /href="\/operator\/rate-cards"/);
+    assert.doesNotMatch(margin.body, /href="\/operator\/routes"/);
+    assert.doesNotMatch(margin.body, /href="\/operator\/sender-ids"/);
     const home = await finance.get('/operator/');
     assert.equal(home.headers.location, '/operator/accounts');
   });

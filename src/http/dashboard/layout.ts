@@ -10,7 +10,7 @@ export interface PageOptions {
   title: string;
   area: Area;
   /** Present when someone is signed in: shows the navigation and the logout form. */
-  session?: { csrf: string; who: string } | null;
+  session?: { csrf: string; who: string; /** Which navigation entries the person may open (all when absent). */ shows?: (href: string) => boolean } | null;
   /** The current navigation entry. */
   current?: string;
   body: Html;
@@ -53,7 +53,7 @@ export function asset(name: string): string {
 export function page(opts: PageOptions): string {
   const base = opts.area === 'owner' ? '/dashboard' : '/operator';
   const nav = opts.session
-    ? html`<nav aria-label="Main"><ul>${NAV[opts.area].map(
+    ? html`<nav aria-label="Main"><ul>${NAV[opts.area].filter((n) => opts.session?.shows?.(n.href) ?? true).map(
         (n) => html`<li><a href="${n.href}"${opts.current === n.key ? raw(' aria-current="page"') : ''}>${n.label}</a></li>`,
       )}</ul>
       <form method="post" action="${base}/logout" class="logout">${csrfField(opts.session.csrf)}<span class="who">${opts.session.who}</span>

@@ -6,7 +6,7 @@
  */
 import { operatorNumbersPages } from './operator-numbers-pages.ts';
 import { acting } from '../acting.ts';
-import { operatorAccessHook, operatorMay } from './operator-access.ts';
+import { operatorAccessHook, operatorMay, operatorRoutePermission } from './operator-access.ts';
 import { auditSection, sendAuditCsv, type AuditFilterInput } from './audit-view.ts';
 import { operatorRoutesPages } from './operator-routes-pages.ts';
 import { operatorRateCardsPages } from './operator-rate-cards-pages.ts';
@@ -52,6 +52,12 @@ function state(request: FastifyRequest): { session: Session; operator: Operator 
   return request.operator;
 }
 
+/** Whether the console's navigation shows a page to this operator: only those their role opens. */
+function navAllowed(request: FastifyRequest, href: string): boolean {
+  const needed = operatorRoutePermission('GET', href);
+  return needed === 'public' || (needed !== undefined && operatorMay(request, needed));
+}
+
 export function operatorPages(ctx: Context) {
   return async (app: FastifyInstance) => {
     app.decorateRequest('operator', undefined);
@@ -67,7 +73,7 @@ export function operatorPages(ctx: Context) {
 
     const render = (request: FastifyRequest, reply: FastifyReply, title: string, current: string, body: Html) => {
       const s = state(request);
-      return reply.type('text/html; charset=utf-8').send(page({ title, area: 'operator', current, session: { csrf: s.session.csrf_token, who: s.operator.email }, body }));
+      return reply.type('text/html; charset=utf-8').send(page({ title, area: 'operator', current, session: { csrf: s.session.csrf_token, who: `${s.operator.email} (${s.operator.role})`, shows: (href) => navAllowed(request, href) }, body }));
     };
 
     const loginPage = (token: string, error?: string, email = '') =>
