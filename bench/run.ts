@@ -53,6 +53,8 @@ const suites: { name: string; args: string[]; env?: Record<string, string> }[] =
   { name: 'retention', args: ['bench/retention.bench.ts', quick ? '50000' : '1000000', quick ? '3' : '6'] },
   // A 100,000-row CSV and XLSX read as the composer reads them: time, peak RSS, event loop delay.
   { name: 'campaign-files', args: ['bench/campaign-files.bench.ts', quick ? '20000' : '100000'] },
+  // The send rate with the audit log against the tree before it, ABBA (DECISIONS.md §15: sends are not slowed).
+  { name: 'audit', args: ['bench/audit.bench.ts', quick ? '4' : '10', quick ? '2' : '4'] },
 ];
 
 function runOne(args: string[], env: Record<string, string> = {}): Promise<Figure[]> {

@@ -12,6 +12,7 @@ import { AppError } from '../errors/catalogue.ts';
 import { maskUrlPassword } from '../config/config.ts';
 import { checkDatabaseLocation } from '../config/startup-checks.ts';
 import { databaseIsCurrent } from '../services/database.ts';
+import { actingAs, cliActor } from '../services/audit/audit.ts';
 import { createLogger, openContext } from '../runtime.ts';
 import { CommandFailure, UsageError, type Command, type ParsedArgs } from './command.ts';
 import { backupCommands } from './commands/backup.ts';
@@ -30,6 +31,7 @@ import { smppUserCommands } from './commands/smpp-user.ts';
 import { routeCommands } from './commands/route.ts';
 import { reportCommands } from './commands/report.ts';
 import { rateCardCommands } from './commands/rate-card.ts';
+import { auditCommands } from './commands/audit.ts';
 import { output } from './output.ts';
 import { configOrFail, describeUnexpected, reportFailure, StartupFailure, whileStarting } from './startup.ts';
 
@@ -50,6 +52,7 @@ export const commands: Record<string, Command> = {
   ...doctorCommands,
   ...devWebhookCommands,
   ...backupCommands,
+  ...auditCommands,
 };
 
 const GROUPS: Record<string, string> = {
@@ -57,7 +60,7 @@ const GROUPS: Record<string, string> = {
   credits: 'Top up an account',
   key: 'API keys: create, list, revoke',
   'sender-id': 'Review Sender IDs: list, approve, reject, request-info',
-  operator: 'Dashboard logins for operators',
+  operator: 'Console logins for operators, with roles: create, role, list',
   'smpp-user': 'SMPP credentials for accounts: create, list, rotate, delete',
   route: 'SMPP routes to carriers: list, show, add, update, remove',
   message: 'One message as the operator sees it',
@@ -65,6 +68,7 @@ const GROUPS: Record<string, string> = {
   'rate-card': 'Prices per destination: list, show, import',
   retention: 'Run the retention purge now',
   privacy: 'Erase a phone number; list the erasures',
+  audit: 'The audit log: who changed what',
 };
 
 function version(): string {
@@ -260,7 +264,8 @@ async function main(argv: string[]): Promise<number> {
           1,
         );
       }
-      await command.run(ctx, args, out);
+      // Every change a command makes is recorded as the command line's, under the machine's user.
+      await command.run(actingAs(ctx, cliActor()), args, out);
     } finally {
       await ctx.store.close();
     }

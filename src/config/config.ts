@@ -93,7 +93,7 @@ export interface Config {
    * How long stored data is kept (DECISIONS.md §13, docs/privacy.md), in days; an account may be
    * set shorter (`pigeon account retention`). `maskNumbersDays` 0: numbers are never masked.
    */
-  retention: { bodyDays: number; messageDays: number; maskNumbersDays: number };
+  retention: { bodyDays: number; messageDays: number; maskNumbersDays: number; /** RETENTION_AUDIT_DAYS: days the audit log keeps a record (DECISIONS.md §15). */ auditDays: number };
   /** Account limits (docs/security.md); each account may override them (`pigeon account limits`). */
   limits: {
     /** Sender IDs an account may have pending review at once (SENDER_ID_PENDING_MAX). */
@@ -382,6 +382,7 @@ function readConfig(env: Env): Config {
       bodyDays: int(env, 'RETENTION_BODY_DAYS', 30, 0, 100_000),
       messageDays: int(env, 'RETENTION_MESSAGE_DAYS', 400, 0, 100_000),
       maskNumbersDays: int(env, 'RETENTION_MASK_NUMBERS_DAYS', 0, 0, 100_000),
+      auditDays: int(env, 'RETENTION_AUDIT_DAYS', 730, 1, 100_000),
     },
     limits: {
       senderIdPendingMax: int(env, 'SENDER_ID_PENDING_MAX', 20, 0, 1_000_000),

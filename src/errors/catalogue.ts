@@ -369,6 +369,14 @@ export const catalogue = {
       'The disk that holds the server\'s database is full, or its folder has become read-only, so the request could not be stored (a database transaction is stored whole or not at all). The operator frees space (or mounts the folder again) and the server resumes; retry after the number of seconds in `Retry-After` (30), with an `Idempotency-Key` so that a retry never sends twice.',
     retryable: true,
   },
+  // Operator roles (DECISIONS.md §15)
+  operator_role_forbidden: {
+    status: 403,
+    message: 'Your operator role does not allow this.',
+    description:
+      'The operator console (and the command line acting for a named operator) checks each page and form against the operator\'s role: `support` reviews Sender IDs, reads accounts, messages and binds, and suspends and restores accounts; `finance` adds credits, imports rate cards and reads margin and usage; `admin` does everything. The refusal is recorded in the audit log.',
+    retryable: false,
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof catalogue;

@@ -32,6 +32,7 @@ import { healthRoutes, type DeliveryStatus } from './routes/health.ts';
 import { inboundRoutes } from './routes/inbound.ts';
 import { numberRoutes } from './routes/numbers.ts';
 import { optOutRoutes } from './routes/opt-outs.ts';
+import { auditEventRoutes } from './routes/audit-events.ts';
 import { privacyRoutes } from './routes/privacy.ts';
 import { senderIdRoutes } from './routes/sender-ids.ts';
 import { smsRoutes } from './routes/sms.ts';
@@ -251,6 +252,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       await v1.register(inboundRoutes(ctx));
       await v1.register(optOutRoutes(ctx));
       await v1.register(privacyRoutes(ctx));
+      await v1.register(auditEventRoutes(ctx));
     },
     { prefix: '/v1' },
   );

@@ -260,6 +260,8 @@ export interface OperatorsTable {
   /** scrypt, in the self-describing form of src/services/auth/passwords.ts. */
   password_hash: string;
   created_at: number;
+  /** `admin`, `support` or `finance` (migration 030; src/domain/operator-roles.ts). */
+  role: string;
 }
 
 /** A person who signs in to the dashboard for an account. */
@@ -622,7 +624,24 @@ export interface ErasuresTable {
   finished_at: number | null;
 }
 
+/** One change made by a person, an API key or the command line (migration 030; append-only). */
+export interface AuditEventsTable {
+  id: string;
+  at: number;
+  account_id: string | null;
+  actor_type: string;
+  actor_id: string | null;
+  actor_email: string | null;
+  action: string;
+  target_type: string | null;
+  target_id: string | null;
+  ip: string | null;
+  /** JSON: `{"field":[before,after]}`, secrets already redacted. */
+  changes: string;
+}
+
 export interface Database {
+  audit_events: AuditEventsTable;
   rate_cards: RateCardsTable;
   rate_card_entries: RateCardEntriesTable;
   rate_card_revision: RateCardRevisionTable;

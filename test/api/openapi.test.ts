@@ -188,6 +188,8 @@ describe('OpenAPI document', () => {
     check('POST', '/v1/privacy/erasures', await h.request('POST', '/v1/privacy/erasures', { key: r.key, body: { phone: 'nope' } }));
     check('GET', '/v1/privacy/erasures/{id}', await h.request('GET', `/v1/privacy/erasures/${erasure.json().data.id}`, { key: r.key }));
     check('GET', '/v1/privacy/erasures/{id}', await h.request('GET', '/v1/privacy/erasures/era_nope', { key: r.key }));
+    check('GET', '/v1/audit-events', await h.request('GET', '/v1/audit-events?action=erasure', { key: r.key }));
+    check('GET', '/v1/audit-events', await h.request('GET', '/v1/audit-events?since=never', { key: r.key }));
 
     check('GET', '/v1/sms/sender-ids', await h.request('GET', '/v1/sms/sender-ids', { key }));
     check('POST', '/v1/sms/sender-ids', await h.request('POST', '/v1/sms/sender-ids', { key, body: { name: 'Brand7' } }));

@@ -330,6 +330,34 @@ describe('pigeon command line', () => {
     assert.equal(JSON.parse(short.stderr).code, 'invalid_request');
   });
 
+  test('operator roles, and the audit log of what the command line changed', async () => {
+    assert.equal(JSON.parse((await pigeon('operator', 'create', '--email', 'admin-old@pigeon.test', '--password', 'correct horse battery', '--json')).stdout).role, 'admin');
+    const support = await pigeon('operator', 'create', 'desk@pigeon.test', '--role', 'support', '--password', 'correct horse battery', '--json');
+    assert.equal(support.code, 0, support.stderr);
+    assert.equal(support.json.role, 'support');
+    const badRole = await pigeon('operator', 'create', 'x2@pigeon.test', '--role', 'root', '--password', 'correct horse battery', '--json');
+    assert.equal(badRole.code, 1);
+    assert.equal(JSON.parse(badRole.stderr).code, 'invalid_request');
+    assert.equal((await pigeon('operator', 'role', 'desk@pigeon.test', '--role', 'finance', '--json')).json.role, 'finance');
+    assert.equal((await pigeon('credits', 'add', accountId, '7', '--json')).code, 0);
+
+    const listed = await pigeon('audit', 'list', '--account', accountId, '--action', 'credits.added', '--json');
+    assert.equal(listed.code, 0, listed.stderr);
+    const credits = listed.json.data[0];
+    assert.equal(credits.action, 'credits.added');
+    assert.equal(credits.actor.type, 'cli');
+    assert.equal(credits.ip, null);
+    assert.deepEqual(credits.changes.amount, [null, 7]);
+    const roles = await pigeon('audit', 'list', '--action', 'operator', '--json');
+    assert.deepEqual(
+      roles.json.data.filter((e: { target: { id: string } }) => e.target.id === support.json.id).map((e: { action: string }) => e.action),
+      ['operator.role_changed', 'operator.created'],
+    );
+    const bad = await pigeon('audit', 'list', '--since', 'last tuesday', '--json');
+    assert.equal(bad.code, 1);
+    assert.equal(JSON.parse(bad.stderr).code, 'invalid_request');
+  });
+
   test('mistakes: unknown command, missing flag, unknown id, bad amount', async () => {
     const [unknown, missing, noAccount, bad, badFlag] = await Promise.all([
       pigeon('frobnicate', '--json'),

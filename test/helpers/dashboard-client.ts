@@ -86,8 +86,8 @@ export const TINY_PDF = Buffer.from('%PDF-1.4\n1 0 obj<</Type/Catalog>>endobj\nt
 export const TINY_PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360000002000185d6f5d40000000049454e44ae426082', 'hex');
 
 /** An operator made in `ctx`'s store and signed in to the console of `app`. */
-export async function signedInOperator(app: FastifyInstance, ctx: Context, email = 'ops@example.com'): Promise<DashboardClient> {
-  await createOperator(ctx, email, 'operator password');
+export async function signedInOperator(app: FastifyInstance, ctx: Context, email = 'ops@example.com', role?: 'admin' | 'support' | 'finance'): Promise<DashboardClient> {
+  await createOperator(ctx, email, 'operator password', role);
   const ops = new DashboardClient(app);
   const form = await ops.get('/operator/login');
   const res = await ops.post('/operator/login', { email, password: 'operator password' }, form.body);

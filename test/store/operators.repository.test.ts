@@ -7,7 +7,7 @@ describe('operators repository', () => {
   forEachDialect((_dialect, open) => {
     it('stores an operator and finds it by id and by address', async () => {
       const store = await open();
-      const row = { id: 'op_1', email: 'ops@example.com', password_hash: 'scrypt$x', created_at: 1_000 };
+      const row = { id: 'op_1', email: 'ops@example.com', password_hash: 'scrypt$x', created_at: 1_000, role: 'support' };
       assert.equal(await operatorEmailTaken(store.db, 'ops@example.com'), false);
       await insertOperator(store.db, row);
       assert.deepEqual(await findOperatorById(store.db, 'op_1'), row);

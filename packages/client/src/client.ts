@@ -5,6 +5,9 @@
 import { PigeonApiError } from './errors.ts';
 import { Transport, type ClientOptions, type RawResponse } from './transport.ts';
 import type {
+  AuditEvent,
+  AuditEventPage,
+  AuditEventQuery,
   AccountResult,
   PricingResult,
   QuoteResult,
@@ -257,6 +260,19 @@ export class Pigeon {
     /** `DELETE /v1/opt-outs/{phone}`: a recipient who opted out by keyword is `opt_out_by_recipient` (409). */
     remove: async (phone: string, options: CallOptions = {}): Promise<void> => {
       await this.#http.request({ method: 'DELETE', path: `/opt-outs/${encodeURIComponent(phone)}`, signal: options.signal });
+    },
+  };
+
+  /** The account's audit log: every change made by its people, its keys or the operator. */
+  readonly auditEvents = {
+    /** `GET /v1/audit-events`: one page, newest first (scope `account:read`). */
+    list: async (query: AuditEventQuery = {}, options: CallOptions = {}): Promise<AuditEventPage> => {
+      const response = await this.#http.request({ method: 'GET', path: '/audit-events', query: { ...query }, signal: options.signal });
+      return object(response) as unknown as AuditEventPage;
+    },
+    /** Every record matching `query`, page after page, fetched as the loop asks for them. */
+    iterate: (query: AuditEventQuery = {}, options: CallOptions = {}): AsyncIterableIterator<AuditEvent> => {
+      return everyPage(this.auditEvents.list, query, options);
     },
   };
 

@@ -374,3 +374,39 @@ export interface PricingResult {
     next_change: { credits_per_segment: number | 'blocked' | null; effective_from: string } | null;
   };
 }
+
+/** Who made a change recorded in the audit log. */
+export interface AuditActor {
+  type: 'member' | 'operator' | 'api_key' | 'cli' | 'system';
+  id: string | null;
+  email: string | null;
+}
+
+/** One change to the account: who, what, from where, before and after (never a secret or message text). */
+export interface AuditEvent {
+  id: string;
+  at: string;
+  account_id: string | null;
+  actor: AuditActor;
+  /** Such as `api_key.created`. */
+  action: string;
+  target: { type: string; id: string } | null;
+  ip: string | null;
+  /** `{"field":[before, after]}`. */
+  changes: Record<string, unknown[]>;
+}
+
+export interface AuditEventQuery {
+  /** An action (`api_key.created`) or its resource (`api_key`). */
+  action?: string;
+  /** ISO 8601 date or date-time: records at or after it. */
+  since?: string;
+  page?: number;
+  limit?: number;
+}
+
+export interface AuditEventPage {
+  status: 'success';
+  data: AuditEvent[];
+  pagination: Pagination;
+}

@@ -11,6 +11,7 @@ import type * as Server from '../../../src/http/schemas.ts';
 import type { OptOutEvent as ServerOptOutEvent, SmsReceivedEvent as ServerSmsReceivedEvent, WebhookEvent as ServerWebhookEvent } from '../../../src/http/openapi.ts';
 import { KNOWN_ERROR_CODES } from '../src/errors.ts';
 import type * as Client from '../src/types.ts';
+import type { AuditEventRecord as ServerAuditEvent, AuditEventsQuery as ServerAuditQuery } from '../../../src/http/routes/audit-events.ts';
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Fits<A, B> = [A] extends [B] ? true : false;
@@ -48,3 +49,7 @@ test('every error code the client knows is in the server catalogue', () => {
   const missing = KNOWN_ERROR_CODES.filter((code) => !Object.hasOwn(catalogue, code));
   assert.deepEqual(missing, []);
 });
+
+// The audit log (src/http/routes/audit-events.ts keeps its schemas beside its route).
+same<Same<Static<typeof ServerAuditQuery>, Client.AuditEventQuery>>(true);
+same<Fits<Static<typeof ServerAuditEvent>, Client.AuditEvent>>(true);

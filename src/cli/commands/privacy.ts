@@ -68,6 +68,7 @@ export const privacyCommands: Record<string, Command> = {
           `Inbound texts removed: ${r.inbound_bodies_removed}`,
           `Inbound numbers masked: ${r.inbound_numbers_masked}`,
           `Webhook events deleted: ${r.events_deleted}`,
+          `Audit log records deleted: ${r.audit_events_deleted}`,
           `Batches: ${r.batches}`,
         ].join('\n'),
       );

@@ -10,7 +10,7 @@ export interface PageOptions {
   title: string;
   area: Area;
   /** Present when someone is signed in: shows the navigation and the logout form. */
-  session?: { csrf: string; who: string } | null;
+  session?: { csrf: string; who: string; /** Which navigation entries the person may open (all when absent). */ shows?: (href: string) => boolean } | null;
   /** The current navigation entry. */
   current?: string;
   body: Html;
@@ -42,6 +42,7 @@ const NAV: Record<Area, { href: string; label: string; key: string }[]> = {
     { href: '/operator/messages', label: 'Messages', key: 'messages' },
     { href: '/operator/outbox', label: 'Mail outbox', key: 'outbox' },
     { href: '/operator/erasures', label: 'Erasures', key: 'erasures' },
+    { href: '/operator/audit', label: 'Audit log', key: 'audit' },
   ],
 };
 
@@ -52,7 +53,7 @@ export function asset(name: string): string {
 export function page(opts: PageOptions): string {
   const base = opts.area === 'owner' ? '/dashboard' : '/operator';
   const nav = opts.session
-    ? html`<nav aria-label="Main"><ul>${NAV[opts.area].map(
+    ? html`<nav aria-label="Main"><ul>${NAV[opts.area].filter((n) => opts.session?.shows?.(n.href) ?? true).map(
         (n) => html`<li><a href="${n.href}"${opts.current === n.key ? raw(' aria-current="page"') : ''}>${n.label}</a></li>`,
       )}</ul>
       <form method="post" action="${base}/logout" class="logout">${csrfField(opts.session.csrf)}<span class="who">${opts.session.who}</span>

@@ -5,6 +5,7 @@
  * operator area's scope (operator-pages.ts), behind its session guard and CSRF check.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { acting } from '../acting.ts';
 import { AppError } from '../../errors/catalogue.ts';
 import type { Context } from '../../services/context.ts';
 import { listUnrouted } from '../../services/inbound/inbound.ts';
@@ -66,13 +67,13 @@ ${table('Unrouted inbound messages (to numbers nobody held), newest first', ['Re
   );
   app.post('/numbers', async (request, reply) =>
     attempt(request, reply, async () => {
-      const n = await assignNumber(ctx, field(request.body, 'account').trim(), field(request.body, 'number').trim(), field(request.body, 'label'));
+      const n = await assignNumber(acting(ctx, request), field(request.body, 'account').trim(), field(request.body, 'number').trim(), field(request.body, 'label'));
       return `${n.number} is assigned to ${n.account_id}.`;
     }),
   );
   app.post('/numbers/release', async (request, reply) =>
     attempt(request, reply, async () => {
-      const n = await releaseNumber(ctx, field(request.body, 'number'));
+      const n = await releaseNumber(acting(ctx, request), field(request.body, 'number'));
       return `${n.number} is released from ${n.account_id}.`;
     }),
   );

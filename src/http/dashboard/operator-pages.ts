@@ -5,6 +5,9 @@
  * the mail outbox.
  */
 import { operatorNumbersPages } from './operator-numbers-pages.ts';
+import { acting } from '../acting.ts';
+import { operatorAccessHook, operatorMay, operatorRoutePermission } from './operator-access.ts';
+import { auditSection, sendAuditCsv, type AuditFilterInput } from './audit-view.ts';
 import { operatorRoutesPages } from './operator-routes-pages.ts';
 import { operatorRateCardsPages } from './operator-rate-cards-pages.ts';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -49,6 +52,12 @@ function state(request: FastifyRequest): { session: Session; operator: Operator 
   return request.operator;
 }
 
+/** Whether the console's navigation shows a page to this operator: only those their role opens. */
+function navAllowed(request: FastifyRequest, href: string): boolean {
+  const needed = operatorRoutePermission('GET', href);
+  return needed === 'public' || (needed !== undefined && operatorMay(request, needed));
+}
+
 export function operatorPages(ctx: Context) {
   return async (app: FastifyInstance) => {
     app.decorateRequest('operator', undefined);
@@ -59,10 +68,12 @@ export function operatorPages(ctx: Context) {
         request.operator = { session, operator };
       }),
     );
+    // After the session guard: the role's check of every page and form (operator-access.ts).
+    app.addHook('preHandler', operatorAccessHook(ctx));
 
     const render = (request: FastifyRequest, reply: FastifyReply, title: string, current: string, body: Html) => {
       const s = state(request);
-      return reply.type('text/html; charset=utf-8').send(page({ title, area: 'operator', current, session: { csrf: s.session.csrf_token, who: s.operator.email }, body }));
+      return reply.type('text/html; charset=utf-8').send(page({ title, area: 'operator', current, session: { csrf: s.session.csrf_token, who: `${s.operator.email} (${s.operator.role})`, shows: (href) => navAllowed(request, href) }, body }));
     };
 
     const loginPage = (token: string, error?: string, email = '') =>
@@ -81,7 +92,7 @@ export function operatorPages(ctx: Context) {
       reply.type('text/html; charset=utf-8').send(loginPage(preLoginToken(ctx, request, reply))),
     );
 
-    app.post('/login', { config: { public: true } }, loginHandler(ctx, 'operator', (email, password, ip) => logInOperator(ctx, email, password, ip), '/operator/sender-ids', loginPage));
+    app.post('/login', { config: { public: true } }, loginHandler(ctx, 'operator', (email, password, ip) => logInOperator(ctx, email, password, ip), '/operator/', loginPage));
 
     app.post('/logout', async (request, reply) => {
       await endSession(ctx, state(request).session.id);
@@ -89,7 +100,13 @@ export function operatorPages(ctx: Context) {
       return seeOther(reply, '/operator/login');
     });
 
-    app.get('/', async (_request, reply) => seeOther(reply, '/operator/sender-ids'));
+    // The home page is the first the operator's role may open: a finance operator has no review queue.
+    app.get('/', async (request, reply) => seeOther(reply, operatorMay(request, 'sender_ids.review') ? '/operator/sender-ids' : '/operator/accounts'));
+
+    app.get<{ Querystring: AuditFilterInput }>('/audit', async (request, reply) =>
+      render(request, reply, 'Audit log', 'audit', await auditSection(ctx, '/operator/audit', request.query)),
+    );
+    app.get<{ Querystring: AuditFilterInput }>('/audit.csv', async (request, reply) => sendAuditCsv(ctx, reply, request.query));
 
     // ---- Review queue -----------------------------------------------------------------------
 
@@ -145,15 +162,15 @@ ${s.review_note ? html`<p><strong>Information requested:</strong> ${s.review_not
     };
 
     app.post<{ Params: { id: string } }>('/sender-ids/:id/approve', async (request, reply) => {
-      const s = await approveSenderId(ctx, request.params.id);
+      const s = await approveSenderId(acting(ctx, request), request.params.id);
       return decided(reply, request.body, `${s.name} approved; the owner is told by e-mail.`);
     });
     app.post<{ Params: { id: string } }>('/sender-ids/:id/reject', async (request, reply) => {
-      const s = await rejectSenderId(ctx, request.params.id, field(request.body, 'reason'));
+      const s = await rejectSenderId(acting(ctx, request), request.params.id, field(request.body, 'reason'));
       return decided(reply, request.body, `${s.name} rejected; the owner is told by e-mail.`);
     });
     app.post<{ Params: { id: string } }>('/sender-ids/:id/request-info', async (request, reply) => {
-      const s = await requestSenderIdInfo(ctx, request.params.id, field(request.body, 'note'));
+      const s = await requestSenderIdInfo(acting(ctx, request), request.params.id, field(request.body, 'note'));
       return decided(reply, request.body, `More information about ${s.name} requested by e-mail.`);
     });
 
@@ -201,15 +218,15 @@ ${table(`Accounts${q ? ` matching “${q}”` : ''}`, ['Account', 'E-mail', 'Sta
     app.post<{ Params: { id: string } }>('/accounts/:id/credits', async (request, reply) => {
       const raw = field(request.body, 'amount').trim();
       if (!/^\d{1,12}$/.test(raw)) throw new AppError('invalid_request', 'The amount must be a whole number above 0.');
-      const balance = await addCredits(ctx, request.params.id, Number(raw), `dashboard top-up by ${state(request).operator.email}`);
+      const balance = await addCredits(acting(ctx, request), request.params.id, Number(raw), `dashboard top-up by ${state(request).operator.email}`);
       return seeOther(reply, backTo(request.body, `Added ${raw} credits; the balance is ${balance}.`));
     });
     app.post<{ Params: { id: string } }>('/accounts/:id/suspend', async (request, reply) => {
-      const a = await setAccountStatus(ctx, request.params.id, 'suspended');
+      const a = await setAccountStatus(acting(ctx, request), request.params.id, 'suspended');
       return seeOther(reply, backTo(request.body, `${a.name} is suspended.`));
     });
     app.post<{ Params: { id: string } }>('/accounts/:id/resume', async (request, reply) => {
-      const a = await setAccountStatus(ctx, request.params.id, 'active');
+      const a = await setAccountStatus(acting(ctx, request), request.params.id, 'active');
       return seeOther(reply, backTo(request.body, `${a.name} is active again.`));
     });
 
@@ -271,7 +288,7 @@ ${row('mask-days', 'mask_numbers_days', 'Numbers masked after, days', r.retentio
         return Number(raw);
       };
       const change: RetentionChange = { bodyDays: days('body_days', 'Message text'), messageDays: days('message_days', 'Whole messages'), maskNumbersDays: days('mask_numbers_days', 'Numbers masked after') };
-      const v = await setAccountRetention(ctx, request.params.id, change);
+      const v = await setAccountRetention(acting(ctx, request), request.params.id, change);
       return seeOther(reply, `/operator/accounts/${v.id}/limits?done=${encodeURIComponent('The retention was saved; it applies from the next purge.')}`);
     });
 
@@ -312,7 +329,7 @@ ${table('Erasures, newest first', ['Erasure', 'Account', 'Number', 'Asked by', '
       const current = await getAccountLimits(ctx, request.params.id);
       if (pending !== current.limits.pending_sender_ids) change.pendingSenderIds = pending;
       if (documents !== current.limits.document_bytes) change.documentBytes = documents;
-      const v = await setAccountLimits(ctx, request.params.id, change);
+      const v = await setAccountLimits(acting(ctx, request), request.params.id, change);
       return seeOther(reply, `/operator/accounts/${v.id}/limits?done=${encodeURIComponent('The limits were saved; they apply from the next request.')}`);
     });
 

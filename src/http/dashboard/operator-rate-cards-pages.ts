@@ -6,6 +6,7 @@
  * works whichever process answers it; apply compares again in its own transaction.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { acting } from '../acting.ts';
 import type { CardDiff, DiffRow } from '../../domain/rate-card.ts';
 import { AppError } from '../../errors/catalogue.ts';
 import type { Context } from '../../services/context.ts';
@@ -130,7 +131,7 @@ ${table('Rate cards', ['Card', 'Stored entries', 'Accounts', 'Last changed', '']
     failing(request, reply, async () => {
       const upload = await readUpload(request);
       const at = timeArgument(upload.effectiveFrom, 'Effective from');
-      const result = await importCard(ctx, upload.card, upload.csv, { replace: upload.replace, dryRun: true, ...(at === undefined ? {} : { effectiveFrom: at }) });
+      const result = await importCard(acting(ctx, request), upload.card, upload.csv, { replace: upload.replace, dryRun: true, ...(at === undefined ? {} : { effectiveFrom: at }) });
       const csrf = kit.csrf(request);
       return kit.render(
         request,
@@ -151,7 +152,7 @@ ${diffTables(result.diff)}`,
     failing(request, reply, async () => {
       const upload = await readUpload(request);
       const at = timeArgument(upload.effectiveFrom, 'Effective from');
-      const result = await importCard(ctx, upload.card, upload.csv, { replace: upload.replace, ...(at === undefined ? {} : { effectiveFrom: at }) });
+      const result = await importCard(acting(ctx, request), upload.card, upload.csv, { replace: upload.replace, ...(at === undefined ? {} : { effectiveFrom: at }) });
       return seeOther(reply, `/operator/rate-cards?done=${encodeURIComponent(`Rate card ${result.card}: ${summaryLine(result.diff)}, effective ${result.effective_from}.`)}`);
     }),
   );

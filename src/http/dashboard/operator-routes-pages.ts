@@ -6,6 +6,7 @@
  * its session guard and CSRF check. A route's password is never shown, not even in the edit form.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { acting } from '../acting.ts';
 import type { RouteInput } from '../../domain/smpp-routes.ts';
 import { AppError } from '../../errors/catalogue.ts';
 import type { Context } from '../../services/context.ts';
@@ -124,7 +125,7 @@ ${table('Its link in each worker process', ['State', 'Last error', 'Seen'], link
       request,
       reply,
       async () => {
-        const r = await addRoute(ctx, field(request.body, 'name').trim(), inputOf(request.body, false));
+        const r = await addRoute(acting(ctx, request), field(request.body, 'name').trim(), inputOf(request.body, false));
         return `Route ${r.name} is added; worker processes bind to it within 2 seconds.`;
       },
       (text) => routesPage(request, reply, { text, kind: 'error' }),
@@ -146,7 +147,7 @@ ${table('Its link in each worker process', ['State', 'Last error', 'Seen'], link
       request,
       reply,
       async () => {
-        const r = await updateRoute(ctx, request.params.name, inputOf(request.body, true));
+        const r = await updateRoute(acting(ctx, request), request.params.name, inputOf(request.body, true));
         return `Route ${r.name} is saved; worker processes take it within 2 seconds.`;
       },
       (text) => (reply.statusCode === 404 ? routesPage(request, reply, { text, kind: 'error' }) : editPage(request, reply, request.params.name, { text, kind: 'error' })),
@@ -157,7 +158,7 @@ ${table('Its link in each worker process', ['State', 'Last error', 'Seen'], link
       request,
       reply,
       async () => {
-        const r = await removeRoute(ctx, request.params.name);
+        const r = await removeRoute(acting(ctx, request), request.params.name);
         return `Route ${r.name} is removed.`;
       },
       (text) => routesPage(request, reply, { text, kind: 'error' }),

@@ -1,5 +1,6 @@
 /** `GET /v1/account`: the balance and state of the caller's account. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { acting } from '../acting.ts';
 import { Type } from 'typebox';
 import type { Context } from '../../services/context.ts';
 import { getAccount, pendingMessages } from '../../services/accounts/accounts.ts';
@@ -44,7 +45,7 @@ export function accountRoutes(ctx: Context): FastifyPluginAsyncTypebox {
         },
       },
       async (request) => {
-        const url = await setEventsUrl(ctx, principalOf(request).accountId, request.body.url);
+        const url = await setEventsUrl(acting(ctx, request), principalOf(request).accountId, request.body.url);
         return { status: 'success' as const, data: { url } };
       },
     );
@@ -56,7 +57,7 @@ export function accountRoutes(ctx: Context): FastifyPluginAsyncTypebox {
         schema: { summary: 'Stop sending the account’s own events', tags: ['Account'], response: { 204: Type.Null({ description: 'Cleared.' }) } },
       },
       async (request, reply) => {
-        await setEventsUrl(ctx, principalOf(request).accountId, null);
+        await setEventsUrl(acting(ctx, request), principalOf(request).accountId, null);
         return reply.code(204).send(null);
       },
     );

@@ -4,6 +4,7 @@
  * `POST /v1/simulator/inbound` (scope `sms:send`): the simulator delivering one (DECISIONS.md §8).
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { acting } from '../acting.ts';
 import { Type } from 'typebox';
 import type { Context } from '../../services/context.ts';
 import { inboundFilter, listInbound, simulateInboundForAccount } from '../../services/inbound/inbound.ts';
@@ -46,7 +47,7 @@ export function inboundRoutes(ctx: Context): FastifyPluginAsyncTypebox {
           response: { 200: RedactResult },
         },
       },
-      async (request) => redactInbound(ctx, principalOf(request).accountId, request.params.id),
+      async (request) => redactInbound(acting(ctx, request), principalOf(request).accountId, request.params.id),
     );
 
     app.post(

@@ -3,6 +3,7 @@
  * (scope `opt_outs:write`): the account's opt-out list (DECISIONS.md §8).
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { acting } from '../acting.ts';
 import { Type } from 'typebox';
 import type { Context } from '../../services/context.ts';
 import { addOptOut, listOptOuts, removeOptOut } from '../../services/opt-outs/opt-outs.ts';
@@ -38,7 +39,7 @@ export function optOutRoutes(ctx: Context): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const { optOut, created } = await addOptOut(ctx, principalOf(request).accountId, request.body.phone, 'api');
+        const { optOut, created } = await addOptOut(acting(ctx, request), principalOf(request).accountId, request.body.phone, 'api');
         return reply.code(created ? 201 : 200).send({ status: 'success' as const, data: optOut });
       },
     );
@@ -56,7 +57,7 @@ export function optOutRoutes(ctx: Context): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        await removeOptOut(ctx, principalOf(request).accountId, request.params.phone.replace(/^ /, '+'), 'api');
+        await removeOptOut(acting(ctx, request), principalOf(request).accountId, request.params.phone.replace(/^ /, '+'), 'api');
         return reply.code(204).send(null);
       },
     );

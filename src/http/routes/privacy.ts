@@ -3,6 +3,7 @@
  * of a phone number from every stored message of the account (DECISIONS.md §13).
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { acting } from '../acting.ts';
 import { Type } from 'typebox';
 import type { Context } from '../../services/context.ts';
 import { getErasure, requestErasure, type ErasureView } from '../../services/retention/erasures.ts';
@@ -29,7 +30,7 @@ export function privacyRoutes(ctx: Context): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const erasure = await requestErasure(ctx, { accountId: principalOf(request).accountId, phone: request.body.phone, by: 'api' });
+        const erasure = await requestErasure(acting(ctx, request), { accountId: principalOf(request).accountId, phone: request.body.phone, by: 'api' });
         return reply.code(202).send({ status: 'success' as const, data: shown(erasure) });
       },
     );

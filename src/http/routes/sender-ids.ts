@@ -1,5 +1,6 @@
 /** `GET` and `POST /v1/sms/sender-ids`. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { acting } from '../acting.ts';
 import { listSenderIds, registerSenderId, type SenderId } from '../../services/sender-ids/sender-ids.ts';
 import type { Context } from '../../services/context.ts';
 import { iso } from '../../util/ids.ts';
@@ -37,7 +38,7 @@ export function senderIdRoutes(ctx: Context): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const row = await registerSenderId(ctx, principalOf(request).accountId, request.body.name);
+        const row = await registerSenderId(acting(ctx, request), principalOf(request).accountId, request.body.name);
         return reply.code(201).send({ status: 'success' as const, data: record(row) });
       },
     );

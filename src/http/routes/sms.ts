@@ -1,5 +1,6 @@
 /** `POST /v1/sms/send`, `POST /v1/sms/bulk`, the cancels of scheduled messages and the redactions. */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { acting } from '../acting.ts';
 import { Type } from 'typebox';
 import { quoteMessage, sendBulk, sendMessage } from '../../services/messages/submit-messages.ts';
 import { cancelScheduled } from '../../services/messages/cancel-messages.ts';
@@ -89,7 +90,7 @@ export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
           response: { 200: CancelResult },
         },
       },
-      async (request) => cancelScheduled(ctx, principalOf(request).accountId, { messageId: request.params.message_id }),
+      async (request) => cancelScheduled(acting(ctx, request), principalOf(request).accountId, { messageId: request.params.message_id }),
     );
 
     app.post(
@@ -104,7 +105,7 @@ export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
           response: { 200: CancelResult },
         },
       },
-      async (request) => cancelScheduled(ctx, principalOf(request).accountId, { batchId: request.params.batch_id }),
+      async (request) => cancelScheduled(acting(ctx, request), principalOf(request).accountId, { batchId: request.params.batch_id }),
     );
 
     const redactDescription =
@@ -123,7 +124,7 @@ export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
           response: { 200: RedactResult },
         },
       },
-      async (request) => redactMessages(ctx, principalOf(request).accountId, { messageId: request.params.message_id }),
+      async (request) => redactMessages(acting(ctx, request), principalOf(request).accountId, { messageId: request.params.message_id }),
     );
 
     app.post(
@@ -138,7 +139,7 @@ export function smsRoutes(ctx: Context): FastifyPluginAsyncTypebox {
           response: { 200: RedactResult },
         },
       },
-      async (request) => redactMessages(ctx, principalOf(request).accountId, { batchId: request.params.batch_id }),
+      async (request) => redactMessages(acting(ctx, request), principalOf(request).accountId, { batchId: request.params.batch_id }),
     );
   };
 }

@@ -4,6 +4,7 @@
  * written for the official `twilio` packages runs against Pigeon with its base URL changed.
  * Every send goes through the one acceptance of `/v1` (src/services/twilio/twilio-messages.ts).
  */
+import { actingAs } from '../../services/audit/audit.ts';
 import { isUtf8 } from 'node:buffer';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors/catalogue.ts';
@@ -142,7 +143,8 @@ export function twilioRoutes(ctx: Context, rateLimits: RateLimitStore, countFail
       updateTwilioMessage(ctx, callerOf(request), sidOf((request.params as { file: string }).file), (request.body ?? {}) as TwilioParams),
     );
     app.delete(one, { config: { scope: 'sms:send' }, schema: hidden }, async (request, reply) => {
-      await deleteTwilioMessage(ctx, callerOf(request), sidOf((request.params as { file: string }).file));
+      // Recorded as the Twilio-style account credentials (the Account SID) that made the call.
+      await deleteTwilioMessage(actingAs(ctx, { type: 'api_key', id: callerOf(request).accountSid, email: null }, request.ip), callerOf(request), sidOf((request.params as { file: string }).file));
       return reply.code(204).send();
     });
   };

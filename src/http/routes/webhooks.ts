@@ -3,6 +3,7 @@
  * (scope `sms:send`): what happened to each webhook event, and a manual re-send of an undelivered one.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { acting } from '../acting.ts';
 import { Type } from 'typebox';
 import type { Context } from '../../services/context.ts';
 import { listWebhookEvents, retryWebhookEvent } from '../../services/webhooks/webhook-events.ts';
@@ -84,7 +85,7 @@ export function webhookRoutes(ctx: Context): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        const view = await retryWebhookEvent(ctx, principalOf(request).accountId, request.params.id);
+        const view = await retryWebhookEvent(acting(ctx, request), principalOf(request).accountId, request.params.id);
         return reply.code(202).send({ status: 'success' as const, data: view });
       },
     );

@@ -28,6 +28,9 @@ import {
   type LimitsPatch,
 } from '../../store/repositories/account-limits.repository.ts';
 import { accessSnapshot, type AccessSnapshot } from '../auth/access-cache.ts';
+import { recordAudit } from '../audit/audit.ts';
+import { changesBetween } from '../../domain/audit.ts';
+import { findAccount } from '../../store/repositories/accounts.repository.ts';
 import type { Context } from '../context.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -127,7 +130,14 @@ export async function setAccountLimits(ctx: Context, accountId: string, change: 
       patch.allowed_countries = parsed.codes.join(',');
     }
   }
-  if (!(await updateAccountLimits(ctx.store.db, accountId, patch))) throw new AppError('not_found', `No account ${accountId}.`);
+  await ctx.store.db.transaction().execute(async (trx) => {
+    const before = await findAccount(trx, accountId);
+    if (!before || !(await updateAccountLimits(trx, accountId, patch))) throw new AppError('not_found', `No account ${accountId}.`);
+    const was: Record<string, unknown> = {};
+    for (const field of Object.keys(patch)) was[field] = before[field as keyof typeof before] ?? null;
+    const changes = changesBetween(was, { ...was, ...patch });
+    if (Object.keys(changes).length > 0) await recordAudit(ctx, { action: 'account.limits_changed', accountId, target: { type: 'account', id: accountId }, changes }, trx);
+  });
   return getAccountLimits(ctx, accountId);
 }
 

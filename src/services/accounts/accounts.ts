@@ -7,6 +7,7 @@ import type { AccountOrigin, AccountsTable, AccountStatus } from '../../store/da
 import * as accounts from '../../store/repositories/accounts.repository.ts';
 import { creditCredits, ledgerSum } from '../../store/repositories/ledger.repository.ts';
 import { newId } from '../../util/ids.ts';
+import { recordAudit } from '../audit/audit.ts';
 import type { Context } from '../context.ts';
 
 /** How long the secret before a rotation keeps signing beside the new one. */
@@ -65,6 +66,10 @@ export async function createAccount(
   await ctx.store.db.transaction().execute(async (trx) => {
     await accounts.insertAccount(trx, account);
     if (credits > 0) await creditCredits(trx, account.id, credits, 'topup', null, 'initial credits', now);
+    // A sign-up is recorded as the person's own (member.signed_up, src/services/auth/owners.ts).
+    if (account.origin !== 'signup') {
+      await recordAudit(ctx, { action: 'account.created', accountId: account.id, target: { type: 'account', id: account.id }, changes: { name: [null, name], email: [null, email], credits: [null, credits] } }, trx);
+    }
   });
   return { ...account, credits };
 }
@@ -80,7 +85,14 @@ export async function listAccounts(ctx: Context, filter: { email?: string; searc
 }
 
 export async function setAccountStatus(ctx: Context, id: string, status: AccountStatus): Promise<AccountsTable> {
-  if (!(await accounts.setAccountStatus(ctx.store.db, id, status))) throw new AppError('not_found', `No account ${id}.`);
+  await ctx.store.db.transaction().execute(async (trx) => {
+    const before = await accounts.findAccount(trx, id);
+    if (!before || !(await accounts.setAccountStatus(trx, id, status))) throw new AppError('not_found', `No account ${id}.`);
+    if (before.status !== status) {
+      const action = status === 'suspended' ? 'account.suspended' : 'account.resumed';
+      await recordAudit(ctx, { action, accountId: id, target: { type: 'account', id }, changes: { status: [before.status, status] } }, trx);
+    }
+  });
   return getAccount(ctx, id);
 }
 
@@ -88,9 +100,13 @@ export async function setAccountStatus(ctx: Context, id: string, status: Account
 export async function addCredits(ctx: Context, accountId: string, amount: number, note: string | null = null): Promise<number> {
   if (!Number.isSafeInteger(amount) || amount <= 0) throw new AppError('invalid_request', 'The amount must be a whole number above 0.');
   const now = ctx.clock();
-  const balance = await ctx.store.db
-    .transaction()
-    .execute((trx) => creditCredits(trx, accountId, amount, 'topup', null, note, now));
+  const balance = await ctx.store.db.transaction().execute(async (trx) => {
+    const after = await creditCredits(trx, accountId, amount, 'topup', null, note, now);
+    if (after !== null) {
+      await recordAudit(ctx, { action: 'credits.added', accountId, target: { type: 'account', id: accountId }, changes: { credits: [after - amount, after], amount: [null, amount], note: [null, note] } }, trx);
+    }
+    return after;
+  });
   if (balance === null) throw new AppError('not_found', `No account ${accountId}.`);
   return balance;
 }
@@ -107,7 +123,11 @@ export async function ledgerMatchesBalance(ctx: Context, accountId: string): Pro
  */
 export async function rotateWebhookSecret(ctx: Context, accountId: string): Promise<AccountsTable> {
   const account = await getAccount(ctx, accountId);
-  await accounts.replaceWebhookSecret(ctx.store.db, accountId, newWebhookSecret(), account.webhook_secret, ctx.clock());
+  await ctx.store.db.transaction().execute(async (trx) => {
+    await accounts.replaceWebhookSecret(trx, accountId, newWebhookSecret(), account.webhook_secret, ctx.clock());
+    // The secrets themselves never reach the log: only that it changed.
+    await recordAudit(ctx, { action: 'account.webhook_secret_rotated', accountId, target: { type: 'account', id: accountId }, changes: { webhook_secret: [account.webhook_secret, 'rotated'] } }, trx);
+  });
   return getAccount(ctx, accountId);
 }
 

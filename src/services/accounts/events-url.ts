@@ -5,7 +5,8 @@
  * delivered, signed and retried like delivery events.
  */
 import { AppError } from '../../errors/catalogue.ts';
-import { setAccountEventsUrl } from '../../store/repositories/accounts.repository.ts';
+import { findAccount, setAccountEventsUrl } from '../../store/repositories/accounts.repository.ts';
+import { recordAudit } from '../audit/audit.ts';
 import type { Context } from '../context.ts';
 
 export const MAX_EVENTS_URL = 2048;
@@ -27,6 +28,13 @@ export function checkEventsUrl(url: string): string {
 /** Sets the account's events URL (null clears it); `not_found` for an unknown account. */
 export async function setEventsUrl(ctx: Context, accountId: string, url: string | null): Promise<string | null> {
   const value = url === null ? null : checkEventsUrl(url);
-  if (!(await setAccountEventsUrl(ctx.store.db, accountId, value))) throw new AppError('not_found', `No account ${accountId}.`);
+  await ctx.store.db.transaction().execute(async (trx) => {
+    const before = await findAccount(trx, accountId);
+    if (!before || !(await setAccountEventsUrl(trx, accountId, value))) throw new AppError('not_found', `No account ${accountId}.`);
+    if (before.events_url !== value) {
+      const action = value === null ? 'account.events_url_removed' : 'account.events_url_set';
+      await recordAudit(ctx, { action, accountId, target: { type: 'account', id: accountId }, changes: { events_url: [before.events_url, value] } }, trx);
+    }
+  });
   return value;
 }

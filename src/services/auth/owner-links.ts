@@ -12,6 +12,7 @@ import {
   deleteExpiredOwnerTokens,
   findLiveOwnerToken,
   findOwnerByEmail,
+  findOwnerById,
   insertOwnerToken,
   markOwnerVerified,
   setOwnerPasswordHash,
@@ -19,6 +20,7 @@ import {
 } from '../../store/repositories/owners.repository.ts';
 import { countEvent, deleteStaleCounters, uncountEvent } from '../../store/repositories/rate-counters.repository.ts';
 import { newId } from '../../util/ids.ts';
+import { recordAudit } from '../audit/audit.ts';
 import type { Context } from '../context.ts';
 import { enqueueMail } from '../mail/mail.ts';
 import { hashPassword } from './passwords.ts';
@@ -142,6 +144,16 @@ export async function resetPassword(ctx: Context, token: string, password: strin
   const used = await consumeOwnerToken(ctx.store.db, digest(token), 'reset', now);
   if (!used) throw new AppError('invalid_request', LINK_DEAD);
   await setOwnerPasswordHash(ctx.store.db, used.owner_id, hash);
+  const owner = await findOwnerById(ctx.store.db, used.owner_id);
+  if (owner) {
+    await recordAudit(ctx, {
+      action: 'member.password_changed',
+      accountId: owner.account_id,
+      target: { type: 'owner', id: owner.id },
+      actor: { type: 'member', id: owner.id, email: owner.email },
+      changes: { password: ['set', 'reset by link'] },
+    });
+  }
   await markOwnerVerified(ctx.store.db, used.owner_id, now);
   await endOtherSessions(ctx, 'owner', used.owner_id);
   return used.owner_id;

@@ -9,6 +9,7 @@ import { findOperatorByEmail, findOperatorById } from '../../store/repositories/
 import { findOwnerByEmail, findOwnerById, insertOwner, ownerEmailsOfAccount, setOwnerPasswordHash } from '../../store/repositories/owners.repository.ts';
 import { newId } from '../../util/ids.ts';
 import { createAccount, type Account } from '../accounts/accounts.ts';
+import { recordAudit } from '../audit/audit.ts';
 import type { Context } from '../context.ts';
 import { cancelLoginAttempt, releaseLoginAttempt, reserveLoginAttempt } from './login-throttle.ts';
 import { MIN_PASSWORD_LENGTH, type Operator } from './operators.ts';
@@ -109,6 +110,14 @@ export async function signUpOwner(ctx: Context, input: { name: string; email: st
     if (winner) await mailSignupAttempt(ctx, winner);
     return { outcome: 'check_email', email };
   }
+  await recordAudit(ctx, {
+    action: 'member.signed_up',
+    accountId: account.id,
+    target: { type: 'account', id: account.id },
+    actor: { type: 'member', id: owner.id, email },
+    ip,
+    changes: { name: [null, name], email: [null, email] },
+  });
   if (mode === 'verify') {
     await sendVerificationLink(ctx, owner);
     return { outcome: 'check_email', email };
@@ -157,13 +166,40 @@ export async function logInOwner(ctx: Context, email: string, password: string, 
   const normalised = email.trim().toLowerCase();
   // No account has a longer address; the lockout's key is cut to that length so it stays small.
   const row = normalised.length > MAX_EMAIL_LENGTH ? undefined : await findOwnerByEmail(ctx.store.db, normalised);
-  return checkLogin(ctx, 'owner', row, normalised.slice(0, MAX_EMAIL_LENGTH), password, ip);
+  return recordSignIn(ctx, 'member', row, normalised.slice(0, MAX_EMAIL_LENGTH), ip, () => checkLogin(ctx, 'owner', row, normalised.slice(0, MAX_EMAIL_LENGTH), password, ip));
+}
+
+/**
+ * Records a sign-in, succeeded or refused (wrong password, unknown address, locked), in the audit
+ * log; an unknown address is recorded with the address tried and no account.
+ */
+async function recordSignIn<T extends { id: string; account_id?: string }>(
+  ctx: Context,
+  type: 'member' | 'operator',
+  row: T | undefined,
+  email: string,
+  ip: string,
+  check: () => Promise<T>,
+): Promise<T> {
+  const actor = { type, id: row?.id ?? null, email };
+  const accountId = row?.account_id ?? null;
+  const target = row ? { type: type === 'member' ? 'owner' : 'operator', id: row.id } : null;
+  try {
+    const signedIn = await check();
+    await recordAudit(ctx, { action: type === 'member' ? 'member.signed_in' : 'operator.signed_in', accountId, target, actor, ip });
+    return signedIn;
+  } catch (err) {
+    if (err instanceof AppError && (err.code === 'invalid_credentials' || err.code === 'login_locked')) {
+      await recordAudit(ctx, { action: type === 'member' ? 'member.sign_in_failed' : 'operator.sign_in_failed', accountId, target, actor, ip, changes: { reason: [null, err.code] } });
+    }
+    throw err;
+  }
 }
 
 export async function logInOperator(ctx: Context, email: string, password: string, ip: string): Promise<Operator> {
   const normalised = email.trim().toLowerCase();
   const row = normalised.length > MAX_EMAIL_LENGTH ? undefined : await findOperatorByEmail(ctx.store.db, normalised);
-  return checkLogin(ctx, 'operator', row, normalised.slice(0, MAX_EMAIL_LENGTH), password, ip);
+  return recordSignIn(ctx, 'operator', row, normalised.slice(0, MAX_EMAIL_LENGTH), ip, () => checkLogin(ctx, 'operator', row, normalised.slice(0, MAX_EMAIL_LENGTH), password, ip));
 }
 
 export async function getOwnerWithAccount(ctx: Context, ownerId: string): Promise<OwnerWithAccount | null> {
@@ -205,6 +241,10 @@ export async function changeOwnerPassword(ctx: Context, ownerId: string, current
   }
   if (!ok) throw new AppError('invalid_credentials', 'The current password is wrong.');
   await releaseLoginAttempt(ctx, attempt);
-  await setOwnerPasswordHash(ctx.store.db, ownerId, await hashPassword(next));
+  const hash = await hashPassword(next);
+  await ctx.store.db.transaction().execute(async (trx) => {
+    await setOwnerPasswordHash(trx, ownerId, hash);
+    await recordAudit(ctx, { action: 'member.password_changed', accountId: owner.account_id, target: { type: 'owner', id: ownerId }, changes: { password: ['set', 'changed'] } }, trx);
+  });
   await endOtherSessions(ctx, 'owner', ownerId, keepSessionId);
 }

@@ -64,6 +64,7 @@ import { cancelScheduled } from '../messages/cancel-messages.ts';
 import { columnList, readCampaignCsv, type CampaignFileSummary } from './campaign-file.ts';
 import { readCampaignXlsx } from './campaign-xlsx.ts';
 import { abortable, accountFileReads, fileReads, type FileReadPurpose } from './file-reads.ts';
+import { recordAudit } from '../audit/audit.ts';
 import type { Context } from '../context.ts';
 
 /** Data rows of one campaign file. */
@@ -430,7 +431,20 @@ export async function sendCampaign(ctx: Context, draft: CampaignDraft, input: Se
       campaign: { id: campaignId, batches },
       respond: () => null,
       // The campaign row commits with its messages; its unique form key refuses a second one.
-      write: (trx) => insertCampaign(trx, campaign),
+      write: async (trx) => {
+        await insertCampaign(trx, campaign);
+        // The template is message text: never in the log.
+        await recordAudit(
+          ctx,
+          {
+            action: 'campaign.created',
+            accountId,
+            target: { type: 'campaign', id: campaignId },
+            changes: { name: [null, campaign.name], sender: [null, campaign.sender], messages: [null, campaign.messages], credits: [null, campaign.credits], send_at: [null, campaign.send_at === null ? null : new Date(Number(campaign.send_at)).toISOString()] },
+          },
+          trx,
+        );
+      },
     });
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
@@ -551,6 +565,7 @@ export async function cancelCampaign(ctx: Context, accountId: string, id: string
     }
   }
   if (canceled === 0) throw new AppError('not_cancelable', 'Nothing of this campaign is still scheduled: it was already released to dispatch, or canceled.');
+  await recordAudit(ctx, { action: 'campaign.canceled', accountId, target: { type: 'campaign', id }, changes: { canceled: [null, canceled], credits_refunded: [null, credits] } });
   return { canceled, credits };
 }
 

@@ -9,6 +9,7 @@ import { AppError } from '../../errors/catalogue.ts';
 import { inboundById, setInboundSenderAndBody } from '../../store/repositories/inbound-messages.repository.ts';
 import { eventPayloadsOfInbound, setEventPayload } from '../../store/repositories/webhook-events.repository.ts';
 import { retryingConflicts } from '../../store/retry-conflicts.ts';
+import { recordAudit } from '../audit/audit.ts';
 import type { Context } from '../context.ts';
 import type { RedactResult } from '../messages/redact-messages.ts';
 
@@ -23,6 +24,7 @@ export async function redactInbound(ctx: Context, accountId: string, inboundId: 
         const payload = redactPayload(event.payload, [row.sender]);
         if (payload !== event.payload) await setEventPayload(trx, event.id, payload);
       }
+      await recordAudit(ctx, { action: 'inbound.redacted', accountId, target: { type: 'inbound', id: row.id }, changes: { sender: [null, maskNumber(row.sender)] } }, trx);
     }),
   );
   return { status: 'success', data: { redacted: [inboundId] } };

@@ -7,6 +7,7 @@ import { hash, randomBytes } from 'node:crypto';
 import { AppError } from '../../errors/catalogue.ts';
 import { accountExists, apiKeyById, apiKeysOfAccount, insertApiKey, markApiKeyRevoked, type ApiKeyRow } from '../../store/repositories/api-keys.repository.ts';
 import { newId } from '../../util/ids.ts';
+import { recordAudit } from '../audit/audit.ts';
 import type { Context } from '../context.ts';
 
 /** A stored key as the dashboard and the CLI list it: never the key, nor its digest. */
@@ -114,14 +115,26 @@ export async function createApiKey(
     last_used_at: null,
     revoked_at: null,
   };
-  await insertApiKey(ctx.store.db, row);
+  await ctx.store.db.transaction().execute(async (trx) => {
+    await insertApiKey(trx, row);
+    await recordAudit(ctx, { action: 'api_key.created', accountId, target: { type: 'api_key', id: row.id }, changes: { label: [null, label], scopes: [null, scopes], prefix: [null, row.prefix] } }, trx);
+  });
   return { id: row.id, key, prefix: row.prefix, label, scopes, created_at: now };
 }
 
 /** Revokes a key; effective on the next request, since every request reads the key's row. */
 export async function revokeApiKey(ctx: Context, keyId: string, accountId?: string): Promise<ApiKey> {
-  await markApiKeyRevoked(ctx.store.db, keyId, ctx.clock(), accountId);
-  const key = await apiKeyById(ctx.store.db, keyId, accountId);
+  const key = await ctx.store.db.transaction().execute(async (trx) => {
+    const before = await apiKeyById(trx, keyId, accountId);
+    if (!before) return undefined;
+    await markApiKeyRevoked(trx, keyId, ctx.clock(), accountId);
+    const after = await apiKeyById(trx, keyId, accountId);
+    // Revoking a revoked key changes nothing, and records nothing.
+    if (after && before.revoked_at === null) {
+      await recordAudit(ctx, { action: 'api_key.revoked', accountId: after.account_id, target: { type: 'api_key', id: keyId }, changes: { revoked_at: [null, new Date(Number(after.revoked_at)).toISOString()] } }, trx);
+    }
+    return after;
+  });
   if (!key) throw new AppError('not_found', `No API key ${keyId}.`);
   return apiKey(key);
 }

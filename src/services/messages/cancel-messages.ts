@@ -12,6 +12,7 @@ import { messageTransitions } from '../../metrics.ts';
 import { creditCredits } from '../../store/repositories/ledger.repository.ts';
 import { accountHasBatch, accountHasMessage, cancelScheduledMessages, withdrawDispatch, type CancelTarget } from '../../store/repositories/scheduled-messages.repository.ts';
 import { retryingConflicts } from '../../store/retry-conflicts.ts';
+import { recordAudit } from '../audit/audit.ts';
 import type { Context } from '../context.ts';
 import { enqueueSmppCancelReceipts } from '../smpp-access/smpp-receipts.ts';
 
@@ -49,6 +50,7 @@ export async function cancelScheduled(ctx: Context, accountId: string, target: C
       const credits = canceled.reduce((n, m) => n + m.credits, 0);
       // A free destination (price 0) has nothing to give back.
       if (credits > 0) await creditCredits(trx, accountId, credits, 'refund', id, 'canceled', now);
+      await recordAudit(ctx, { action: 'message.canceled', accountId, target: { type: what, id }, changes: { canceled: [null, canceled.length], credits_refunded: [null, credits] } }, trx);
       return { canceled: canceled.map((m) => m.id), credits };
     }),
   );

@@ -13,6 +13,7 @@ import { messagesToRedact, redactMessageRows } from '../../store/repositories/me
 import { eventPayloadsOfMessages, setEventPayload } from '../../store/repositories/webhook-events.repository.ts';
 import { idempotentResponsesContaining, setIdempotentResponse } from '../../store/repositories/retention.repository.ts';
 import { retryingConflicts } from '../../store/retry-conflicts.ts';
+import { recordAudit } from '../audit/audit.ts';
 import type { Context } from '../context.ts';
 
 export interface RedactResult {
@@ -53,6 +54,7 @@ export async function redactMessages(ctx: Context, accountId: string, target: { 
         const body = redactPayload(stored.response_body, [...recipients.values()]);
         if (body !== stored.response_body) await setIdempotentResponse(trx, stored.account_id, stored.key, body);
       }
+      await recordAudit(ctx, { action: 'message.redacted', accountId, target: { type: what, id }, changes: { redacted: [null, ids.length] } }, trx);
       return ids;
     }),
   );

@@ -9,6 +9,7 @@ import { parseOwnNumber } from '../../domain/own-number.ts';
 import { isUniqueViolation } from '../../store/dialect.ts';
 import { accountExists } from '../../store/repositories/api-keys.repository.ts';
 import { deleteNumber, insertNumber, listNumberRows, type NumberRow } from '../../store/repositories/numbers.repository.ts';
+import { recordAudit } from '../audit/audit.ts';
 import type { Context } from '../context.ts';
 import { checkSmsUrl, ensureSigningToken } from '../twilio/sms-urls.ts';
 
@@ -31,7 +32,10 @@ export async function assignNumber(ctx: Context, accountId: string, input: strin
   if (!(await accountExists(ctx.store.db, accountId))) throw new AppError('not_found', `No account ${accountId}.`);
   const row: NumberRow = { number, account_id: accountId, label: cleanLabel, created_at: ctx.clock(), sms_url: url };
   try {
-    await insertNumber(ctx.store.db, row);
+    await ctx.store.db.transaction().execute(async (trx) => {
+      await insertNumber(trx, row);
+      await recordAudit(ctx, { action: 'number.assigned', accountId, target: { type: 'number', id: number }, changes: { account_id: [null, accountId], label: [null, cleanLabel], sms_url: [null, url] } }, trx);
+    });
   } catch (error) {
     if (isUniqueViolation(error)) throw new AppError('number_taken', `${number} is already assigned to an account; release it first.`);
     throw error;
@@ -43,7 +47,11 @@ export async function assignNumber(ctx: Context, accountId: string, input: strin
 /** Releases a number from whichever account holds it; `not_found` if none does. */
 export async function releaseNumber(ctx: Context, input: string): Promise<AssignedNumber> {
   const number = canonicalNumber(input);
-  const row = await deleteNumber(ctx.store.db, number);
+  const row = await ctx.store.db.transaction().execute(async (trx) => {
+    const deleted = await deleteNumber(trx, number);
+    if (deleted) await recordAudit(ctx, { action: 'number.released', accountId: deleted.account_id, target: { type: 'number', id: number }, changes: { account_id: [deleted.account_id, null] } }, trx);
+    return deleted;
+  });
   if (!row) throw new AppError('not_found', `${number} is not assigned to any account.`);
   return row;
 }

@@ -17,6 +17,7 @@ import { findAccount, setAccountHelpText } from '../../store/repositories/accoun
 import { readAccessRevision } from '../../store/repositories/api-keys.repository.ts';
 import { iso } from '../../util/ids.ts';
 import { observeAccessRevision } from '../auth/access-cache.ts';
+import { recordAudit } from '../audit/audit.ts';
 import type { Context } from '../context.ts';
 import { queueAccountEvent } from '../webhooks/account-events.ts';
 import { utcDay } from '../accounts/account-limits.ts';
@@ -154,6 +155,7 @@ export async function addOptOut(ctx: Context, accountId: string, input: string, 
     if (!account) throw new AppError('not_found', `No account ${accountId}.`);
     const created = await insertOptOut(trx, { account_id: accountId, phone, source, number: null, created_at: now });
     if (created) await queueAccountEvent(trx, { account_id: accountId, events_url: account.events_url }, 'recipient.opted_out', { phone, number: null, source }, now, null);
+    if (created) await recordAudit(ctx, { action: 'opt_out.added', accountId, target: { type: 'opt_out', id: phone }, changes: { phone: [null, phone], source: [null, source] } }, trx);
     return { created, row: (await optOutRow(trx, accountId, phone))! };
   });
   if (result.created) {
@@ -174,6 +176,7 @@ export async function removeOptOut(ctx: Context, accountId: string, input: strin
     await deleteOptOut(trx, accountId, phone);
     const account = await findAccount(trx, accountId);
     await queueAccountEvent(trx, { account_id: accountId, events_url: account?.events_url ?? null }, 'recipient.opted_in', { phone, number: null, source }, now, null);
+    await recordAudit(ctx, { action: 'opt_out.removed', accountId, target: { type: 'opt_out', id: phone }, changes: { phone: [phone, null], source: [row.source, null] } }, trx);
   });
   await observeOptOutChange(ctx);
   ctx.wake('webhook');
@@ -183,6 +186,10 @@ export async function removeOptOut(ctx: Context, accountId: string, input: strin
 export async function setHelpText(ctx: Context, accountId: string, text: string): Promise<string | null> {
   const value = text.trim() || null;
   if (value !== null && [...value].length > MAX_HELP_TEXT) throw new AppError('invalid_message', `The help text has at most ${MAX_HELP_TEXT} characters.`);
-  if (!(await setAccountHelpText(ctx.store.db, accountId, value))) throw new AppError('not_found', `No account ${accountId}.`);
+  await ctx.store.db.transaction().execute(async (trx) => {
+    const before = await findAccount(trx, accountId);
+    if (!before || !(await setAccountHelpText(trx, accountId, value))) throw new AppError('not_found', `No account ${accountId}.`);
+    if (before.help_text !== value) await recordAudit(ctx, { action: 'account.help_text_changed', accountId, target: { type: 'account', id: accountId }, changes: { help_text: [before.help_text, value] } }, trx);
+  });
   return value;
 }

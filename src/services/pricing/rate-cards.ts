@@ -16,6 +16,8 @@ import {
   writeRateCardEntries,
   type CardSummary,
 } from '../../store/repositories/rate-cards.repository.ts';
+import { recordAudit } from '../audit/audit.ts';
+import { findAccount } from '../../store/repositories/accounts.repository.ts';
 import type { Context } from '../context.ts';
 import { invalidatePrices, toRateEntries } from './price-cache.ts';
 
@@ -148,6 +150,23 @@ export async function importCard(ctx: Context, name: string, csv: string, option
     const { exists, diff } = await compare(trx);
     const rows = entriesOf(diff, at).map((e) => ({ card: name, prefix: e.prefix, effective_from: e.effectiveFrom, kind: e.kind, credits_per_segment: e.creditsPerSegment }));
     if (rows.length > 0 || !exists) await writeRateCardEntries(trx, name, rows, at, now);
+    await recordAudit(
+      ctx,
+      {
+        action: 'rate_card.imported',
+        accountId: null,
+        target: { type: 'rate_card', id: name },
+        changes: {
+          effective_from: [null, iso(at)],
+          added: [null, diff.added.length],
+          raised: [null, diff.raised.length],
+          lowered: [null, diff.lowered.length],
+          removed: [null, diff.removed.length],
+          ...(!exists ? { card: [null, name] } : {}),
+        },
+      },
+      trx,
+    );
     return { exists, diff };
   });
   invalidatePrices(ctx.store);
@@ -160,7 +179,9 @@ export async function setAccountRateCard(ctx: Context, accountId: string, card: 
   await existingCard(ctx, card);
   await ctx.store.db.transaction().execute(async (trx) => {
     // Thrown inside, so that an unknown account rolls back the revision's move too.
+    const before = await findAccount(trx, accountId);
     if (!(await storeAccountRateCard(trx, accountId, card))) throw new AppError('not_found', `No account ${accountId}.`);
+    await recordAudit(ctx, { action: 'account.rate_card_changed', accountId, target: { type: 'account', id: accountId }, changes: { rate_card: [before?.rate_card ?? null, card] } }, trx);
   });
   invalidatePrices(ctx.store);
   return { id: accountId, rate_card: card };

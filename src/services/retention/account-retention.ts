@@ -6,6 +6,8 @@
 import { retentionRefusal, type AccountRetention } from '../../domain/retention.ts';
 import { AppError } from '../../errors/catalogue.ts';
 import { accountRetention, updateAccountRetention } from '../../store/repositories/retention.repository.ts';
+import { recordAudit } from '../audit/audit.ts';
+import { changesBetween } from '../../domain/audit.ts';
 import type { Context } from '../context.ts';
 import { retentionOf } from './purge.ts';
 
@@ -37,12 +39,18 @@ export async function getAccountRetention(ctx: Context, accountId: string): Prom
 export async function setAccountRetention(ctx: Context, accountId: string, change: RetentionChange): Promise<RetentionView> {
   const refusal = retentionRefusal(ctx.config.retention, change);
   if (refusal) throw new AppError('invalid_request', refusal);
-  if (!(await accountRetention(ctx.store.db, accountId))) throw new AppError('not_found', `No account ${accountId}.`);
+  const before = await accountRetention(ctx.store.db, accountId);
+  if (!before) throw new AppError('not_found', `No account ${accountId}.`);
   const patch: Parameters<typeof updateAccountRetention>[2] = {};
   if (change.bodyDays !== undefined) patch.retention_body_days = change.bodyDays;
   if (change.messageDays !== undefined) patch.retention_message_days = change.messageDays;
   if (change.maskNumbersDays !== undefined) patch.retention_mask_days = change.maskNumbersDays;
-  await updateAccountRetention(ctx.store.db, accountId, patch);
+  await ctx.store.db.transaction().execute(async (trx) => {
+    await updateAccountRetention(trx, accountId, patch);
+    const { id: _id, ...was } = before;
+    const changes = changesBetween(was, { ...was, ...patch });
+    if (Object.keys(changes).length > 0) await recordAudit(ctx, { action: 'account.retention_changed', accountId, target: { type: 'account', id: accountId }, changes }, trx);
+  });
   return getAccountRetention(ctx, accountId);
 }
 

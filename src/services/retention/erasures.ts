@@ -33,6 +33,7 @@ import {
 import { eventPayloadsOfInbound, eventPayloadsOfMessages, setEventPayload } from '../../store/repositories/webhook-events.repository.ts';
 import { retryingConflicts } from '../../store/retry-conflicts.ts';
 import { iso, newId } from '../../util/ids.ts';
+import { recordAudit } from '../audit/audit.ts';
 import type { Context } from '../context.ts';
 
 const BATCH = 200;
@@ -92,7 +93,11 @@ export async function requestErasure(ctx: Context, opts: { accountId: string | n
     finished_at: null,
   };
   if (opts.accountId !== null && !(await accountRetention(ctx.store.db, opts.accountId))) throw new AppError('not_found', `No account ${opts.accountId}.`);
-  await insertErasure(ctx.store.db, row);
+  await ctx.store.db.transaction().execute(async (trx) => {
+    await insertErasure(trx, row);
+    // The log keeps the number masked, as the erasure leaves it everywhere else.
+    await recordAudit(ctx, { action: 'erasure.requested', accountId: opts.accountId, target: { type: 'erasure', id: row.id }, changes: { phone: [null, maskNumber(phone)], scope: [null, opts.accountId ?? 'installation'] } }, trx);
+  });
   return { ...view(row), phone: maskNumber(phone) };
 }
 

@@ -42,6 +42,7 @@ import {
 import { setEventPayload } from '../../store/repositories/webhook-events.repository.ts';
 import { retryingConflicts } from '../../store/retry-conflicts.ts';
 import type { Context } from '../context.ts';
+import { purgeAuditEvents } from '../audit/audit.ts';
 
 export const PURGE_BATCH = 50;
 
@@ -54,6 +55,8 @@ export interface PurgeReport {
   inbound_bodies_removed: number;
   inbound_numbers_masked: number;
   events_deleted: number;
+  /** Audit log records older than RETENTION_AUDIT_DAYS (DECISIONS.md §15). */
+  audit_events_deleted: number;
   /** Transactions the run took: each is at most one batch. */
   batches: number;
 }
@@ -63,7 +66,7 @@ export interface PurgeOptions {
 }
 
 function emptyReport(): PurgeReport {
-  return { messages_deleted: 0, bodies_removed: 0, numbers_masked: 0, inbound_deleted: 0, inbound_bodies_removed: 0, inbound_numbers_masked: 0, events_deleted: 0, batches: 0 };
+  return { messages_deleted: 0, bodies_removed: 0, numbers_masked: 0, inbound_deleted: 0, inbound_bodies_removed: 0, inbound_numbers_masked: 0, events_deleted: 0, audit_events_deleted: 0, batches: 0 };
 }
 
 /**
@@ -106,11 +109,19 @@ export async function runPurge(ctx: Context, opts: PurgeOptions = {}): Promise<P
     }
   }
   await sweepDeferred(ctx, now, days, size, report);
+  // The audit log is the installation's, not an account's: one cutoff for every record.
+  let started = performance.now();
+  const audit = await purgeAuditEvents(ctx, size, async () => {
+    await pause(started);
+    started = performance.now();
+  });
+  report.audit_events_deleted = audit.removed;
+  report.batches += audit.batches;
   return report;
 }
 
 function total(r: PurgeReport): number {
-  return r.messages_deleted + r.bodies_removed + r.numbers_masked + r.inbound_deleted + r.inbound_bodies_removed + r.inbound_numbers_masked + r.events_deleted;
+  return r.messages_deleted + r.bodies_removed + r.numbers_masked + r.inbound_deleted + r.inbound_bodies_removed + r.inbound_numbers_masked + r.events_deleted + r.audit_events_deleted;
 }
 
 /** The sweeper's run: what it removed, as one number. */

@@ -24,6 +24,8 @@ import {
   writeRouteLinks,
   type SmppRouteRow,
 } from '../../store/repositories/smpp-routes.repository.ts';
+import { recordAudit } from '../audit/audit.ts';
+import { changesBetween } from '../../domain/audit.ts';
 import type { Context } from '../context.ts';
 
 /** A link row not refreshed for this long belongs to a process that is gone (rows are refreshed every second). */
@@ -75,6 +77,12 @@ function fieldsOf(row: SmppRouteRow): RouteFields {
     costPerSegment: row.cost_per_segment,
     failoverCodes: codesOf(row.failover_codes),
   };
+}
+
+/** A route's settings as the audit log records them (the password passes the log's redaction). */
+function auditFields(row: SmppRouteRow): Record<string, unknown> {
+  const { created_at: _c, updated_at: _u, name: _n, ...fields } = row;
+  return fields;
 }
 
 function rowOf(name: string, f: RouteFields, createdAt: number, now: number): SmppRouteRow {
@@ -140,7 +148,10 @@ export async function addRoute(ctx: Context, name: string, input: RouteInput): P
   const now = ctx.clock();
   const row = rowOf(name, routeFields(input, null), now, now);
   try {
-    await insertSmppRoutes(ctx.store.db, [row]);
+    await ctx.store.db.transaction().execute(async (trx) => {
+      await insertSmppRoutes(trx, [row]);
+      await recordAudit(ctx, { action: 'route.added', accountId: null, target: { type: 'route', id: name }, changes: changesBetween(null, auditFields(row)) }, trx);
+    });
   } catch (error) {
     if (isUniqueViolation(error)) throw new AppError('route_name_taken', `A route named ${name} exists already.`);
     throw error;
@@ -155,14 +166,21 @@ export async function updateRoute(ctx: Context, name: string, input: RouteInput)
   const now = ctx.clock();
   const row = rowOf(name, routeFields(input, fieldsOf(current)), current.created_at, now);
   const { name: _name, created_at: _created, ...changes } = row;
-  if (!(await updateSmppRoute(ctx.store.db, name, changes))) throw new AppError('not_found', `No route ${name}.`);
+  await ctx.store.db.transaction().execute(async (trx) => {
+    if (!(await updateSmppRoute(trx, name, changes))) throw new AppError('not_found', `No route ${name}.`);
+    await recordAudit(ctx, { action: 'route.updated', accountId: null, target: { type: 'route', id: name }, changes: changesBetween(auditFields(current), auditFields(row)) }, trx);
+  });
   ctx.log.info({ route: name, host: row.host, port: row.port, prefixes: row.prefixes }, 'route updated');
   return shown(row);
 }
 
 export async function removeRoute(ctx: Context, name: string): Promise<Route> {
   const current = await smppRouteRow(ctx.store.db, name);
-  if (!current || !(await deleteSmppRoute(ctx.store.db, name))) throw new AppError('not_found', `No route ${name}.`);
+  await ctx.store.db.transaction().execute(async (trx) => {
+    if (!current || !(await deleteSmppRoute(trx, name))) throw new AppError('not_found', `No route ${name}.`);
+    await recordAudit(ctx, { action: 'route.removed', accountId: null, target: { type: 'route', id: name }, changes: changesBetween(auditFields(current), null) }, trx);
+  });
+  if (!current) throw new AppError('not_found', `No route ${name}.`);
   ctx.log.info({ route: name }, 'route removed');
   return shown(current);
 }

@@ -6,6 +6,7 @@ import { AppError } from '../../errors/catalogue.ts';
 import { checkSenderIdName, DEFAULT_RESERVED_SENDER_NAMES, senderNameKey } from '../../domain/sender-id-name.ts';
 import { newId } from '../../util/ids.ts';
 import { insertSenderId, listSenderIdRows, senderIdById, setSenderIdReview, type SenderIdRow } from '../../store/repositories/sender-ids.repository.ts';
+import { recordAudit } from '../audit/audit.ts';
 import type { Context } from '../context.ts';
 import { pendingSenderIdLimit, pendingSenderIdQuotaExceeded } from '../accounts/account-limits.ts';
 import { checkDocument, insertDocumentsWithinQuota } from './documents.ts';
@@ -71,6 +72,11 @@ export async function registerSenderId(
       const pending = await countPendingSenderIds(trx, accountId);
       if (pending > limit) throw pendingSenderIdQuotaExceeded(pending - 1, limit);
       if (documents.length > 0) await insertDocumentsWithinQuota(ctx, trx, accountId, record.id, limits, documents);
+      await recordAudit(
+        ctx,
+        { action: 'sender_id.registered', accountId, target: { type: 'sender_id', id: record.id }, changes: { name: [null, name], status: [null, 'pending'], documents: [null, documents.map((d) => d.filename)] } },
+        trx,
+      );
     });
   } catch (err) {
     if (isUniqueViolation(err)) throw new AppError('sender_id_exists', `The account already has the Sender ID ${name} (names are compared case-insensitively).`);
@@ -108,8 +114,20 @@ async function review(
 ): Promise<SenderId & { alreadyApproved?: boolean }> {
   const now = ctx.clock();
   // Two approvals at once: only the one that changes the row mails the owner.
-  const changed = await setSenderIdReview(ctx.store.db, id, status, note, now, unlessStatus);
-  const record = await senderIdById(ctx.store.db, id);
+  const { changed, record } = await ctx.store.db.transaction().execute(async (trx) => {
+    const before = await senderIdById(trx, id);
+    const changed = await setSenderIdReview(trx, id, status, note, now, unlessStatus);
+    const record = await senderIdById(trx, id);
+    if (changed && before && record) {
+      const action = decision === 'info_requested' ? 'sender_id.info_requested' : decision === 'approved' ? 'sender_id.approved' : 'sender_id.rejected';
+      await recordAudit(
+        ctx,
+        { action, accountId: record.account_id, target: { type: 'sender_id', id }, changes: { status: [before.status, record.status], review_note: [before.review_note, record.review_note] } },
+        trx,
+      );
+    }
+    return { changed, record };
+  });
   if (!record) throw new AppError('not_found', `No Sender ID ${id}.`);
   if (!changed) return { ...record, alreadyApproved: true };
   for (const listener of reviewListeners) {

@@ -22,6 +22,7 @@ import {
 import { waitingSmppDeliveries } from '../../store/repositories/smpp-outbox.repository.ts';
 import { addressBlock, inRanges } from '../../webhooks/address-guard.ts';
 import { hashPassword, verifyPassword } from '../auth/passwords.ts';
+import { recordAudit } from '../audit/audit.ts';
 import type { Context } from '../context.ts';
 
 export const SYSTEM_ID_PATTERN = /^[A-Za-z0-9_-]{1,15}$/;
@@ -127,7 +128,10 @@ export async function createSmppUser(
   const now = ctx.clock();
   const row: SmppUserRow = { system_id: systemId, account_id: accountId, password_hash: await hashPassword(password), tps, max_binds: maxBinds, allow: allow.join(','), created_at: now, rotated_at: now };
   try {
-    await insertSmppUser(ctx.store.db, row);
+    await ctx.store.db.transaction().execute(async (trx) => {
+      await insertSmppUser(trx, row);
+      await recordAudit(ctx, { action: 'smpp_user.created', accountId, target: { type: 'smpp_user', id: systemId }, changes: { system_id: [null, systemId], tps: [null, tps], max_binds: [null, maxBinds], allow: [null, allow] } }, trx);
+    });
   } catch (error) {
     if (isUniqueViolation(error)) throw new AppError('system_id_taken', `The system_id ${systemId} is already in use.`);
     throw error;
@@ -139,7 +143,12 @@ export async function createSmppUser(
 export async function rotateSmppUser(ctx: Context, systemId: string, owner: { accountId?: string } = {}): Promise<SmppUserWithPassword> {
   await assertOwnedBy(ctx, systemId, owner.accountId);
   const password = newPassword();
-  const row = await updateSmppUserPassword(ctx.store.db, systemId, await hashPassword(password), ctx.clock());
+  const hash = await hashPassword(password);
+  const row = await ctx.store.db.transaction().execute(async (trx) => {
+    const updated = await updateSmppUserPassword(trx, systemId, hash, ctx.clock());
+    if (updated) await recordAudit(ctx, { action: 'smpp_user.password_rotated', accountId: updated.account_id, target: { type: 'smpp_user', id: systemId }, changes: { password: ['set', 'rotated'] } }, trx);
+    return updated;
+  });
   if (!row) throw new AppError('not_found', `No SMPP user ${systemId}.`);
   return { system_id: row.system_id, account_id: row.account_id, password, tps: row.tps, max_binds: row.max_binds, allow: allowList(row) };
 }
@@ -147,7 +156,11 @@ export async function rotateSmppUser(ctx: Context, systemId: string, owner: { ac
 /** Removes the user and what waits for it; its binds end. */
 export async function deleteSmppUser(ctx: Context, systemId: string, owner: { accountId?: string } = {}): Promise<SmppUser> {
   await assertOwnedBy(ctx, systemId, owner.accountId);
-  const row = await deleteUserRow(ctx.store.db, systemId);
+  const row = await ctx.store.db.transaction().execute(async (trx) => {
+    const deleted = await deleteUserRow(trx, systemId);
+    if (deleted) await recordAudit(ctx, { action: 'smpp_user.deleted', accountId: deleted.account_id, target: { type: 'smpp_user', id: systemId }, changes: { system_id: [systemId, null] } }, trx);
+    return deleted;
+  });
   if (!row) throw new AppError('not_found', `No SMPP user ${systemId}.`);
   return publicUser(row);
 }

@@ -13,6 +13,7 @@ import { accountByTwilioSid, replaceTwilioToken, setFirstTwilioCredentials, twil
 import { accountMayUseApi, authenticate } from '../auth/access.ts';
 import type { Scope } from '../keys/api-keys.ts';
 import type { Sender } from '../messages/submit-messages.ts';
+import { recordAudit } from '../audit/audit.ts';
 import type { Context } from '../context.ts';
 
 export const TWILIO_TOKEN_OVERLAP_MS = 24 * 60 * 60 * 1000;
@@ -49,12 +50,20 @@ export async function twilioCredentials(ctx: Context, accountId: string, options
   let row = await twilioCredentialsOf(db, accountId);
   if (!row) throw new AppError('not_found', `No account ${accountId}.`);
   if (!row.twilio_sid) {
-    const made = await setFirstTwilioCredentials(db, accountId, `AC${hex32()}`, hex32());
+    const made = await db.transaction().execute(async (trx) => {
+      const first = await setFirstTwilioCredentials(trx, accountId, `AC${hex32()}`, hex32());
+      if (first) await recordAudit(ctx, { action: 'twilio.credentials_rotated', accountId, target: { type: 'account', id: accountId }, changes: { twilio_token: [null, 'created'] } }, trx);
+      return first;
+    });
     row = (await twilioCredentialsOf(db, accountId))!;
     if (made) return view(row, true, now);
   }
   if (!options.rotate) return view(row, false, now);
-  await replaceTwilioToken(db, accountId, hex32(), row.twilio_token!, now);
+  const previous = row.twilio_token!;
+  await db.transaction().execute(async (trx) => {
+    await replaceTwilioToken(trx, accountId, hex32(), previous, now);
+    await recordAudit(ctx, { action: 'twilio.credentials_rotated', accountId, target: { type: 'account', id: accountId }, changes: { twilio_token: ['set', 'rotated'] } }, trx);
+  });
   return view((await twilioCredentialsOf(db, accountId))!, true, now);
 }
 

@@ -6,6 +6,7 @@
 import { AppError } from '../../errors/catalogue.ts';
 import { setNumberSmsUrl } from '../../store/repositories/numbers.repository.ts';
 import { checkEventsUrl } from '../accounts/events-url.ts';
+import { recordAudit } from '../audit/audit.ts';
 import type { Context } from '../context.ts';
 import { twilioCredentials } from './credentials.ts';
 
@@ -30,7 +31,10 @@ export async function ensureSigningToken(ctx: Context, accountId: string): Promi
 /** Sets (or with null clears) the SMS URL of a number the account holds; `not_found` otherwise. */
 export async function setSmsUrl(ctx: Context, accountId: string, number: string, url: string | null): Promise<string | null> {
   const value = url === null || url === '' ? null : checkSmsUrl(url);
-  if (!(await setNumberSmsUrl(ctx.store.db, accountId, number, value))) throw new AppError('not_found', `${number} is not a number of this account.`);
+  await ctx.store.db.transaction().execute(async (trx) => {
+    if (!(await setNumberSmsUrl(trx, accountId, number, value))) throw new AppError('not_found', `${number} is not a number of this account.`);
+    await recordAudit(ctx, { action: 'number.sms_url_changed', accountId, target: { type: 'number', id: number }, changes: { sms_url: [null, value] } }, trx);
+  });
   if (value !== null) await ensureSigningToken(ctx, accountId);
   return value;
 }

@@ -16,6 +16,7 @@ import { retryingConflicts } from '../../store/retry-conflicts.ts';
 import { cancelScheduled } from '../messages/cancel-messages.ts';
 import { redactMessages } from '../messages/redact-messages.ts';
 import { sendMessage, type SendInput } from '../messages/submit-messages.ts';
+import { recordAudit } from '../audit/audit.ts';
 import type { Context } from '../context.ts';
 import { TWILIO_API_VERSION } from './callback-params.ts';
 import type { TwilioCaller } from './credentials.ts';
@@ -183,7 +184,13 @@ const FINAL: readonly MessageStatus[] = ['delivered', 'failed', 'canceled'];
 export async function deleteTwilioMessage(ctx: Context, caller: TwilioCaller, sid: string): Promise<void> {
   const id = messageIdOfSid(sid);
   if (id === null) throw NOT_FOUND();
-  const status = await retryingConflicts(() => ctx.store.db.transaction().execute((trx) => deleteMessageIfIn(trx, caller.accountId, id, FINAL)));
+  const status = await retryingConflicts(() =>
+    ctx.store.db.transaction().execute(async (trx) => {
+      const found = await deleteMessageIfIn(trx, caller.accountId, id, FINAL);
+      if (found !== undefined && FINAL.includes(found)) await recordAudit(ctx, { action: 'message.deleted', accountId: caller.accountId, target: { type: 'message', id }, changes: { status: [found, null] } }, trx);
+      return found;
+    }),
+  );
   if (status === undefined) throw NOT_FOUND();
   if (!FINAL.includes(status)) throw new TwilioError(20009);
 }

@@ -26,6 +26,7 @@ import { iso, newId } from '../../util/ids.ts';
 import type { DeliveryOutcome, DeliveryRequest } from '../../webhooks/dispatcher.ts';
 import { signingSecrets } from '../accounts/accounts.ts';
 import { TWILIO_INBOUND_EVENT } from '../twilio/callback-params.ts';
+import { recordAudit } from '../audit/audit.ts';
 import type { Context } from '../context.ts';
 
 /** A `webhook` job's payload: absent for the scheduled attempts, `{manual:true}` for a retry through the API. */
@@ -232,6 +233,7 @@ export async function retryWebhookEvent(ctx: Context, accountId: string, eventId
     }
     if (!(await requeueUndeliveredEvent(trx, eventId, now))) throw new AppError('webhook_event_not_undelivered');
     await enqueueJobs(trx, [{ queue: 'webhook', ref: eventId, payload: { manual: true } satisfies JobPayload, runAt: now }], now);
+    await recordAudit(ctx, { action: 'webhook_event.retried', accountId, target: { type: 'webhook_event', id: eventId }, changes: { status: ['undelivered', 'pending'] } }, trx);
     return { ...event, status: 'pending' as const, updated_at: now };
   });
   ctx.wake('webhook');

@@ -18,3 +18,12 @@ export async function operatorEmailTaken(db: Executor, email: string): Promise<b
 export async function insertOperator(db: Executor, row: OperatorsTable): Promise<void> {
   await db.insertInto('operators').values(row).execute();
 }
+
+export async function setOperatorRole(db: Executor, id: string, role: string): Promise<void> {
+  await db.updateTable('operators').set({ role }).where('id', '=', id).execute();
+}
+
+/** Every operator, oldest first (a handful per installation). */
+export async function listOperators(db: Executor): Promise<Pick<OperatorsTable, 'id' | 'email' | 'role' | 'created_at'>[]> {
+  return db.selectFrom('operators').select(['id', 'email', 'role', 'created_at']).orderBy('created_at').orderBy('id').limit(1000).execute();
+}

@@ -3,6 +3,7 @@
  * (e-mailed links), under /dashboard.
  */
 import type { FastifyInstance } from 'fastify';
+import { acting } from '../../acting.ts';
 import { AppError } from '../../../errors/catalogue.ts';
 import { requestPasswordReset, resetLinkIsLive, resetPassword, sendVerificationLink, verifyOwnerEmail } from '../../../services/auth/owner-links.ts';
 import { checkNewPassword, logInOwner, signUpOwner } from '../../../services/auth/owners.ts';
@@ -150,7 +151,7 @@ ${ctx.config.signup.mode === 'verify' ? html`<p class="hint">We e-mail you a lin
     checkPreLoginToken(request, field(request.body, '_csrf'));
     const token = field(request.body, 'token');
     try {
-      await resetPassword(ctx, token, field(request.body, 'password'), checkNewPassword);
+      await resetPassword(acting(ctx, request), token, field(request.body, 'password'), checkNewPassword);
     } catch (err) {
       if (!(err instanceof AppError) || !['invalid_request', 'service_unavailable'].includes(err.code)) throw err;
       if (err.headers) reply.headers(err.headers);

@@ -18,6 +18,7 @@
  * find the campaign it already made.
  */
 import type { Multipart, MultipartFile } from '@fastify/multipart';
+import { acting } from '../../acting.ts';
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../../errors/catalogue.ts';
@@ -365,7 +366,7 @@ ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register
       if (made) return seeOther(reply, `/dashboard/campaigns/${made.id}`);
       const later = v.when === 'later';
       if (later && !v.send_at_local) throw new AppError('invalid_send_at', 'Choose the date and time to send at, or “Send now”.');
-      const { campaign } = await sendCampaign(ctx, form.draft!, {
+      const { campaign } = await sendCampaign(acting(ctx, request), form.draft!, {
         account,
         ownerId: owner.id,
         formKey: v.form_key ?? '',
@@ -467,7 +468,7 @@ ${
 
   app.post<{ Params: { id: string } }>('/campaigns/:id/cancel', async (request, reply) => {
     try {
-      const { canceled, credits } = await cancelCampaign(ctx, state(request).account.id, request.params.id);
+      const { canceled, credits } = await cancelCampaign(acting(ctx, request), state(request).account.id, request.params.id);
       return campaignPage(request, reply, { text: `${plural(canceled, 'scheduled message')} canceled; ${plural(credits, 'credit')} refunded.`, kind: 'ok' });
     } catch (err) {
       if (!(err instanceof AppError) || err.code !== 'not_cancelable') throw err;

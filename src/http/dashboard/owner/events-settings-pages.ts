@@ -6,6 +6,7 @@
  * guard and CSRF check; calls services only.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { acting } from '../../acting.ts';
 import { AppError } from '../../../errors/catalogue.ts';
 import type { OwnerWithAccount } from '../../../services/auth/owners.ts';
 import { setEventsUrl } from '../../../services/accounts/events-url.ts';
@@ -67,7 +68,7 @@ ${current ? html`<form method="post" action="/dashboard${EVENTS_SETTINGS_PATH}/c
     const { account } = kit.account(request);
     const url = field(request.body, 'url').trim();
     try {
-      await setEventsUrl(ctx, account.id, url);
+      await setEventsUrl(acting(ctx, request), account.id, url);
     } catch (err) {
       if (err instanceof AppError && err.status < 500) {
         reply.code(err.status);
@@ -80,7 +81,7 @@ ${current ? html`<form method="post" action="/dashboard${EVENTS_SETTINGS_PATH}/c
   app.post(`${EVENTS_SETTINGS_PATH}/help`, async (request, reply) => {
     const { account } = kit.account(request);
     try {
-      await setHelpText(ctx, account.id, field(request.body, 'help_text'));
+      await setHelpText(acting(ctx, request), account.id, field(request.body, 'help_text'));
     } catch (err) {
       if (err instanceof AppError && err.status < 500) {
         reply.code(err.status);
@@ -91,7 +92,7 @@ ${current ? html`<form method="post" action="/dashboard${EVENTS_SETTINGS_PATH}/c
     return seeOther(reply, `/dashboard${EVENTS_SETTINGS_PATH}?saved=help`);
   });
   app.post(`${EVENTS_SETTINGS_PATH}/clear`, async (request, reply) => {
-    await setEventsUrl(ctx, kit.account(request).account.id, null);
+    await setEventsUrl(acting(ctx, request), kit.account(request).account.id, null);
     return seeOther(reply, `/dashboard${EVENTS_SETTINGS_PATH}?saved=0`);
   });
 }

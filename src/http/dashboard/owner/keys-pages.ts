@@ -2,6 +2,7 @@
  * Settings → API Keys, /dashboard/settings/api-keys: generate (shown once), list and revoke keys.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { acting } from '../../acting.ts';
 import { AppError } from '../../../errors/catalogue.ts';
 import { createApiKey, listApiKeys, revokeApiKey, SCOPES, type CreatedKey } from '../../../services/keys/api-keys.ts';
 import { assertOwnerVerified } from '../../../services/auth/owners.ts';
@@ -67,7 +68,7 @@ ${table('Your API keys', ['Label', 'Prefix', 'Scopes', 'Created', 'Last used', '
     try {
       assertOwnerVerified(state(request).owner);
       if (scopes.length === 0) throw new AppError('invalid_request', 'Choose at least one scope.');
-      const created = await createApiKey(ctx, state(request).account.id, { label, scopes });
+      const created = await createApiKey(acting(ctx, request), state(request).account.id, { label, scopes });
       reply.header('cache-control', 'no-store');
       return keysPage(request, reply, { created });
     } catch (err) {
@@ -78,7 +79,7 @@ ${table('Your API keys', ['Label', 'Prefix', 'Scopes', 'Created', 'Last used', '
   });
 
   app.post<{ Params: { id: string } }>('/settings/api-keys/:id/revoke', async (request, reply) => {
-    await revokeApiKey(ctx, request.params.id, state(request).account.id);
+    await revokeApiKey(acting(ctx, request), request.params.id, state(request).account.id);
     return seeOther(reply, '/dashboard/settings/api-keys');
   });
 }

@@ -3,6 +3,7 @@
  * message with its webhook events and attempts, and its redaction (DECISIONS.md §13).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { acting } from '../../acting.ts';
 import { isFinal, MESSAGE_STATUSES, type MessageStatus } from '../../../domain/message-status.ts';
 import { chargedCredits } from '../../../domain/rate-card.ts';
 import { isMasked } from '../../../domain/redaction.ts';
@@ -108,7 +109,7 @@ ${attempts.length > 0 ? table('Webhook attempts', ['Event', 'Attempt', 'At', 'HT
 
   app.post<{ Params: { id: string } }>('/messages/:id/redact', async (request, reply) => {
     try {
-      await redactMessages(ctx, state(request).account.id, { messageId: request.params.id });
+      await redactMessages(acting(ctx, request), state(request).account.id, { messageId: request.params.id });
     } catch (err) {
       if (!(err instanceof AppError) || err.code !== 'not_redactable') throw err;
       reply.code(err.status);

@@ -77,7 +77,7 @@ export function ownerPages(ctx: Context, groups: readonly OwnerPageGroup[]) {
 }
 
 /** The tabs of the Settings pages. */
-export function settingsTabs(current: 'api-keys' | 'webhook' | 'events' | 'smpp' | 'twilio' | 'privacy' | 'password'): Html {
+export function settingsTabs(current: 'api-keys' | 'webhook' | 'events' | 'smpp' | 'twilio' | 'privacy' | 'password' | 'audit'): Html {
   const tabs = [
     { key: 'api-keys', href: '/dashboard/settings/api-keys', label: 'API Keys' },
     { key: 'webhook', href: '/dashboard/settings/webhook', label: 'Webhook secret' },
@@ -86,6 +86,7 @@ export function settingsTabs(current: 'api-keys' | 'webhook' | 'events' | 'smpp'
     { key: 'twilio', href: '/dashboard/settings/twilio', label: 'Twilio-compatible API' },
     { key: 'privacy', href: '/dashboard/settings/privacy', label: 'Data retention' },
     { key: 'password', href: '/dashboard/settings/password', label: 'Password' },
+    { key: 'audit', href: '/dashboard/settings/audit', label: 'Audit log' },
   ];
   return html`<nav aria-label="Settings" class="tabs"><ul>${tabs.map(
     (t) => html`<li><a href="${t.href}"${t.key === current ? raw(' aria-current="page"') : ''}>${t.label}</a></li>`,

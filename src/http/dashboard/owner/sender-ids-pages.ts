@@ -3,6 +3,7 @@
  * as it is typed, list them with the reviewer's notes, download a document.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { acting } from '../../acting.ts';
 import { AppError } from '../../../errors/catalogue.ts';
 import { getSenderIdDocument, listSenderIdDocuments, MAX_DOCUMENTS_PER_UPLOAD } from '../../../services/sender-ids/documents.ts';
 import { assertOwnerVerified } from '../../../services/auth/owners.ts';
@@ -84,7 +85,7 @@ ${table('Your Sender IDs', ['Name', 'Status', 'Reviewer’s note', 'Documents', 
     const name = (values.name ?? '').trim();
     try {
       // The Sender ID and its documents are stored together or not at all (quotas included).
-      await registerSenderId(ctx, account.id, name, files);
+      await registerSenderId(acting(ctx, request), account.id, name, files);
     } catch (err) {
       if (!(err instanceof AppError) || (err.status !== 400 && err.code !== 'quota_exceeded')) throw err;
       reply.code(err.status);

@@ -3,6 +3,7 @@
  * /dashboard/settings itself leads to the API keys.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { acting } from '../../acting.ts';
 import { AppError } from '../../../errors/catalogue.ts';
 import { rotateWebhookSecret, WEBHOOK_SECRET_OVERLAP_MS } from '../../../services/accounts/accounts.ts';
 import { changeOwnerPassword } from '../../../services/auth/owners.ts';
@@ -41,7 +42,7 @@ export function settingsPages(app: FastifyInstance, { ctx, render }: OwnerArea):
   app.post('/settings/webhook/reveal', async (request, reply) => webhookPage(request, reply, true));
   app.post('/settings/webhook/rotate', async (request, reply) => {
     const s = state(request);
-    s.account = await rotateWebhookSecret(ctx, s.account.id);
+    s.account = await rotateWebhookSecret(acting(ctx, request), s.account.id);
     return webhookPage(request, reply, true, 'The secret was rotated.');
   });
 
@@ -62,7 +63,7 @@ export function settingsPages(app: FastifyInstance, { ctx, render }: OwnerArea):
   app.post('/settings/password', async (request, reply) => {
     const s = state(request);
     try {
-      await changeOwnerPassword(ctx, s.owner.id, field(request.body, 'current'), field(request.body, 'next'), request.ip, s.session.id);
+      await changeOwnerPassword(acting(ctx, request), s.owner.id, field(request.body, 'current'), field(request.body, 'next'), request.ip, s.session.id);
     } catch (err) {
       if (!(err instanceof AppError) || !['invalid_request', 'invalid_credentials', 'login_locked', 'service_unavailable'].includes(err.code)) throw err;
       if (err.headers) reply.headers(err.headers);

@@ -6,6 +6,7 @@
  * it posts nothing twice (the one-time form nonce).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { acting } from '../../acting.ts';
 import { AppError } from '../../../errors/catalogue.ts';
 import { assertOwnerVerified } from '../../../services/auth/owners.ts';
 import { newKeyFormNonce, useKeyFormNonce } from '../../../services/keys/key-form-nonce.ts';
@@ -115,7 +116,7 @@ ${table(
       assertOwnerVerified(state(request).owner);
       const tps = wholeField(form.tps, 'Submits per second');
       const maxBinds = wholeField(form.maxBinds, 'Binds at once');
-      const user = await createSmppUser(ctx, state(request).account.id, {
+      const user = await createSmppUser(acting(ctx, request), state(request).account.id, {
         systemId: form.systemId,
         ...(tps !== undefined ? { tps } : {}),
         ...(maxBinds !== undefined ? { maxBinds } : {}),
@@ -133,7 +134,7 @@ ${table(
     if (stale) return stale;
     try {
       assertOwnerVerified(state(request).owner);
-      const user = await rotateSmppUser(ctx, request.params.id, { accountId: state(request).account.id });
+      const user = await rotateSmppUser(acting(ctx, request), request.params.id, { accountId: state(request).account.id });
       reply.header('cache-control', 'no-store');
       return smppPage(request, reply, { shown: { user, rotated: true } });
     } catch (err) {
@@ -143,7 +144,7 @@ ${table(
 
   app.post<{ Params: { id: string } }>('/settings/smpp/:id/delete', async (request, reply) => {
     try {
-      await deleteSmppUser(ctx, request.params.id, { accountId: state(request).account.id });
+      await deleteSmppUser(acting(ctx, request), request.params.id, { accountId: state(request).account.id });
     } catch (err) {
       return failed(request, reply, err);
     }

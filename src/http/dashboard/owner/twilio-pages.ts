@@ -4,6 +4,7 @@
  * account's numbers, where messages to it are POSTed Twilio-style.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { acting } from '../../acting.ts';
 import { AppError } from '../../../errors/catalogue.ts';
 import { listNumbers } from '../../../services/numbers/numbers.ts';
 import { twilioAccountSid, twilioCredentials, type TwilioCredentials } from '../../../services/twilio/credentials.ts';
@@ -54,14 +55,14 @@ ${numbers.length === 0 ? html`<p>No numbers yet: ask the operator to assign one.
   app.post('/settings/twilio/rotate', async (request, reply) => {
     const { account } = state(request);
     const existed = (await twilioAccountSid(ctx, account.id)) !== null;
-    const creds = await twilioCredentials(ctx, account.id, { rotate: existed });
+    const creds = await twilioCredentials(acting(ctx, request), account.id, { rotate: existed });
     return page(request, reply, creds, { text: existed ? 'The Auth Token was rotated.' : 'The credentials were created.', kind: 'ok' });
   });
   app.post('/settings/twilio/sms-url', async (request, reply) => {
     const { account } = state(request);
     const url = field(request.body, 'url').trim();
     try {
-      await setSmsUrl(ctx, account.id, field(request.body, 'number'), url === '' ? null : url);
+      await setSmsUrl(acting(ctx, request), account.id, field(request.body, 'number'), url === '' ? null : url);
     } catch (err) {
       if (err instanceof AppError && err.status < 500) {
         reply.code(err.status);

@@ -5,6 +5,7 @@
  * behind its session guard and CSRF check; calls services only.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { acting } from '../../acting.ts';
 import { AppError } from '../../../errors/catalogue.ts';
 import type { Context } from '../../../services/context.ts';
 import { conversation, inbox } from '../../../services/inbound/inbound.ts';
@@ -60,7 +61,7 @@ ${table(`Conversation with ${phone}, newest first`, ['When', 'Direction', 'Your 
 
   app.post<{ Params: { phone: string; id: string } }>('/inbox/:phone/:id/redact', async (request, reply) => {
     const { account } = kit.account(request);
-    await redactInbound(ctx, account.id, request.params.id);
+    await redactInbound(acting(ctx, request), account.id, request.params.id);
     // The sender is masked now, so the conversation with the full number no longer holds it.
     return seeOther(reply, `/dashboard/inbox?redacted=${encodeURIComponent(request.params.id)}`);
   });
@@ -114,14 +115,14 @@ ${table(`Opt-outs (${total})`, ['Phone', 'How', 'Since', ''], lines, 'Nobody has
   );
   app.post('/opt-outs', async (request, reply) =>
     attempt(request, reply, async () => {
-      const { optOut, created } = await addOptOut(ctx, kit.account(request).account.id, field(request.body, 'phone').trim(), 'api');
+      const { optOut, created } = await addOptOut(acting(ctx, request), kit.account(request).account.id, field(request.body, 'phone').trim(), 'api');
       return created ? `${optOut.phone} is opted out.` : `${optOut.phone} was already on the list.`;
     }),
   );
   app.post('/opt-outs/remove', async (request, reply) =>
     attempt(request, reply, async () => {
       const phone = field(request.body, 'phone');
-      await removeOptOut(ctx, kit.account(request).account.id, phone, 'api');
+      await removeOptOut(acting(ctx, request), kit.account(request).account.id, phone, 'api');
       return `${phone} is off the list.`;
     }),
   );
