@@ -24,7 +24,7 @@ export function isTimeZone(zone: string): boolean {
 const formats = new Map<string, Intl.DateTimeFormat>();
 
 /** The wall-clock fields of `at` in `zone`, as ms since the epoch read as UTC. */
-function wallClock(at: number, zone: string): number {
+export function wallClock(at: number, zone: string): number {
   let f = formats.get(zone);
   if (!f) {
     f = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });

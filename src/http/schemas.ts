@@ -58,8 +58,14 @@ export const SendFieldErrors = fieldErrors({
   'body:validity_period': { code: 'invalid_validity_period', field: 'validity_period', limit: 0, anyRule: 'must be a whole number of seconds from 60 to 259,200' },
 });
 
+/** DECISIONS.md §16: what kind of traffic a message is. */
+export const Category = Type.Union([Type.Literal('transactional'), Type.Literal('marketing')], {
+  description: '`transactional` (the default) or `marketing`: marketing messages are held outside the account\'s quiet-hours window in the recipient\'s time zone.',
+});
+
 /** `send_at` and `validity_period`, the same on a single send and at the top level of a bulk. */
 const SchedulingFields = {
+  category: Type.Optional(Category),
   send_at: Type.Optional(
     Type.String({
       maxLength: LIMITS.sendAt,
@@ -296,6 +302,7 @@ export const DeliveryReport = Type.Object({
   sent_at: NullableString({ format: 'date-time' }),
   delivered_at: NullableString({ format: 'date-time' }),
   send_at: NullableString({ format: 'date-time', description: 'When a scheduled message is (or was) released to dispatch; null for a message sent at once.' }),
+  category: Category,
 });
 
 export const CancelResult = Type.Object({

@@ -187,6 +187,8 @@ export interface MessagesTable {
   routes_tried?: string | null;
   /** Credits charged at acceptance, segments × the price then (migration 022); null before it. */
   credits?: number | null;
+  /** `marketing` for a message sent as marketing (migration 031); null: transactional. */
+  category?: 'marketing' | null;
 }
 
 export interface JobsTable {

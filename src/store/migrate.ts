@@ -30,6 +30,7 @@ import * as m025 from './migrations/025-retention.ts';
 import * as m026 from './migrations/026-smpp-parts.ts';
 import * as m027 from './migrations/027-smpp-outbox-order.ts';
 import * as m030 from './migrations/030-audit.ts';
+import * as m031 from './migrations/031-marketing.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': m001,
@@ -57,6 +58,7 @@ const migrations: Record<string, Migration> = {
   '026-smpp-parts': m026,
   '027-smpp-outbox-order': m027,
   '030-audit': m030,
+  '031-marketing': m031,
 };
 
 class InCodeMigrationProvider implements MigrationProvider {

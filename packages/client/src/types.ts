@@ -8,6 +8,8 @@ export type Encoding = 'GSM-7' | 'UCS-2';
 /** `scheduled` until `send_at`, then `pending`; a scheduled message may end `canceled` instead. */
 export type MessageStatus = 'scheduled' | 'pending' | 'sent' | 'delivered' | 'failed' | 'canceled';
 export type SenderIdStatus = 'pending' | 'approved' | 'rejected';
+/** `marketing` messages are held outside the account's quiet hours in the recipient's time zone. */
+export type Category = 'transactional' | 'marketing';
 
 export interface SendRequest {
   /** E.164 recipient, e.g. `+14155552671` (spaces, `-`, `.`, `(`, `)` tolerated). */
@@ -22,6 +24,8 @@ export interface SendRequest {
   send_at?: string;
   /** Seconds (60 to 259,200) to dispatch and deliver within, else `failed` with `expired`. */
   validity_period?: number;
+  /** Default `transactional`. */
+  category?: Category;
 }
 
 export interface SendResult {
@@ -48,6 +52,8 @@ export interface BulkRequest {
   send_at?: string;
   /** For every message of the batch. */
   validity_period?: number;
+  /** For every message of the batch; default `transactional`. */
+  category?: Category;
 }
 
 export interface BulkResult {
@@ -95,6 +101,7 @@ export interface DeliveryReport {
   delivered_at: string | null;
   /** When a scheduled message is (or was) released; `null` for one sent at once. */
   send_at: string | null;
+  category: Category;
 }
 
 /** `POST /v1/sms/{id}/cancel` and `POST /v1/sms/batches/{batch_id}/cancel`. */

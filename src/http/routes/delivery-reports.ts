@@ -23,6 +23,7 @@ export function deliveryReport(m: DeliveryReportRow) {
     sent_at: iso(m.sent_at === null ? null : Number(m.sent_at)),
     delivered_at: iso(m.delivered_at === null ? null : Number(m.delivered_at)),
     send_at: iso(m.send_at === null ? null : Number(m.send_at)),
+    category: m.category === 'marketing' ? ('marketing' as const) : ('transactional' as const),
   };
 }
 

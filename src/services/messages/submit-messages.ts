@@ -237,6 +237,7 @@ export interface SendInput {
   validity_period?: number;
   /** `twilio`: the callback URL gets Twilio's form-encoded status callbacks (DECISIONS.md §12). */
   callback_format?: 'twilio';
+  category?: 'transactional' | 'marketing';
 }
 
 export interface SendResult {
@@ -300,12 +301,13 @@ export async function sendMessage(ctx: Context, sender: Sender, input: SendInput
   const row = messageRow(accountId, null, from, check.entry, callbackUrl, timing, now);
   if (options.messageId !== undefined) row.id = options.messageId;
   if (input.callback_format !== undefined && callbackUrl !== null) row.callback_format = input.callback_format;
+  if (input.category === 'marketing') row.category = 'marketing';
   return accept(ctx, {
     accountId,
     rows: [row],
     ...(options.write ? { write: options.write } : {}),
     ...(options.smppMessage ? { smppMessage: options.smppMessage } : {}),
-    ...(row.callback_format ? { wholeRows: true } : {}),
+    ...(row.callback_format || row.category ? { wholeRows: true } : {}),
     reference: row.id,
     credits: check.entry.credits,
     batch: null,
@@ -330,6 +332,7 @@ export interface BulkInput {
   callback_url?: string;
   send_at?: string;
   validity_period?: number;
+  category?: 'transactional' | 'marketing';
 }
 
 export interface BulkResult {
@@ -385,6 +388,7 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
       return;
     }
     const row = messageRow(accountId, batchId, from, check.entry, callbackUrl, timing, now);
+    if (input.category === 'marketing') row.category = 'marketing';
     rows.push(row);
     accepted.push({ index, message_id: row.id, to: m.to, segments: row.segments, encoding: row.encoding });
     credits += check.entry.credits;
@@ -408,6 +412,8 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
       credits,
       batch: { id: batchId, total: input.messages.length },
       respond,
+      // Only the general path writes the category column; transactional bulks keep the fast one.
+      ...(input.category === 'marketing' ? { wholeRows: true } : {}),
       ...withGrant(sender, input.from, finish),
     });
   }

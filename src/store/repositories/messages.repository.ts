@@ -123,6 +123,7 @@ export const REPORT_COLUMNS = [
   'sent_at',
   'delivered_at',
   'send_at',
+  'category',
 ] as const;
 export type ReportRow = Pick<MessagesTable, (typeof REPORT_COLUMNS)[number]>;
 
