@@ -162,7 +162,7 @@ describe('verify', () => {
     const c = await setup();
     const pumped = ['+447911200', '+447911201', '+447911202'];
     const legit = ['+447911300', '+447911301', '+447911302'];
-    const ROUNDS = 35;
+    const ROUNDS = 25;
     const count = { pumpSent: 0, pumpBlocked: 0, pumpLimited: 0, legitSent: 0, legitApproved: 0, legitRefused: 0 };
     for (let round = 0; round < ROUNDS; round++) {
       for (const range of pumped) {
@@ -173,15 +173,18 @@ describe('verify', () => {
           else count.pumpLimited++;
         }
       }
+      // The legitimate users type in their codes right away (one drain per round delivers them all).
+      const started: string[] = [];
       for (const range of legit) {
         const to = `${range}${String(round).padStart(3, '0')}`;
         const r = await c.start(to);
-        if (r.statusCode !== 201) {
-          count.legitRefused++;
-          continue;
-        }
-        count.legitSent++;
-        const checked = await c.check({ to, code: await lastCode(to) });
+        if (r.statusCode === 201) started.push(to);
+        else count.legitRefused++;
+      }
+      count.legitSent += started.length;
+      await h.workers.drain();
+      for (const to of started) {
+        const checked = await c.check({ to, code: /(\d{6})$/.exec(inbox.get(to)!.at(-1)!)![1]! });
         if (checked.json().data?.valid) count.legitApproved++;
       }
       h.clock.advance(5 * 60_000);
