@@ -202,4 +202,25 @@ describe('verify', () => {
     const spent = 10_000 - credits;
     assert.equal(spent % (count.pumpSent + count.legitSent), 0, 'blocked verifications cost nothing');
   });
+  test('monitor mode records and announces the block but sends; the safe list is never blocked; unblock', async () => {
+    const monitor = await setup({ fraud_guard: 'monitor' });
+    const codes: number[] = [];
+    for (let i = 0; i < 12; i++) codes.push((await monitor.start(`+447911400${String(i).padStart(3, '0')}`)).statusCode);
+    assert.deepEqual(new Set(codes), new Set([201]), 'every code sent');
+    const blocks = (await h.request('GET', '/v1/verify/blocks', { key: monitor.key })).json().data;
+    assert.deepEqual(blocks.map((b: { range: string }) => b.range), ['+447911400']);
+    assert.equal((await monitor.events()).filter((e) => e.event === 'verification.blocked').length, 1, 'announced once');
+
+    const safe = await setup();
+    assert.equal((await h.request('POST', '/v1/verify/safe-list', { key: safe.key, body: { entry: '+447911500' } })).statusCode, 201);
+    assert.deepEqual((await h.request('GET', '/v1/verify/safe-list', { key: safe.key })).json().data.map((e: { entry: string }) => e.entry), ['+447911500']);
+    for (let i = 0; i < 12; i++) assert.equal((await safe.start(`+447911500${String(i).padStart(3, '0')}`)).statusCode, 201);
+    for (let i = 0; i < 11; i++) await safe.start(`+447911600${String(i).padStart(3, '0')}`);
+    const refused = await safe.start('+447911600999');
+    assert.equal(refused.statusCode, 403);
+    assert.equal(refused.json().code, 'verify_blocked_fraud');
+    const { unblockRange } = await import('../../src/services/verify/verify.ts');
+    await unblockRange(h.ctx, safe.accountId, '+447911600');
+    assert.equal((await safe.start('+447911600998')).statusCode, 201, 'unblocked: the range starts afresh');
+  });
 });

@@ -212,11 +212,11 @@ function rateLimited(message: string, seconds: number): AppError {
  * `createVerification`). Throws 429 for velocity; returns whether the range is blocked, after
  * recording a new block when the conversion rule calls for one.
  */
-async function guard(ctx: Context, service: VerifyServicesTable, e164: string, now: number): Promise<{ blocked: boolean }> {
-  if (service.fraud_guard === 'off') return { blocked: false };
+async function guard(ctx: Context, service: VerifyServicesTable, e164: string, now: number): Promise<{ blocked: boolean; newBlock: boolean }> {
+  if (service.fraud_guard === 'off') return { blocked: false, newBlock: false };
   const db = ctx.store.db;
   const entries = (await repo.safeList(db, service.account_id)).map((e) => e.entry);
-  if (safeListCovers(entries, e164)) return { blocked: false };
+  if (safeListCovers(entries, e164)) return { blocked: false, newBlock: false };
   const range = rangeOf(e164);
   const since = now - VELOCITY_WINDOW_MS;
   const perNumber = await repo.createdSince(db, service.id, 'recipient', e164, since);
@@ -228,14 +228,14 @@ async function guard(ctx: Context, service: VerifyServicesTable, e164: string, n
     throw rateLimited(`At most ${MAX_PER_RANGE_PER_HOUR} verifications an hour to one number range.`, retryAfterSeconds(perRange.oldest ?? now, VELOCITY_WINDOW_MS, now));
   }
   const block = await repo.blockOf(db, service.account_id, range);
-  if (block && Number(block.blocked_until) > now) return { blocked: true };
+  if (block && Number(block.blocked_until) > now) return { blocked: true, newBlock: false };
   // A range whose block ended starts afresh: only what was sent since counts.
   const from = Math.max(now - CONVERSION_WINDOW_MS, block ? Number(block.blocked_until) : 0);
   const { sent, approved } = await repo.rangeConversion(db, service.account_id, range, from);
-  if (!conversionBlocks(sent, approved)) return { blocked: false };
+  if (!conversionBlocks(sent, approved)) return { blocked: false, newBlock: false };
   const level = block ? Number(block.level) + 1 : 0;
   await repo.upsertBlock(db, { account_id: service.account_id, range_prefix: range, level, blocked_at: now, blocked_until: now + blockDurationMs(level), sent, approved });
-  return { blocked: true };
+  return { blocked: true, newBlock: true };
 }
 
 export interface CreateResult {
@@ -260,7 +260,7 @@ export async function createVerification(ctx: Context, sender: Sender, serviceId
   const pending = await repo.pendingVerification(ctx.store.db, service.id, e164, now);
   if (pending) return { verification: await resend(ctx, sender, service, pending, now, finish), created: false };
 
-  const { blocked } = await guard(ctx, service, e164, now);
+  const { blocked, newBlock } = await guard(ctx, service, e164, now);
   const id = newId('ver', now);
   const row: VerificationsTable = {
     id,
@@ -306,14 +306,14 @@ export async function createVerification(ctx: Context, sender: Sender, serviceId
         const sent = { ...row, sends: 1, message_id: messageId, credits_used: Number(message.credits ?? 0), last_sent_at: now };
         await repo.insertVerification(trx, sent);
         await repo.insertVerifyText(trx, messageId, id, renderTemplate(template, service.name, code));
-        // Monitor mode: the block is recorded and announced, and the code goes out anyway.
-        if (blocked) await announce(trx as Transaction<Database>, service.account_id, 'verification.blocked', sent, now);
+        // Monitor mode: the block is recorded and announced once, and the code goes out anyway.
+        if (newBlock) await announce(trx as Transaction<Database>, service.account_id, 'verification.blocked', sent, now);
         view = verificationView(sent);
         if (finish) await finish(trx, { status: 201, body: { status: 'success', data: view } });
       },
     },
   );
-  if (blocked) ctx.wake('webhook');
+  if (newBlock) ctx.wake('webhook');
   return { verification: view!, created: true };
 }
 
