@@ -274,7 +274,7 @@ describe('the curl examples of the README and the guides, against a live server'
           await new Promise((r) => setTimeout(r, 50));
         }
       }
-      if (file.endsWith('scheduling.md')) {
+      if (file.endsWith('scheduling.md') || file.endsWith('verify.md')) {
         // The page schedules from an approved Sender ID, as the quick start leaves the reader.
         await server.approvedSender(accountId, key, 'Acme');
       }
