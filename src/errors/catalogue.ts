@@ -377,6 +377,25 @@ export const catalogue = {
       'The operator console (and the command line acting for a named operator) checks each page and form against the operator\'s role: `support` reviews Sender IDs, reads accounts, messages and binds, and suspends and restores accounts; `finance` adds credits, imports rate cards and reads margin and usage; `admin` does everything. The refusal is recorded in the audit log.',
     retryable: false,
   },
+  // Verify (DECISIONS.md §14)
+  verify_max_sends: {
+    status: 429,
+    message: 'The verification was sent as many times as its service allows.',
+    description: 'A pending verification is sent at most `max_sends` times (5 by default); after that a new code can be asked for once it expires, is approved or is canceled.',
+    retryable: false,
+  },
+  verify_country_blocked: {
+    status: 403,
+    message: 'The verify service does not send codes to that country.',
+    description: 'The number is outside the service\'s `allowed_countries`. Nothing was sent or charged.',
+    retryable: false,
+  },
+  verify_blocked_fraud: {
+    status: 403,
+    message: 'Codes to this number range are blocked by the fraud guard.',
+    description: 'Over the last 24 hours 10 or more codes were sent to this number range (the number without its last 3 digits) and fewer than 20 % were approved: the range is blocked for 12 hours (24, 48 … when it happens again). The verification is `blocked`; nothing was sent or charged. The account can put the number or range on its safe list, or the operator can lift the block.',
+    retryable: false,
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof catalogue;

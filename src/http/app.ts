@@ -2,6 +2,7 @@
  * buildApp: the Fastify instance with every route, used by `pigeon serve` and injected into by
  * the API tests (no open port needed).
  */
+import { verifyRoutes } from './routes/verify.ts';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
@@ -253,6 +254,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       await v1.register(optOutRoutes(ctx));
       await v1.register(privacyRoutes(ctx));
       await v1.register(auditEventRoutes(ctx));
+      await v1.register(verifyRoutes(ctx));
     },
     { prefix: '/v1' },
   );

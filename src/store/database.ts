@@ -687,4 +687,81 @@ export interface Database {
   smpp_parts: SmppPartsTable;
   opt_outs: OptOutsTable;
   opt_out_replies: OptOutRepliesTable;
+  installation_secrets: InstallationSecretsTable;
+  verify_services: VerifyServicesTable;
+  verifications: VerificationsTable;
+  verify_texts: VerifyTextsTable;
+  verify_blocks: VerifyBlocksTable;
+  verify_safe_list: VerifySafeListTable;
+}
+
+/** Secrets of the installation, made on first use (migration 028). */
+export interface InstallationSecretsTable {
+  name: string;
+  value: string;
+  created_at: number;
+}
+
+/** A verify service: one brand's code settings (DECISIONS.md §14). */
+export interface VerifyServicesTable {
+  id: string;
+  account_id: string;
+  name: string;
+  sender: string;
+  code_length: number;
+  lifetime_seconds: number;
+  max_checks: number;
+  max_sends: number;
+  /** Comma-separated ISO 3166 codes, or null for every country. */
+  allowed_countries: string | null;
+  fraud_guard: 'block' | 'monitor' | 'off';
+  template: string | null;
+  created_at: number;
+  deleted_at: number | null;
+}
+
+export type VerificationStatus = 'pending' | 'approved' | 'canceled' | 'expired' | 'max_attempts_reached' | 'blocked';
+
+export interface VerificationsTable {
+  id: string;
+  account_id: string;
+  service_id: string;
+  recipient: string;
+  /** The E.164 number without its last 3 digits. */
+  range_prefix: string;
+  country: string | null;
+  /** HMAC-SHA256 (hex) of the id and the code under the installation's key; null when nothing was sent. */
+  code_hash: string | null;
+  status: VerificationStatus;
+  sends: number;
+  checks_left: number;
+  message_id: string | null;
+  credits_used: number;
+  last_sent_at: number | null;
+  expires_at: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** The real text of a verification's message, for the carrier only. */
+export interface VerifyTextsTable {
+  message_id: string;
+  verification_id: string;
+  body: string;
+}
+
+export interface VerifyBlocksTable {
+  account_id: string;
+  range_prefix: string;
+  level: number;
+  blocked_at: number;
+  blocked_until: number;
+  sent: number;
+  approved: number;
+}
+
+export interface VerifySafeListTable {
+  account_id: string;
+  entry: string;
+  created_at: number;
 }

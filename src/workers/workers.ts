@@ -22,6 +22,7 @@ import { receiveCarrierInbound } from '../services/inbound/inbound.ts';
 import { WebhookWorker, type WebhookWorkerOptions } from './webhook-worker.ts';
 import { WORKER_LINGER_MS } from './worker-loop.ts';
 import { IntervalSweeper } from './interval-sweeper.ts';
+import { VerifySweeper } from './verify-sweeper.ts';
 import { ROUTE_SYNC_MS, RouteSync } from '../services/routes/routes.ts';
 
 export interface Workers {
@@ -106,6 +107,8 @@ export function createWorkers(ctx: Context, carrier: Carrier, opts: { webhook?: 
     erasure: new ErasureSweeper(ctx),
     // Messages with their own validity_period, on every carrier.
     validity: new ValiditySweeper(ctx),
+    // Verifications past their lifetime (DECISIONS.md §14).
+    verify: new VerifySweeper(ctx),
     // SMPP only: the simulator's `1111` recipients stay `sent` for ever (DECISIONS.md §6).
     ...(ctx.config.carrier === 'smpp' ? { expiry: new ExpirySweeper(ctx, ctx.config.smpp.validityHours * 3_600_000) } : {}),
     // Multi-part inbound messages come over SMPP only.

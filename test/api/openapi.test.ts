@@ -230,6 +230,28 @@ describe('OpenAPI document', () => {
     await h.request('PUT', '/v1/account/events-url', { key, body: { url: 'https://127.0.0.1:9/events' } });
     check('POST', '/v1/simulator/inbound', await h.request('POST', '/v1/simulator/inbound', { key, body: { from: '+447911123456', to: '+447700900777', message: 'Hi' } }));
 
+    // Verify (DECISIONS.md §14), in a rate-limit window of its own.
+    h.clock.advance(1_000);
+    const vs = await h.request('POST', '/v1/verify/services', { key, body: { name: 'Acme', from: 'Acme' } });
+    check('POST', '/v1/verify/services', vs);
+    assert.equal(vs.statusCode, 201, vs.body);
+    const vsId = vs.json().data.id as string;
+    check('GET', '/v1/verify/services', await h.request('GET', '/v1/verify/services', { key }));
+    check('GET', '/v1/verify/services/{id}', await h.request('GET', `/v1/verify/services/${vsId}`, { key }));
+    check('PATCH', '/v1/verify/services/{id}', await h.request('PATCH', `/v1/verify/services/${vsId}`, { key, body: { code_length: 8 } }));
+    const ver = await h.request('POST', `/v1/verify/services/${vsId}/verifications`, { key, body: { to: '+447400100200' } });
+    assert.equal(ver.statusCode, 201, ver.body);
+    check('POST', '/v1/verify/services/{id}/verifications', ver);
+    check('GET', '/v1/verify/verifications/{id}', await h.request('GET', `/v1/verify/verifications/${ver.json().data.id}`, { key }));
+    check('POST', '/v1/verify/services/{id}/checks', await h.request('POST', `/v1/verify/services/${vsId}/checks`, { key, body: { to: '+447400100200', code: '00000000' } }));
+    check('POST', '/v1/verify/verifications/{id}/cancel', await h.request('POST', `/v1/verify/verifications/${ver.json().data.id}/cancel`, { key }));
+    h.clock.advance(1_000);
+    check('POST', '/v1/verify/safe-list', await h.request('POST', '/v1/verify/safe-list', { key, body: { entry: '+4474001' } }));
+    check('GET', '/v1/verify/safe-list', await h.request('GET', '/v1/verify/safe-list', { key }));
+    check('DELETE', '/v1/verify/safe-list/{entry}', await h.request('DELETE', '/v1/verify/safe-list/%2B4474001', { key }));
+    check('GET', '/v1/verify/blocks', await h.request('GET', '/v1/verify/blocks', { key }));
+    check('DELETE', '/v1/verify/services/{id}', await h.request('DELETE', `/v1/verify/services/${vsId}`, { key }));
+
     const events = await h.request('GET', '/v1/webhooks/events', { key });
     check('GET', '/v1/webhooks/events', events);
     const undelivered = (events.json().data as { id: string; status: string }[]).find((e) => e.status === 'undelivered');

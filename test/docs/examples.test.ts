@@ -179,7 +179,7 @@ class Shell {
 
 // ---- Running a page --------------------------------------------------------------------------
 
-const ID = /"((?:msg|bat|sid|acc|evt|key)_[0-9A-Za-z]+)"/g;
+const ID = /"((?:msg|bat|sid|acc|evt|key|vsv|ver)_[0-9A-Za-z]+)"/g;
 
 async function runPage(file: string, shell: Shell, opts: { ids?: Map<string, string>; beforeSend?: () => void } = {}): Promise<number> {
   const ids = opts.ids ?? new Map<string, string>();
@@ -189,7 +189,7 @@ async function runPage(file: string, shell: Shell, opts: { ids?: Map<string, str
     const where = `${file}:${step.line}`;
     // `export PIGEON_KEY=pk_live_...`: the reader pastes their own; the test has set it already.
     if (/^export\s+\w+=\S*\.\.\.\s*$/.test(step.command)) continue;
-    const command = step.command.replace(/\b(msg|bat|sid|acc|evt)_…/g, (whole, prefix: string) => {
+    const command = step.command.replace(/\b(msg|bat|sid|acc|evt|vsv|ver)_…/g, (whole, prefix: string) => {
       const id = ids.get(prefix);
       assert.ok(id, `${where}: ${whole} needs an earlier answer with a ${prefix}_ id`);
       return id;
@@ -274,7 +274,7 @@ describe('the curl examples of the README and the guides, against a live server'
           await new Promise((r) => setTimeout(r, 50));
         }
       }
-      if (file.endsWith('scheduling.md')) {
+      if (file.endsWith('scheduling.md') || file.endsWith('verify.md')) {
         // The page schedules from an approved Sender ID, as the quick start leaves the reader.
         await server.approvedSender(accountId, key, 'Acme');
       }

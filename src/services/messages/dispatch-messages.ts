@@ -19,6 +19,8 @@ import type { Store } from '../../store/connect.ts';
 import { carrierSubmits } from '../../metrics.ts';
 import { sendTimeRefusals, type SendTimeRefusal } from './send-time-checks.ts';
 import { isStoreUnavailable } from '../availability.ts';
+import { MASK_CHARACTER } from '../../domain/verify.ts';
+import { verifyTexts } from '../../store/repositories/verify.repository.ts';
 
 export interface DispatchSummary {
   sent: number;
@@ -35,8 +37,8 @@ export interface DispatchSummary {
  */
 const UNRELEASED_RECHECK_MS = 1000;
 
-function outbound(m: MessagesTable): OutboundMessage {
-  const message: OutboundMessage = { id: m.id, recipient: m.recipient, sender: m.sender, body: m.body, encoding: m.encoding, segments: m.segments };
+function outbound(m: MessagesTable, carrierText?: string): OutboundMessage {
+  const message: OutboundMessage = { id: m.id, recipient: m.recipient, sender: m.sender, body: carrierText ?? m.body, encoding: m.encoding, segments: m.segments };
   if (m.expires_at !== null) message.validUntil = Number(m.expires_at);
   if (m.routes_tried) message.triedRoutes = m.routes_tried.split(',');
   return message;
@@ -55,6 +57,16 @@ function routeRecord(m: MessagesTable, outcome: SubmitOutcome): MessageRouteReco
   }
   if (outcome.kind !== 'accepted' && tried !== null && tried !== (m.routes_tried ?? null)) return { id: m.id, route: null, route_cost: null, routes_tried: tried };
   return null;
+}
+
+/**
+ * The texts of verification messages, whose stored body has the code masked (DECISIONS.md §14):
+ * read at every dispatch attempt, so a retried or re-leased job sends the same code. Only batches
+ * with a masked body pay for the lookup.
+ */
+async function carrierTexts(ctx: Context, messages: MessagesTable[]): Promise<Map<string, string>> {
+  const masked = messages.filter((m) => m.body.includes(MASK_CHARACTER)).map((m) => m.id);
+  return masked.length > 0 ? verifyTexts(ctx.store.db, masked) : new Map();
 }
 
 /** The outcome of a message whose validity period ended before it could be handed over. */
@@ -86,7 +98,8 @@ async function submitJobs(ctx: Context, carrier: Carrier, jobs: JobsTable[]): Pr
   const live = work.filter((w) => !expired(w));
   const refusals = live.length > 0 ? await sendTimeRefusals(ctx.store.db, live.map((w) => w.message)) : new Map<string, SendTimeRefusal>();
   const toSubmit = live.filter((w) => !refusals.has(w.message.id));
-  const submitted = toSubmit.length > 0 ? await carrier.submit(toSubmit.map((w) => outbound(w.message))) : [];
+  const texts = await carrierTexts(ctx, toSubmit.map((w) => w.message));
+  const submitted = toSubmit.length > 0 ? await carrier.submit(toSubmit.map((w) => outbound(w.message, texts.get(w.message.id)))) : [];
   const submittedOutcome = new Map(toSubmit.map((w, i) => [w.message.id, submitted[i]!]));
   const outcomes: SubmitOutcome[] = work.map((w) => {
     if (expired(w)) return EXPIRED;

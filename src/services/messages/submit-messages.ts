@@ -260,9 +260,14 @@ export interface SendResult {
  */
 export interface SendOptions {
   messageId?: string;
-  write?: (trx: Executor) => Promise<void>;
+  write?: (trx: Executor, message: MessagesTable) => Promise<void>;
   /** A message accepted over SMPP: what its receipts need, written beside it (acceptance-batcher.ts). */
   smppMessage?: SmppMessageRow;
+  /**
+   * The text to store in place of the one sent (a verification's, its code masked): the message is
+   * checked, segmented and priced by the text the carrier gets, which `write` keeps for dispatch.
+   */
+  storedBody?: string;
 }
 
 /** Every check of a single send, in order; what `sendMessage` accepts and `quoteMessage` prices. */
@@ -300,12 +305,13 @@ export async function sendMessage(ctx: Context, sender: Sender, input: SendInput
   const { from, check, callbackUrl, now, timing } = await checkSend(ctx, sender, input);
   const row = messageRow(accountId, null, from, check.entry, callbackUrl, timing, now);
   if (options.messageId !== undefined) row.id = options.messageId;
+  if (options.storedBody !== undefined) row.body = options.storedBody;
   if (input.callback_format !== undefined && callbackUrl !== null) row.callback_format = input.callback_format;
   if (input.category === 'marketing') row.category = 'marketing';
   return accept(ctx, {
     accountId,
     rows: [row],
-    ...(options.write ? { write: options.write } : {}),
+    ...(options.write ? { write: (trx: Executor) => options.write!(trx, row) } : {}),
     ...(options.smppMessage ? { smppMessage: options.smppMessage } : {}),
     ...(row.callback_format || row.category ? { wholeRows: true } : {}),
     reference: row.id,

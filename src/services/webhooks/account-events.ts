@@ -10,7 +10,15 @@ import { insertRows } from '../../store/insert-rows.ts';
 import { enqueueJobs } from '../../store/repositories/jobs.repository.ts';
 import { iso, newId } from '../../util/ids.ts';
 
-export type AccountEventName = 'sms.received' | 'recipient.opted_out' | 'recipient.opted_in';
+export type AccountEventName =
+  | 'sms.received'
+  | 'recipient.opted_out'
+  | 'recipient.opted_in'
+  | 'verification.approved'
+  | 'verification.canceled'
+  | 'verification.expired'
+  | 'verification.max_attempts_reached'
+  | 'verification.blocked';
 
 /**
  * Queues one event for the account's events URL in the caller's transaction; nothing when the

@@ -1,0 +1,226 @@
+/**
+ * Verify through the API (DECISIONS.md §14). Codes are learned as a phone learns them: from the
+ * text the carrier receives, never from Pigeon's tables.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { harness, type Harness } from '../helpers/harness.ts';
+import type { OutboundMessage } from '../../src/carriers/carrier.ts';
+
+describe('verify', () => {
+  let h: Harness;
+  /** What each phone received, oldest first. */
+  const inbox = new Map<string, string[]>();
+  let seq = 0;
+  before(async () => {
+    h = await harness({ SIM_DELIVERY_DELAY_MS: '0' });
+    const submit = h.carrier.submit.bind(h.carrier);
+    h.carrier.submit = async (messages: OutboundMessage[]) => {
+      for (const m of messages) inbox.set(m.recipient, [...(inbox.get(m.recipient) ?? []), m.body]);
+      return submit(messages);
+    };
+  });
+  after(() => h.close());
+
+  async function lastCode(phone: string): Promise<string> {
+    await h.workers.drain();
+    const texts = inbox.get(phone) ?? [];
+    const match = /(\d{4,10})$/.exec(texts.at(-1) ?? '');
+    assert.ok(match, `a code reached ${phone}: ${texts.at(-1)}`);
+    return match[1]!;
+  }
+
+  async function setup(service: Record<string, unknown> = {}, credits = 10_000) {
+    const c = await h.customer({ credits });
+    await h.request('PUT', '/v1/account/events-url', { key: c.key, body: { url: 'https://127.0.0.1:9/events' } });
+    const created = await h.request('POST', '/v1/verify/services', { key: c.key, body: { name: 'Acme', from: 'Acme', ...service } });
+    assert.equal(created.statusCode, 201, created.body);
+    const id = created.json().data.id as string;
+    const start = (to: string, headers?: Record<string, string>) => h.request('POST', `/v1/verify/services/${id}/verifications`, { key: c.key, body: { to }, ...(headers ? { headers } : {}) });
+    const check = (body: Record<string, string>) => h.request('POST', `/v1/verify/services/${id}/checks`, { key: c.key, body });
+    const events = async () =>
+      (await h.ctx.store.db.selectFrom('webhook_events').select(['event', 'payload']).where('account_id', '=', c.accountId).orderBy('created_at').orderBy('id').execute())
+        .filter((e) => e.event.startsWith('verification.'))
+        .map((e) => ({ event: e.event, data: JSON.parse(e.payload).data }));
+    return { ...c, id, start, check, events, service: created.json().data };
+  }
+  const phone = () => `+447400${String(++seq).padStart(6, '0')}`;
+
+  test('a code goes to the phone, masked everywhere Pigeon keeps text; the right code approves once', async () => {
+    const c = await setup();
+    assert.deepEqual(
+      { ...c.service, id: undefined, created_at: undefined },
+      { id: undefined, created_at: undefined, name: 'Acme', from: 'Acme', code_length: 6, lifetime_seconds: 600, max_checks: 5, max_sends: 5, allowed_countries: null, fraud_guard: 'block', template: 'Your {name} code is {code}' },
+    );
+    const to = phone();
+    const r = await c.start(to);
+    assert.equal(r.statusCode, 201, r.body);
+    const v = r.json().data;
+    assert.equal(v.status, 'pending');
+    assert.equal(v.sends, 1);
+    assert.equal(v.checks_left, 5);
+    assert.match(v.id, /^ver_/);
+    assert.ok(v.credits_used > 0, 'priced by the rate card');
+    const code = await lastCode(to);
+    assert.equal(inbox.get(to)!.at(-1), `Your Acme code is ${code}`);
+    const report = await h.request('GET', `/v1/sms/delivery-reports?message_id=${v.message_id}`, { key: c.key });
+    assert.equal(report.statusCode, 200);
+    const [row] = report.json().data;
+    assert.ok(!JSON.stringify(report.json()).includes(code), 'the report never shows the code');
+    assert.equal(row.status, 'delivered', 'dispatched and its receipt applied like any message');
+    const stored = await h.ctx.store.db.selectFrom('messages').select('body').where('id', '=', v.message_id).executeTakeFirstOrThrow();
+    assert.equal(stored.body, 'Your Acme code is ••••••');
+    const wrong = code === '000000' ? '111111' : '000000';
+    const bad = await c.check({ to, code: wrong });
+    assert.deepEqual(bad.json().data, { id: v.id, status: 'pending', valid: false, checks_left: 4 });
+    const good = await c.check({ verification_id: v.id, code });
+    assert.deepEqual(good.json().data, { id: v.id, status: 'approved', valid: true, checks_left: 3 });
+    const again = await c.check({ verification_id: v.id, code });
+    assert.equal(again.statusCode, 404);
+    assert.equal(again.json().code, 'not_found');
+    const events = await c.events();
+    assert.deepEqual(events.map((e) => e.event), ['verification.approved']);
+    assert.equal(events[0]!.data.status, 'approved');
+    assert.ok(!JSON.stringify(events).includes(code), 'never the code');
+    assert.equal((await h.request('GET', `/v1/verify/verifications/${v.id}`, { key: c.key })).json().data.status, 'approved');
+  });
+
+  test('200 parallel wrong checks evaluate at most 5', async () => {
+    const c = await setup();
+    const to = phone();
+    const v = (await c.start(to)).json().data;
+    const code = await lastCode(to);
+    const wrong = code === '999999' ? '888888' : '999999';
+    const replies = await Promise.all(Array.from({ length: 200 }, () => c.check({ verification_id: v.id, code: wrong })));
+    const evaluated = replies.filter((r) => r.statusCode === 200);
+    assert.equal(evaluated.length, 5, 'exactly the 5 checks the verification has');
+    assert.ok(replies.every((r) => r.statusCode === 200 || r.json().code === 'not_found'));
+    assert.equal(evaluated.filter((r) => r.json().data.status === 'max_attempts_reached').length, 1);
+    assert.equal((await c.check({ verification_id: v.id, code })).statusCode, 404, 'the right code no longer works');
+    assert.deepEqual((await c.events()).map((e) => e.event), ['verification.max_attempts_reached']);
+  });
+
+  test('a new request sends the same code under the same id: 30 s apart, at most 5 sends; cancel', async () => {
+    const c = await setup();
+    const to = phone();
+    const first = (await c.start(to)).json().data;
+    const code = await lastCode(to);
+    const soon = await c.start(to);
+    assert.equal(soon.statusCode, 429);
+    assert.equal(soon.json().code, 'rate_limit_exceeded');
+    assert.equal(soon.headers['retry-after'], '30');
+    for (let i = 2; i <= 5; i++) {
+      h.clock.advance(30_000);
+      const r = await c.start(to);
+      assert.equal(r.statusCode, 201, r.body);
+      assert.equal(r.json().data.id, first.id);
+      assert.equal(r.json().data.sends, i);
+      assert.equal(await lastCode(to), code, 'the same code');
+    }
+    h.clock.advance(30_000);
+    const sixth = await c.start(to);
+    assert.equal(sixth.statusCode, 429);
+    assert.equal(sixth.json().code, 'verify_max_sends');
+    const canceled = await h.request('POST', `/v1/verify/verifications/${first.id}/cancel`, { key: c.key });
+    assert.equal(canceled.json().data.status, 'canceled');
+    assert.equal((await c.check({ to, code })).statusCode, 404);
+    assert.deepEqual((await c.events()).map((e) => e.event), ['verification.canceled']);
+  });
+
+  test('expiry with its event; Idempotency-Key; country and velocity refusals', async () => {
+    const c = await setup({ allowed_countries: ['GB'], lifetime_seconds: 60 });
+    const to = phone();
+    const headers = { 'idempotency-key': 'k1' };
+    const first = await c.start(to, headers);
+    const replay = await c.start(to, headers);
+    assert.equal(replay.statusCode, 201);
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+    assert.deepEqual(replay.json(), first.json());
+    const code = await lastCode(to);
+    h.clock.advance(61_000);
+    await h.workers.drain();
+    assert.equal((await h.request('GET', `/v1/verify/verifications/${first.json().data.id}`, { key: c.key })).json().data.status, 'expired');
+    assert.equal((await c.check({ to, code })).statusCode, 404);
+    assert.deepEqual((await c.events()).map((e) => e.event), ['verification.expired']);
+
+    const french = await c.start('+33612345678');
+    assert.equal(french.statusCode, 403);
+    assert.equal(french.json().code, 'verify_country_blocked');
+
+    const number = phone();
+    for (let i = 0; i < 5; i++) {
+      const r = (await c.start(number)).json().data;
+      await c.check({ verification_id: r.id, code: await lastCode(number) });
+    }
+    const sixth = await c.start(number);
+    assert.equal(sixth.statusCode, 429);
+    assert.equal(sixth.json().code, 'rate_limit_exceeded');
+    assert.ok(Number(sixth.headers['retry-after']) > 0);
+  });
+
+  test('attack: pumped ranges are blocked after the threshold, legitimate traffic never is', async (t) => {
+    const c = await setup();
+    const pumped = ['+447911200', '+447911201', '+447911202'];
+    const legit = ['+447911300', '+447911301', '+447911302'];
+    const ROUNDS = 25;
+    const count = { pumpSent: 0, pumpBlocked: 0, pumpLimited: 0, legitSent: 0, legitApproved: 0, legitRefused: 0 };
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const range of pumped) {
+        for (let k = 0; k < 2; k++) {
+          const r = await c.start(`${range}${String(round * 2 + k).padStart(3, '0')}`);
+          if (r.statusCode === 201) count.pumpSent++;
+          else if (r.json().code === 'verify_blocked_fraud') count.pumpBlocked++;
+          else count.pumpLimited++;
+        }
+      }
+      // The legitimate users type in their codes right away (one drain per round delivers them all).
+      const started: string[] = [];
+      for (const range of legit) {
+        const to = `${range}${String(round).padStart(3, '0')}`;
+        const r = await c.start(to);
+        if (r.statusCode === 201) started.push(to);
+        else count.legitRefused++;
+      }
+      count.legitSent += started.length;
+      await h.workers.drain();
+      for (const to of started) {
+        const checked = await c.check({ to, code: /(\d{6})$/.exec(inbox.get(to)!.at(-1)!)![1]! });
+        if (checked.json().data?.valid) count.legitApproved++;
+      }
+      h.clock.advance(5 * 60_000);
+    }
+    t.diagnostic(`pumped: ${count.pumpSent} sent, ${count.pumpBlocked} blocked, ${count.pumpLimited} rate-limited; legitimate: ${count.legitSent} sent, ${count.legitApproved} approved, ${count.legitRefused} refused`);
+    assert.equal(count.pumpSent, pumped.length * 10, 'each pumped range gets exactly the rule’s 10 before its block');
+    assert.equal(count.pumpBlocked + count.pumpLimited, pumped.length * 2 * ROUNDS - count.pumpSent);
+    assert.equal(count.legitRefused, 0);
+    assert.equal(count.legitApproved, legit.length * ROUNDS);
+    const blocks = (await h.request('GET', '/v1/verify/blocks', { key: c.key })).json().data;
+    assert.deepEqual(blocks.map((b: { range: string }) => b.range).sort(), pumped);
+    const blockedEvents = (await c.events()).filter((e) => e.event === 'verification.blocked');
+    assert.equal(blockedEvents.length, count.pumpBlocked, 'one event per blocked verification');
+    const credits = (await h.request('GET', '/v1/account', { key: c.key })).json().data.credits_remaining;
+    const spent = 10_000 - credits;
+    assert.equal(spent % (count.pumpSent + count.legitSent), 0, 'blocked verifications cost nothing');
+  });
+  test('monitor mode records and announces the block but sends; the safe list is never blocked; unblock', async () => {
+    const monitor = await setup({ fraud_guard: 'monitor' });
+    const codes: number[] = [];
+    for (let i = 0; i < 12; i++) codes.push((await monitor.start(`+447911400${String(i).padStart(3, '0')}`)).statusCode);
+    assert.deepEqual(new Set(codes), new Set([201]), 'every code sent');
+    const blocks = (await h.request('GET', '/v1/verify/blocks', { key: monitor.key })).json().data;
+    assert.deepEqual(blocks.map((b: { range: string }) => b.range), ['+447911400']);
+    assert.equal((await monitor.events()).filter((e) => e.event === 'verification.blocked').length, 1, 'announced once');
+
+    const safe = await setup();
+    assert.equal((await h.request('POST', '/v1/verify/safe-list', { key: safe.key, body: { entry: '+447911500' } })).statusCode, 201);
+    assert.deepEqual((await h.request('GET', '/v1/verify/safe-list', { key: safe.key })).json().data.map((e: { entry: string }) => e.entry), ['+447911500']);
+    for (let i = 0; i < 12; i++) assert.equal((await safe.start(`+447911500${String(i).padStart(3, '0')}`)).statusCode, 201);
+    for (let i = 0; i < 11; i++) await safe.start(`+447911600${String(i).padStart(3, '0')}`);
+    const refused = await safe.start('+447911600999');
+    assert.equal(refused.statusCode, 403);
+    assert.equal(refused.json().code, 'verify_blocked_fraud');
+    const { unblockRange } = await import('../../src/services/verify/verify.ts');
+    await unblockRange(h.ctx, safe.accountId, '+447911600');
+    assert.equal((await safe.start('+447911600998')).statusCode, 201, 'unblocked: the range starts afresh');
+  });
+});
