@@ -22,7 +22,7 @@ import { dashboardRoutes } from './dashboard/dashboard-routes.ts';
 import { page } from './dashboard/layout.ts';
 import { html } from './html.ts';
 import { errorBody, makeErrorHandler } from './error-handler.ts';
-import { MemoryRateLimitStore, type RateLimitStore } from './rate-limit.ts';
+import { MemoryRateLimitStore, type RateLimitStore } from '../services/rate-limit/rate-limit.ts';
 import { requestLogger } from './request-logger.ts';
 import { accountRoutes } from './routes/account.ts';
 import { pricingRoutes } from './routes/pricing.ts';

@@ -14,7 +14,7 @@ import { decideBind, liveBindCount, type BindDecision } from '../services/smpp-a
 import { forgetSmppBind, recordSmppBind, refreshSmppBinds, smppUsersNow } from '../services/smpp-access/smpp-binds.ts';
 import { Session, type SessionTimings } from './session.ts';
 import { PartsAssembler } from '../services/smpp-access/smpp-parts.ts';
-import { MemoryRateLimitStore, type RateLimitStore } from '../http/rate-limit.ts';
+import { MemoryRateLimitStore, type RateLimitStore } from '../services/rate-limit/rate-limit.ts';
 import { OutboxPump } from './outbox-pump.ts';
 
 export interface SmppServerOptions extends SessionTimings {
