@@ -10,7 +10,10 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createConnection, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import Fastify from 'fastify';
+import { installLingeringClose } from '../../src/http/lingering-close.ts';
 import { harness, type Harness } from '../helpers/harness.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 
 const ROUNDS = 20;
 const PARALLEL = 10;
@@ -70,6 +73,46 @@ describe('over-limit bodies are answered readably', () => {
     } finally {
       clearInterval(trickle);
       socket.destroy();
+    }
+  });
+
+  test('past the cap on lingering connections, one more is closed after its answer at once', async () => {
+    const app = Fastify({ logger: false });
+    installLingeringClose(app, { ms: 60_000, bytes: 1024 * 1024 * 1024, connections: 1 });
+    app.addHook('onRequest', async (_request, reply) => reply.code(401).send({ code: 'unauthorized' }));
+    app.post('/', async () => ({}));
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (app.server.address() as AddressInfo).port;
+    const open = async () => {
+      const socket = createConnection({ host: '127.0.0.1', port, allowHalfOpen: true });
+      socket.on('error', () => {});
+      await new Promise<void>((resolve) => socket.once('connect', resolve));
+      let answer = '';
+      socket.on('data', (c: Buffer) => (answer += c.toString()));
+      let closed = false;
+      socket.once('close', () => (closed = true));
+      socket.write(`POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n${'x'.repeat(1000)}`);
+      return { socket, answer: () => answer, closed: () => closed };
+    };
+    const first = await open();
+    await waitFor(() => first.answer().startsWith('HTTP/1.1 401'));
+    const second = await open();
+    try {
+      await waitFor(() => second.answer().startsWith('HTTP/1.1 401'));
+      // More of the body: the lingering connection reads it, the one closed at once resets.
+      await waitFor(
+        () => {
+          for (const c of [first, second]) if (!c.closed()) c.socket.write('x'.repeat(1000));
+          return second.closed();
+        },
+        { message: () => 'the second connection, past the cap, is closed' },
+      );
+      assert.match(second.answer(), /^HTTP\/1\.1 401 /);
+      assert.equal(first.closed(), false, 'the first still lingers, reading');
+    } finally {
+      first.socket.destroy();
+      second.socket.destroy();
+      await app.close();
     }
   });
 });
