@@ -144,11 +144,11 @@ export async function start(opts: {
   // Loaded only when configured, like the PostgreSQL driver and the mail transport: a process
   // keeps in memory only the clients it uses (ioredis alone is about 20 MiB).
   const rateLimits =
-    opts.api && config.redisUrl ? new (await import('./http/redis-rate-limit-store.ts')).RedisRateLimitStore(config.redisUrl, log) : undefined;
+    opts.api && config.redisUrl ? new (await import('./services/rate-limit/redis-rate-limit-store.ts')).RedisRateLimitStore(config.redisUrl, log) : undefined;
   if (rateLimits && !(await rateLimits.ready())) log.warn('Redis is not reachable yet; rate limits are counted per process until it is');
   // One set of counters for the process's HTTP API and SMPP listener: a customer's requests count
   // together, whichever way they come.
-  const accountLimits = rateLimits ?? (opts.api ? new (await import('./http/rate-limit.ts')).MemoryRateLimitStore() : undefined);
+  const accountLimits = rateLimits ?? (opts.api ? new (await import('./services/rate-limit/rate-limit.ts')).MemoryRateLimitStore() : undefined);
   if (opts.api && buildApp) {
     app = await buildApp({ ctx, carrier, logger: log, ...(accountLimits ? { rateLimits: accountLimits } : {}), ...(opts.workers === 'process' ? { delivery: deliveryStatus } : {}) });
     await app.listen({ port: config.port, host: config.host });

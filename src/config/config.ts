@@ -3,6 +3,7 @@
  * at start so that a typo fails loudly with the variable's name instead of misbehaving later.
  */
 import { isIP } from 'node:net';
+import { ConfigError, type ConfigProblem } from './config-error.ts';
 import { loadSmppConfig, type SmppConfig } from './smpp-config.ts';
 import { parseCallingCodes } from '../domain/calling-codes.ts';
 
@@ -107,30 +108,7 @@ export interface Config {
   };
 }
 
-/** One thing wrong with the environment, as the start-up report prints it. */
-export interface ConfigProblem {
-  /** The variable at fault, e.g. `PORT`. */
-  variable: string;
-  /** Its value as given, secrets masked; null when the variable is missing. */
-  value: string | null;
-  /** What is wrong with it. */
-  message: string;
-  /** What to do about it. */
-  hint: string;
-}
-
-/**
- * A configuration that cannot be used. `loadConfig` collects every problem before throwing, so
- * that one start reports them all instead of one per attempt.
- */
-export class ConfigError extends Error {
-  readonly problems: ConfigProblem[];
-  constructor(message: string, problems?: ConfigProblem[]) {
-    super(message);
-    this.name = 'ConfigError';
-    this.problems = problems ?? [{ variable: /^[A-Z][A-Z0-9_]+/.exec(message)?.[0] ?? 'configuration', value: null, message, hint: '' }];
-  }
-}
+export { ConfigError, type ConfigProblem } from './config-error.ts';
 
 type Env = Record<string, string | undefined>;
 

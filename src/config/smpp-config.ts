@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { parseFailoverCodes } from '../domain/smpp-routes.ts';
 import { AppError } from '../errors/catalogue.ts';
-import { ConfigError } from './config.ts';
+import { ConfigError } from './config-error.ts';
 
 export interface SmppRouteConfig {
   name: string;

@@ -75,11 +75,16 @@ function codeOf(err: unknown): string | undefined {
  * The problem behind an error thrown while starting, in terms of the setting at fault; null when
  * the error is not one a setting explains (a bug, to be reported with its stack).
  */
-export function startupProblems(err: unknown, config: Pick<Config, 'port' | 'host' | 'databaseUrl'> | null): ConfigProblem[] | null {
+export function startupProblems(
+  err: unknown,
+  config: (Pick<Config, 'port' | 'host' | 'databaseUrl'> & { smppServer?: Pick<Config['smppServer'], 'port' | 'tls'> }) | null,
+): ConfigProblem[] | null {
   if (err instanceof ConfigError) return err.problems;
   if (!config) return null;
   const code = codeOf(err);
-  const e = err as { syscall?: string; message?: string; hostname?: string };
+  const e = err as { syscall?: string; message?: string; hostname?: string; listener?: string };
+  const smpp = smppListenProblem(code, e, config);
+  if (smpp) return [smpp];
   const where = `${config.host}:${config.port}`;
   if (code === 'EADDRINUSE') {
     return [{ variable: 'PORT', value: String(config.port), message: `${where} is already in use by another process`, hint: 'Stop that process (another `pigeon serve`?) or set PORT to a free port' }];
@@ -117,4 +122,38 @@ export function startupProblems(err: unknown, config: Pick<Config, 'port' | 'hos
     return [{ variable: 'DATABASE_URL', value: database, message: `SQLite cannot use this file: ${e.message} (${code})`, hint: 'Point DATABASE_URL at a Pigeon database file this user may write' }];
   }
   return null;
+}
+
+/**
+ * The SMPP listener's own port taken or forbidden (src/smpp-server marks its listen errors with
+ * `listener`): named as SMPP_SERVER_PORT or SMPP_SERVER_TLS_PORT, never PORT, whose listener is
+ * fine. Another SMSC simulator, Kannel or a second `pigeon serve` on this host commonly holds 2775.
+ */
+function smppListenProblem(
+  code: string | undefined,
+  e: { syscall?: string; listener?: string },
+  config: Pick<Config, 'host'> & { smppServer?: Pick<Config['smppServer'], 'port' | 'tls'> },
+): ConfigProblem | null {
+  if (e.listener !== 'smpp' && e.listener !== 'smpp-tls') return null;
+  if (code !== 'EADDRINUSE' && !(code === 'EACCES' && e.syscall === 'listen')) return null;
+  const tls = e.listener === 'smpp-tls';
+  const variable = tls ? 'SMPP_SERVER_TLS_PORT' : 'SMPP_SERVER_PORT';
+  const port = tls ? config.smppServer?.tls?.port : config.smppServer?.port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const where = `${host}:${port ?? '?'}`;
+  const off = tls ? 'unset SMPP_SERVER_TLS_PORT, _CERT and _KEY to serve SMPP without TLS' : 'set SMPP_SERVER_PORT=0 to turn the SMPP listener off';
+  if (code === 'EADDRINUSE') {
+    return {
+      variable,
+      value: port === undefined ? null : String(port),
+      message: `the SMPP listener cannot open ${where}: it is already in use by another process (an SMSC simulator, Kannel, another \`pigeon serve\`?)`,
+      hint: `Set ${variable} to a free port (each \`serve\` on this host needs its own), stop that process, or ${off}`,
+    };
+  }
+  return {
+    variable,
+    value: port === undefined ? null : String(port),
+    message: `this user may not listen on ${where} for SMPP`,
+    hint: `Ports below 1024 need privileges: set ${variable} to a higher port, or ${off}`,
+  };
 }

@@ -18,11 +18,12 @@ import { unavailableError } from '../services/availability.ts';
 import { httpDuration, httpRequests } from '../metrics.ts';
 import { authFailureCounter, installAuth } from './auth.ts';
 import { installBodyBudget } from './body-budget.ts';
+import { installLingeringClose } from './lingering-close.ts';
 import { dashboardRoutes } from './dashboard/dashboard-routes.ts';
 import { page } from './dashboard/layout.ts';
 import { html } from './html.ts';
 import { errorBody, makeErrorHandler } from './error-handler.ts';
-import { MemoryRateLimitStore, type RateLimitStore } from './rate-limit.ts';
+import { MemoryRateLimitStore, type RateLimitStore } from '../services/rate-limit/rate-limit.ts';
 import { requestLogger } from './request-logger.ts';
 import { accountRoutes } from './routes/account.ts';
 import { pricingRoutes } from './routes/pricing.ts';
@@ -187,6 +188,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // Four bodies at the limit at once (20 MiB by default): room for several large bulks and
   // uploads together, while a flood of large bodies cannot multiply the memory they take.
   installBodyBudget(app as unknown as FastifyInstance, Math.max(4 * ctx.config.bodyLimitBytes, 16 * 1024 * 1024), ctx.config.bodyLimitBytes);
+  installLingeringClose(app as unknown as FastifyInstance);
 
   // One line per request at info, unless LOG_REQUESTS=false (docs/performance.md). The query
   // string is left out: links in mail carry one-time tokens there. The line's fields are fixed and

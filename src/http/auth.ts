@@ -17,7 +17,7 @@ import { AppError } from '../errors/catalogue.ts';
 import { authenticate, confirmAccess, type Principal } from '../services/auth/access.ts';
 import type { Scope } from '../services/keys/api-keys.ts';
 import type { Context } from '../services/context.ts';
-import { checkRateLimit, type RateLimitStore } from './rate-limit.ts';
+import { checkRateLimit, type RateLimitStore } from '../services/rate-limit/rate-limit.ts';
 import { addressBlock } from '../webhooks/address-guard.ts';
 
 declare module 'fastify' {

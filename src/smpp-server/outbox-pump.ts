@@ -33,7 +33,7 @@ import {
   type PartsRejection,
 } from '../services/smpp-access/smpp-outbox.ts';
 import { STATUS } from './pdu.ts';
-import { DELIVER_WINDOW, type DeliverAnswer, type Session } from './session.ts';
+import { DELIVER_WINDOW, type BindsOfProcess, type DeliverAnswer } from './session-host.ts';
 
 const TEMPORARY = new Set<number>([STATUS.RTHROTTLED, STATUS.RMSGQFUL, STATUS.RSYSERR]);
 const SWEEP_EVERY_MS = 60_000;
@@ -56,7 +56,7 @@ export class OutboxPump {
 
   constructor(
     private readonly ctx: Context,
-    private readonly server: { boundSessions(systemId?: string): Session[] },
+    private readonly server: BindsOfProcess,
     private readonly options: { responseTimeoutMs: number },
   ) {}
 

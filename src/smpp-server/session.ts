@@ -17,8 +17,8 @@ import { CMD, RESP, STATUS, TLV, MalformedPdu, PduFramer, cstring, deliverSmBody
 import { decodeText, readSubmitContent } from './submit-content.ts';
 import type { PartAdded, PartReceipts, PartsGroup } from '../services/smpp-access/smpp-parts.ts';
 import { isTemporary, submitStatusFor } from './status-map.ts';
-import { checkRateLimit } from '../http/rate-limit.ts';
-import type { SmppServer } from './smpp-server.ts';
+import { checkRateLimit } from '../services/rate-limit/rate-limit.ts';
+import { DELIVER_WINDOW, type DeliverAnswer, type SessionHost } from './session-host.ts';
 import { smppBinds, smppSubmits } from '../metrics.ts';
 
 export interface SessionTimings {
@@ -40,8 +40,6 @@ const BIND_TYPES: Record<number, BindType> = {
 
 /** Requests SMPP 3.4 defines that Pigeon does not serve: generic_nack 0x03 like unknown ones. */
 const ACCEPTED_VERSIONS = (v: number) => v <= 0x34 || v === 0x50;
-/** deliver_sm sent and not yet answered, per bind. */
-export const DELIVER_WINDOW = 10;
 /** A peer that reads nothing while we write is cut off past this many unsent octets. */
 const MAX_UNSENT = 1024 * 1024;
 const UNBIND_WAIT_MS = 1_000;
@@ -50,9 +48,6 @@ const UNBIND_WAIT_MS = 1_000;
 function resp(id: number): number {
   return (id | RESP) >>> 0;
 }
-
-/** A deliver_sm's outcome: the answer's command_status, null for none in time, 'gone' for a link closed first. */
-export type DeliverAnswer = number | null | 'gone';
 
 interface InFlight {
   timer: NodeJS.Timeout;
@@ -85,7 +80,7 @@ export class Session {
   #counted = false;
 
   constructor(
-    private readonly server: SmppServer,
+    private readonly server: SessionHost,
     private readonly socket: Socket,
     private readonly timings: SessionTimings,
   ) {

@@ -14,7 +14,7 @@ import { decideBind, liveBindCount, type BindDecision } from '../services/smpp-a
 import { forgetSmppBind, recordSmppBind, refreshSmppBinds, smppUsersNow } from '../services/smpp-access/smpp-binds.ts';
 import { Session, type SessionTimings } from './session.ts';
 import { PartsAssembler } from '../services/smpp-access/smpp-parts.ts';
-import { MemoryRateLimitStore, type RateLimitStore } from '../http/rate-limit.ts';
+import { MemoryRateLimitStore, type RateLimitStore } from '../services/rate-limit/rate-limit.ts';
 import { OutboxPump } from './outbox-pump.ts';
 
 export interface SmppServerOptions extends SessionTimings {
@@ -46,6 +46,9 @@ export const DEFAULT_SMPP_SERVER_OPTIONS: Omit<SmppServerOptions, 'host' | 'port
 };
 
 /** Connections not (yet) bound from one address, at most. */
+/** Which listener an error of `listen` came from (read by src/config/startup-checks.ts). */
+export type SmppListener = 'smpp' | 'smpp-tls';
+
 export const MAX_UNBOUND_PER_ADDRESS = 32;
 
 /** The smallest burst a user's bucket allows: the parts of a long message go together. */
@@ -78,8 +81,6 @@ export class SmppServer {
       socket.on('error', () => {});
       this.#accept(socket);
     });
-    // A listening socket's error (other than at listen) must not take the process down.
-    this.#server.on('error', (err) => ctx.log.error({ err }, 'smpp server error'));
     this.#tlsServer = options.tls
       ? createTlsServer({ cert: options.tls.cert, key: options.tls.key, handshakeTimeout: options.bindTimeoutMs }, (socket) => {
           socket.on('error', () => {});
@@ -88,7 +89,6 @@ export class SmppServer {
       : null;
     // A failed handshake (plain SMPP on the TLS port, a scanner) is the client's problem.
     this.#tlsServer?.on('tlsClientError', (err) => ctx.log.debug({ err }, 'smpp tls handshake failed'));
-    this.#tlsServer?.on('error', (err) => ctx.log.error({ err }, 'smpp tls server error'));
   }
 
   #accept(socket: Socket): void {
@@ -113,17 +113,32 @@ export class SmppServer {
     });
   }
 
+  /**
+   * Opens the listeners. A failure to listen (the port taken, a port this user may not use) is
+   * the start's to report, in terms of the setting (src/config/startup-checks.ts): it rejects with
+   * the error marked with its `listener`, logs nothing, and leaves no listener of this server open.
+   */
   async listen(): Promise<number> {
-    const listen = (server: Server, port: number) =>
+    const listen = (server: Server, port: number, listener: SmppListener) =>
       new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
+        const failed = (err: Error) => reject(Object.assign(err, { listener }));
+        server.once('error', failed);
         server.listen(port, this.options.host, () => {
-          server.off('error', reject);
+          server.off('error', failed);
+          // A listening socket's error (after listen) must not take the process down.
+          server.on('error', (err) => this.ctx.log.error({ err, listener }, 'smpp server error'));
           resolve();
         });
       });
-    await listen(this.#server, this.options.port);
-    if (this.#tlsServer && this.options.tls) await listen(this.#tlsServer, this.options.tls.port);
+    await listen(this.#server, this.options.port, 'smpp');
+    if (this.#tlsServer && this.options.tls) {
+      try {
+        await listen(this.#tlsServer, this.options.tls.port, 'smpp-tls');
+      } catch (err) {
+        this.#server.close();
+        throw err;
+      }
+    }
     this.#watch = setInterval(() => void this.#tick(), this.options.watchMs);
     this.#watch.unref();
     return (this.#server.address() as AddressInfo).port;

@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { buildApp } from '../../src/http/app.ts';
-import { RedisRateLimitStore } from '../../src/http/redis-rate-limit-store.ts';
+import { RedisRateLimitStore } from '../../src/services/rate-limit/redis-rate-limit-store.ts';
 import { harness, type Harness } from '../helpers/harness.ts';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';

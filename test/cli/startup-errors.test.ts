@@ -4,7 +4,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -87,6 +87,52 @@ describe('start-up errors name the setting at fault', () => {
       const res = await pigeon(['serve'], { PORT: String(port), HOST: '127.0.0.1' });
       assertExplained(res, 'PORT', 1);
       assert.match(res.stderr, new RegExp(`127\\.0\\.0\\.1:${port} is already in use`));
+    } finally {
+      blocker.close();
+    }
+  });
+
+  test('the SMPP port in use names SMPP_SERVER_PORT, not PORT, and says what to do', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const { port } = blocker.address() as { port: number };
+    try {
+      const res = await pigeon(['serve'], { PORT: '0', HOST: '127.0.0.1', SMPP_SERVER_PORT: String(port) });
+      assertExplained(res, `SMPP_SERVER_PORT="${port}"`, 1);
+      assert.match(res.stderr, new RegExp(`127\\.0\\.0\\.1:${port}: it is already in use`));
+      assert.match(res.stderr, /SMPP_SERVER_PORT=0 to turn the SMPP listener off/);
+      assert.match(res.stderr, /SMPP_SERVER_PORT to a free port/);
+      assert.doesNotMatch(res.stderr, /(^|[^_])PORT=/m, `PORT is not blamed:\n${res.stderr}`);
+      assert.doesNotMatch(res.stderr, /EADDRINUSE|"level"/, `no log line of the listen error:\n${res.stderr}`);
+      assert.equal(res.stdout, '', res.stdout);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  test('the SMPP TLS port in use names SMPP_SERVER_TLS_PORT', async () => {
+    const made = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-days', '1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { encoding: 'utf8' });
+    assert.equal(made.status, 0, made.stderr);
+    // The plain listener (which 0 would turn off, and TLS with it) gets a port free a moment ago.
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const free = (probe.address() as { port: number }).port;
+    await new Promise((resolve) => probe.close(resolve));
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const { port } = blocker.address() as { port: number };
+    try {
+      const res = await pigeon(['serve'], {
+        PORT: '0',
+        HOST: '127.0.0.1',
+        SMPP_SERVER_PORT: String(free),
+        SMPP_SERVER_TLS_PORT: String(port),
+        SMPP_SERVER_TLS_CERT: join(dir, 'cert.pem'),
+        SMPP_SERVER_TLS_KEY: join(dir, 'key.pem'),
+      });
+      assertExplained(res, `SMPP_SERVER_TLS_PORT="${port}"`, 1);
+      assert.match(res.stderr, /already in use/);
+      assert.doesNotMatch(res.stderr, /^  (PORT|SMPP_SERVER_PORT)=/m, res.stderr);
     } finally {
       blocker.close();
     }

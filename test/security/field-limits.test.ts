@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { harness, type Harness } from '../helpers/harness.ts';
-import { MemoryRateLimitStore } from '../../src/http/rate-limit.ts';
+import { MemoryRateLimitStore } from '../../src/services/rate-limit/rate-limit.ts';
 
 const SEND = { to: '+447911123456', from: 'Acme', message: 'hello' };
 

@@ -11,7 +11,7 @@ import { encodeGsm7 } from '../../src/carriers/smpp/gsm7.ts';
 import { listSmppUsers } from '../../src/services/smpp-access/smpp-users.ts';
 import { enqueuePartsRejections, type DeliverFields } from '../../src/services/smpp-access/smpp-outbox.ts';
 import { OutboxPump } from '../../src/smpp-server/outbox-pump.ts';
-import type { DeliverAnswer, Session as SmppSession } from '../../src/smpp-server/session.ts';
+import type { DeliverAnswer, ReceivingBind } from '../../src/smpp-server/session-host.ts';
 import { assignNumber } from '../../src/services/numbers/numbers.ts';
 import { receiveInbound } from '../../src/services/inbound/inbound.ts';
 import { bound, call, closed, serverFixture, waitFor, type ServerFixture } from './server-fixture.ts';
@@ -228,7 +228,7 @@ function fakeBind(systemId: string) {
       });
     },
   };
-  return { session: session as unknown as Session & SmppSession, out };
+  return { session: session as unknown as Session & ReceivingBind, out };
 }
 
 test('the next window is taken ahead: an answer\'s slot gets the next delivery at once, with no wait on the database; what is ahead when the bind goes is due again at once, in order', async () => {

@@ -22,7 +22,7 @@ import {
   type TwilioParams,
 } from '../../services/twilio/twilio-messages.ts';
 import { AUTH_FAILURES, type AuthFailureCounter } from '../auth.ts';
-import { checkRateLimit, type RateLimitStore } from '../rate-limit.ts';
+import { checkRateLimit, type RateLimitStore } from '../../services/rate-limit/rate-limit.ts';
 import { addressBlock } from '../../webhooks/address-guard.ts';
 
 export const TWILIO_PREFIX = '/2010-04-01';

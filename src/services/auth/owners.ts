@@ -4,9 +4,9 @@
  */
 import { AppError } from '../../errors/catalogue.ts';
 import type { OwnersTable } from '../../store/database.ts';
-import { deleteAccount, findAccount, findAccountEmail } from '../../store/repositories/accounts.repository.ts';
+import { deleteAccount, findAccount } from '../../store/repositories/accounts.repository.ts';
 import { findOperatorByEmail, findOperatorById } from '../../store/repositories/operators.repository.ts';
-import { findOwnerByEmail, findOwnerById, insertOwner, ownerEmailsOfAccount, setOwnerPasswordHash } from '../../store/repositories/owners.repository.ts';
+import { findOwnerByEmail, findOwnerById, insertOwner, setOwnerPasswordHash } from '../../store/repositories/owners.repository.ts';
 import { newId } from '../../util/ids.ts';
 import { createAccount, type Account } from '../accounts/accounts.ts';
 import { recordAudit } from '../audit/audit.ts';
@@ -212,14 +212,6 @@ export async function getOwnerWithAccount(ctx: Context, ownerId: string): Promis
 
 export async function getOperator(ctx: Context, operatorId: string): Promise<Operator | null> {
   return (await findOperatorById(ctx.store.db, operatorId)) ?? null;
-}
-
-/** The addresses to notify about an account: its owners', or the account's contact address. */
-export async function accountEmails(ctx: Context, accountId: string): Promise<string[]> {
-  const owners = await ownerEmailsOfAccount(ctx.store.db, accountId);
-  if (owners.length > 0) return owners;
-  const email = await findAccountEmail(ctx.store.db, accountId);
-  return email === undefined ? [] : [email];
 }
 
 /**

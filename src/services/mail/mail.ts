@@ -12,7 +12,7 @@ import { deleteJobs, enqueueJobs, rescheduleJob } from '../../store/repositories
 import { findMail, insertMails, listMails, updateMail } from '../../store/repositories/mail-outbox.repository.ts';
 import { newId } from '../../util/ids.ts';
 import type { Context } from '../context.ts';
-import { accountEmails } from '../auth/owners.ts';
+import { accountEmails } from './account-emails.ts';
 import { onSenderIdReview } from '../sender-ids/sender-ids.ts';
 
 /** Waits before each retry; after the last, the mail is marked `failed`. */

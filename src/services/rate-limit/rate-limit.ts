@@ -1,9 +1,10 @@
 /**
  * Per-account request rate limit: a fixed window of `RATE_LIMIT_WINDOW_MS` allowing
  * `RATE_LIMIT_MAX` requests. The counter store is an interface so that a shared store (Redis)
- * can replace the in-process one when several API processes serve the same accounts.
+ * can replace the in-process one when several API processes serve the same accounts. A service
+ * of its own: the HTTP API and the SMPP listener count an account's requests in the same windows.
  */
-import { AppError } from '../errors/catalogue.ts';
+import { AppError } from '../../errors/catalogue.ts';
 
 export interface RateLimitStore {
   /** Counts one hit for `key` in the window that contains `now`; returns the count and the window's end. */
