@@ -29,6 +29,7 @@ import * as m024 from './migrations/024-twilio.ts';
 import * as m025 from './migrations/025-retention.ts';
 import * as m026 from './migrations/026-smpp-parts.ts';
 import * as m027 from './migrations/027-smpp-outbox-order.ts';
+import * as m029 from './migrations/029-members.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': m001,
@@ -55,6 +56,7 @@ const migrations: Record<string, Migration> = {
   '025-retention': m025,
   '026-smpp-parts': m026,
   '027-smpp-outbox-order': m027,
+  '029-members': m029,
 };
 
 class InCodeMigrationProvider implements MigrationProvider {
