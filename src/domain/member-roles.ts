@@ -50,6 +50,9 @@ export const DASHBOARD_REQUIREMENTS: Readonly<Record<string, Requirement>> = {
   // Sign-up, login and e-mailed links.
   'GET /login': 'public',
   'POST /login': 'public',
+  'GET /login/code': 'code',
+  'POST /login/code': 'code',
+  'POST /login/code/cancel': 'code',
   'GET /signup': 'public',
   'POST /signup': 'public',
   'GET /forgot-password': 'public',
@@ -90,6 +93,10 @@ export const DASHBOARD_REQUIREMENTS: Readonly<Record<string, Requirement>> = {
   // The person's own sign-in.
   'GET /settings/password': 'self',
   'POST /settings/password': 'self',
+  'GET /settings/security': 'self',
+  'POST /settings/security/start': 'self',
+  'POST /settings/security/confirm': 'self',
+  'POST /settings/security/disable': 'self',
   // Developers' remit (the webhook secret is a credential: revealing it is not a read).
   'POST /settings/api-keys': 'developer',
   'POST /settings/api-keys/:id/revoke': 'developer',
@@ -117,6 +124,8 @@ export const DASHBOARD_REQUIREMENTS: Readonly<Record<string, Requirement>> = {
   'POST /settings/team/invitations/:id/revoke': 'owner',
   'POST /settings/team/:id/role': 'owner',
   'POST /settings/team/:id/remove': 'owner',
+  'POST /settings/team/:id/reset-2fa': 'owner',
+  'POST /settings/team/require-2fa': 'owner',
 };
 
 /** The requirement of a route, or undefined when the table does not name it. */

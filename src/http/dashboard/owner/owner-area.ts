@@ -14,7 +14,9 @@ import { getOwnerWithAccount, type OwnerWithAccount } from '../../../services/au
 import type { Session } from '../../../services/auth/sessions.ts';
 import { html, raw, type Html } from '../../html.ts';
 import { alert, csrfField, page } from '../layout.ts';
-import { sessionGuard } from '../session-guard.ts';
+import { seeOther, sessionGuard } from '../session-guard.ts';
+
+export const SECURITY_PAGE = '/dashboard/settings/security';
 
 export interface OwnerRequestState extends OwnerWithAccount {
   session: Session;
@@ -87,7 +89,7 @@ export function ownerPages(ctx: Context, groups: readonly OwnerPageGroup[]) {
       const [requirement] = [...requirements];
       if (requirements.size !== 1 || requirement === undefined) throw new Error(`dashboard route ${methods.join(',')} ${path} has no requirement in DASHBOARD_REQUIREMENTS`);
       if (route.config?.public === true && requirement !== 'public') throw new Error(`dashboard route ${path} is public but its requirement is ${requirement}`);
-      route.config = { ...route.config, public: requirement === 'public', requirement };
+      route.config = { ...route.config, public: requirement === 'public', codeStep: requirement === 'code', requirement };
     });
 
     app.addHook(
@@ -98,11 +100,16 @@ export function ownerPages(ctx: Context, groups: readonly OwnerPageGroup[]) {
     );
 
     // After the session guard: the member's role must meet the route's requirement.
-    app.addHook('preHandler', async (request) => {
+    app.addHook('preHandler', async (request, reply) => {
       const requirement = request.routeOptions.config.requirement;
       if (requirement === 'public' || requirement === 'code') return;
       const s = state(request);
       if (requirement === undefined || !roleMeets(roleOf(s), requirement)) refuseForRole(request, s, requirement ?? 'owner');
+      // An account that requires two-factor: a member without it sets it up before anything else.
+      if (Number(s.account.require_2fa ?? 0) === 1 && s.owner.totp_enabled_at == null && requirement !== 'self') {
+        if (request.headers['hx-request']) return reply.header('hx-redirect', SECURITY_PAGE).code(401).send('');
+        return seeOther(reply, SECURITY_PAGE);
+      }
     });
 
     const render: OwnerArea['render'] = (request, reply, title, current, body, scripts) => {
@@ -132,6 +139,7 @@ export function settingsTabs(current: 'api-keys' | 'webhook' | 'events' | 'smpp'
     { key: 'twilio', href: '/dashboard/settings/twilio', label: 'Twilio-compatible API' },
     { key: 'privacy', href: '/dashboard/settings/privacy', label: 'Data retention' },
     { key: 'password', href: '/dashboard/settings/password', label: 'Password' },
+    { key: 'security', href: '/dashboard/settings/security', label: 'Security' },
     { key: 'team', href: '/dashboard/settings/team', label: 'Team' },
   ];
   return html`<nav aria-label="Settings" class="tabs"><ul>${tabs.map(

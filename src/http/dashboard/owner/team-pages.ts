@@ -8,6 +8,7 @@ import { MEMBER_ROLES, type MemberRole } from '../../../domain/member-roles.ts';
 import { AppError } from '../../../errors/catalogue.ts';
 import { acceptInvitation, changeMemberRole, invitationOfLink, inviteMember, listMembers, listPendingInvitations, removeMember, revokeInvitation } from '../../../services/accounts/members.ts';
 import { createSession } from '../../../services/auth/sessions.ts';
+import { resetMemberTwoFactor, setRequireTwoFactor } from '../../../services/auth/two-factor.ts';
 import { html, raw, type Html } from '../../html.ts';
 import { alert, csrfField, page, table, when } from '../layout.ts';
 import { checkPreLoginToken, field, preLoginToken, seeOther, setSessionCookie } from '../session-guard.ts';
@@ -38,7 +39,11 @@ export function teamPages(app: FastifyInstance, { ctx, render }: OwnerArea): voi
       isOwner
         ? html`<form method="post" action="/dashboard/settings/team/${m.id}/role" class="inline">${csrf}${roleSelect('role', `role-${m.id}`, m.role, `Role of ${m.email}`)} <button type="submit" class="secondary">Change</button></form>`
         : html`${m.role}`,
-      m.two_factor ? 'on' : 'off',
+      m.two_factor
+        ? isOwner && m.id !== s.owner.id
+          ? html`on <form method="post" action="/dashboard/settings/team/${m.id}/reset-2fa" class="inline" data-confirm="Reset the two-factor sign-in of ${m.email}? Their sessions end.">${csrf}<button type="submit" class="secondary" aria-label="Reset two-factor of ${m.email}">Reset</button></form>`
+          : 'on'
+        : 'off',
       when(m.created_at),
       isOwner
         ? html`<form method="post" action="/dashboard/settings/team/${m.id}/remove" class="inline" data-confirm="Remove ${m.email} from the account? Their sessions end at once.">${csrf}<button type="submit" class="danger" aria-label="Remove ${m.email}">Remove</button></form>`
@@ -60,6 +65,11 @@ export function teamPages(app: FastifyInstance, { ctx, render }: OwnerArea): voi
 <p class="hint">We mail them a link, valid 7 days and usable once, to choose a password.</p>
 <div class="actions"><button type="submit">Send the invitation</button></div></form></section>`
       : html`<p class="hint">Your role is <strong>${roleOf(s)}</strong>; an owner of the account manages the team.</p>`;
+    const required = Number(s.account.require_2fa ?? 0) === 1;
+    const requireForm = isOwner
+      ? html`<section><h2>Two-factor for everyone</h2><p id="require-2fa-state">${required ? 'Every member must sign in with two-factor; a member without it sets it up first.' : 'Two-factor sign-in is up to each member.'}</p>
+<form method="post" action="/dashboard/settings/team/require-2fa">${csrf}<input type="hidden" name="required" value="${required ? 'off' : 'on'}"><button type="submit" class="secondary">${required ? 'Stop requiring two-factor' : 'Require two-factor of every member'}</button></form></section>`
+      : html``;
     return render(
       request,
       reply,
@@ -68,7 +78,7 @@ export function teamPages(app: FastifyInstance, { ctx, render }: OwnerArea): voi
       html`${settingsTabs('team')}${alert(message?.text, message?.kind)}
 <section>${table('Members', ['E-mail', 'Role', 'Two-factor', 'Joined', ''], memberRows, 'No members.')}</section>
 <section><h2>Invitations waiting</h2>${table('Invitations waiting', ['E-mail', 'Role', 'Expires', ''], invitationRows, 'No invitations waiting.')}</section>
-${inviteForm}`,
+${inviteForm}${requireForm}`,
     );
   };
 
@@ -114,6 +124,20 @@ ${inviteForm}`,
       return seeOther(reply, '/dashboard/login');
     }
     return act(request, reply, () => removeMember(ctx, s.account.id, request.params.id), 'The member was removed; their sessions have ended.');
+  });
+
+  app.post<{ Params: { id: string } }>('/settings/team/:id/reset-2fa', async (request, reply) =>
+    act(request, reply, () => resetMemberTwoFactor(ctx, state(request).account.id, request.params.id), 'Their two-factor sign-in was reset and their sessions ended.'),
+  );
+
+  app.post('/settings/team/require-2fa', async (request, reply) => {
+    const s = state(request);
+    const on = field(request.body, 'required') === 'on';
+    await setRequireTwoFactor(ctx, s.account.id, on);
+    s.account = { ...s.account, require_2fa: on ? 1 : 0 };
+    // The owner too, without two-factor, goes to set it up first.
+    if (on && s.owner.totp_enabled_at == null) return seeOther(reply, '/dashboard/settings/security');
+    return teamPage(request, reply, { text: on ? 'Two-factor is now required of every member.' : 'Two-factor is no longer required.', kind: 'ok' });
   });
 
   // The invitation's link.
