@@ -10,6 +10,8 @@ import { after, before, describe, test } from 'node:test';
 import { harness, type Harness } from '../helpers/harness.ts';
 import { DashboardClient } from '../helpers/dashboard-client.ts';
 import { totpCodeAt } from '../../src/services/auth/totp.ts';
+import { signedInOperator } from '../helpers/dashboard-client.ts';
+import { operatorCommands } from '../../src/cli/commands/operator.ts';
 
 const PASSWORD = 'correct horse battery';
 const STEP = 30_000;
@@ -192,5 +194,19 @@ describe('dashboard two-factor', () => {
     assert.equal(again.res.headers.location, '/dashboard', 'no code: two-factor was reset');
     assert.equal((await again.client.get('/dashboard/settings/api-keys')).headers.location, '/dashboard/settings/security');
     void ownerSecret;
+  });
+
+  test('pigeon operator reset-2fa EMAIL turns the operator\'s two-factor off and ends their sessions', async () => {
+    const ops = await signedInOperator(h.app, h.ctx, 'root@example.com');
+    assert.equal((await ops.get('/operator/sender-ids')).statusCode, 200);
+    await h.ctx.store.db.updateTable('operators').set({ totp_secret: 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ', totp_enabled_at: h.clock.now(), totp_last_step: 1 }).where('email', '=', 'root@example.com').execute();
+    const printed: object[] = [];
+    await operatorCommands['operator reset-2fa']!.run(h.ctx, { positionals: ['Root@example.com'], values: {} }, { json: true, print: (r: object) => void printed.push(r) });
+    assert.equal((printed[0] as { email: string }).email, 'root@example.com');
+    const row = await h.ctx.store.db.selectFrom('operators').selectAll().where('email', '=', 'root@example.com').executeTakeFirstOrThrow();
+    assert.equal(row.totp_secret, null);
+    assert.equal(row.totp_enabled_at, null);
+    assert.equal((await ops.get('/operator/sender-ids')).headers.location, '/operator/login', 'their session ended');
+    await assert.rejects(operatorCommands['operator reset-2fa']!.run(h.ctx, { positionals: ['nobody@example.com'], values: {} }, { json: true, print: () => {} }), /No operator nobody@example\.com/);
   });
 });

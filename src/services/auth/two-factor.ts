@@ -25,6 +25,7 @@ import {
   type TwoFactorState,
 } from '../../store/repositories/two-factor.repository.ts';
 import { findOwnerById } from '../../store/repositories/owners.repository.ts';
+import { findOperatorByEmail } from '../../store/repositories/operators.repository.ts';
 import { newId } from '../../util/ids.ts';
 import type { Context } from '../context.ts';
 import { releaseLoginAttempt, reserveLoginAttempt } from './login-throttle.ts';
@@ -167,10 +168,13 @@ export async function resetMemberTwoFactor(ctx: Context, accountId: string, memb
   await endOtherSessions(ctx, 'owner', memberId);
 }
 
-/** The operator's `pigeon operator reset-2fa`: two-factor off and every session of the operator ended. */
-export async function resetOperatorTwoFactor(ctx: Context, operatorId: string): Promise<void> {
-  await clearTwoFactor(ctx.store.db, 'operator', operatorId);
-  await endOtherSessions(ctx, 'operator', operatorId);
+/** `pigeon operator reset-2fa EMAIL`: the operator's two-factor off and every session of theirs ended. */
+export async function resetOperatorTwoFactor(ctx: Context, email: string): Promise<{ id: string; email: string }> {
+  const operator = await findOperatorByEmail(ctx.store.db, email.trim().toLowerCase());
+  if (!operator) throw new AppError('not_found', `No operator ${email}.`);
+  await clearTwoFactor(ctx.store.db, 'operator', operator.id);
+  await endOtherSessions(ctx, 'operator', operator.id);
+  return { id: operator.id, email: operator.email };
 }
 
 /** An owner requires two-factor of every member of the account (or no longer does). */
