@@ -210,3 +210,39 @@ describe('dashboard two-factor', () => {
     await assert.rejects(operatorCommands['operator reset-2fa']!.run(h.ctx, { positionals: ['nobody@example.com'], values: {} }, { json: true, print: () => {} }), /No operator nobody@example\.com/);
   });
 });
+
+describe('operator two-factor with OPERATOR_REQUIRE_2FA=true', () => {
+  let h: Harness;
+  before(async () => {
+    h = await harness({ OPERATOR_REQUIRE_2FA: 'true' });
+  });
+  after(() => h.close());
+
+  test('an operator without it sets it up before any console page; sign-in then asks for the code', async () => {
+    const ops = await signedInOperator(h.app, h.ctx, 'root@example.com');
+    const forced = await ops.get('/operator/sender-ids');
+    assert.equal(forced.statusCode, 303);
+    assert.equal(forced.headers.location, '/operator/security');
+    const off = await ops.get('/operator/security');
+    assert.match(off.body, /id="two-factor-required"/);
+    assert.equal((await ops.post('/operator/security/start', {}, off.body)).statusCode, 303);
+    const shown = await ops.get('/operator/security');
+    const secret = /id="totp-secret">([A-Z2-7]+)</.exec(shown.body)![1]!;
+    const on = await ops.post('/operator/security/confirm', { code: totpCodeAt(secret, h.clock.now()) }, shown.body);
+    assert.equal(on.statusCode, 200, on.body);
+    assert.equal([...on.body.matchAll(/<li><code>/g)].length, 10);
+    assert.equal((await ops.get('/operator/sender-ids')).statusCode, 200);
+
+    h.clock.advance(STEP);
+    const again = new DashboardClient(h.app);
+    const form = await again.get('/operator/login');
+    const res = await again.post('/operator/login', { email: 'root@example.com', password: 'operator password' }, form.body);
+    assert.equal(res.headers.location, '/operator/login/code');
+    assert.equal((await again.get('/operator/sender-ids')).headers.location, '/operator/login/code');
+    const codeForm = await again.get('/operator/login/code');
+    assert.equal((await again.post('/operator/login/code', { code: '000000' }, codeForm.body)).statusCode, 401);
+    const ok = await again.post('/operator/login/code', { code: totpCodeAt(secret, h.clock.now()) }, codeForm.body);
+    assert.equal(ok.statusCode, 303);
+    assert.equal((await again.get('/operator/sender-ids')).statusCode, 200);
+  });
+});

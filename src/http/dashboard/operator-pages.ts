@@ -26,6 +26,7 @@ import { html, type Html } from '../html.ts';
 import { alert, csrfField, formatBytes, page, statusBadge, table, when } from './layout.ts';
 import { sendDocument } from './send-document.ts';
 import { clearSessionCookie, field, loginHandler, preLoginToken, seeOther, sessionGuard } from './session-guard.ts';
+import { operatorSecurityPages } from './operator-security-pages.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -90,6 +91,8 @@ export function operatorPages(ctx: Context) {
     });
 
     app.get('/', async (_request, reply) => seeOther(reply, '/operator/sender-ids'));
+
+    operatorSecurityPages(app, ctx, state, render);
 
     // ---- Review queue -----------------------------------------------------------------------
 
