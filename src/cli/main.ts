@@ -25,6 +25,7 @@ import { numberCommands } from './commands/number.ts';
 import { optOutCommands } from './commands/opt-out.ts';
 import { privacyCommands } from './commands/privacy.ts';
 import { operatorCommands } from './commands/operator.ts';
+import { memberCommands } from './commands/member.ts';
 import { senderIdCommands } from './commands/sender-id.ts';
 import { serviceCommands } from './commands/service.ts';
 import { smppUserCommands } from './commands/smpp-user.ts';
@@ -49,6 +50,7 @@ export const commands: Record<string, Command> = {
   ...optOutCommands,
   ...privacyCommands,
   ...operatorCommands,
+  ...memberCommands,
   ...doctorCommands,
   ...devWebhookCommands,
   ...backupCommands,
@@ -60,7 +62,8 @@ const GROUPS: Record<string, string> = {
   credits: 'Top up an account',
   key: 'API keys: create, list, revoke',
   'sender-id': 'Review Sender IDs: list, approve, reject, request-info',
-  operator: 'Console logins for operators, with roles: create, role, list',
+  operator: 'Console logins for operators, with roles and two-factor: create, role, list, reset-2fa',
+  member: "The people of an account's dashboard: list",
   'smpp-user': 'SMPP credentials for accounts: create, list, rotate, delete',
   route: 'SMPP routes to carriers: list, show, add, update, remove',
   message: 'One message as the operator sees it',

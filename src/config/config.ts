@@ -85,6 +85,8 @@ export interface Config {
    * client address.
    */
   signup: { mode: 'open' | 'verify' | 'closed'; maxPerHour: number };
+  /** OPERATOR_REQUIRE_2FA: an operator without two-factor sets it up before any console page. */
+  operatorRequire2fa: boolean;
   /**
    * Scheduled backups of a SQLite store (BACKUP_DIR, BACKUP_INTERVAL_HOURS, BACKUP_KEEP), taken by
    * each process with workers; null when off (the default).
@@ -355,6 +357,7 @@ function readConfig(env: Env): Config {
       .map((s) => s.trim().toUpperCase())
       .filter(Boolean),
     signup: { mode: signupMode, maxPerHour: int(env, 'SIGNUP_MAX_PER_HOUR', 5, 1) },
+    operatorRequire2fa: bool(env, 'OPERATOR_REQUIRE_2FA', false),
     backup,
     retention: {
       bodyDays: int(env, 'RETENTION_BODY_DAYS', 30, 0, 100_000),

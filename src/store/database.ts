@@ -57,6 +57,8 @@ export interface AccountsTable {
   retention_message_days?: number | null;
   /** Days before its numbers are masked; null: RETENTION_MASK_NUMBERS_DAYS. */
   retention_mask_days?: number | null;
+  /** 1: every member must use two-factor (migration 029). */
+  require_2fa?: number;
 }
 
 export interface ApiKeysTable {
@@ -264,6 +266,10 @@ export interface OperatorsTable {
   created_at: number;
   /** `admin`, `support` or `finance` (migration 030; src/domain/operator-roles.ts). */
   role: string;
+  /** Two-factor (migration 029): see TwoFactorColumns. */
+  totp_secret?: string | null;
+  totp_enabled_at?: number | null;
+  totp_last_step?: number | null;
 }
 
 /** A person who signs in to the dashboard for an account. */
@@ -279,6 +285,41 @@ export interface OwnersTable {
   email_verified_at: number | null;
   /** The IANA time zone the composer reads dates in (migration 016); null until set. */
   time_zone?: string | null;
+  /** owner | developer | billing | viewer (migration 029); rows made before it are owners. */
+  role?: MemberRole;
+  /** The TOTP secret (base32): set while two-factor is being set up or is on. */
+  totp_secret?: string | null;
+  /** When two-factor was turned on (a valid code confirmed it); null while off. */
+  totp_enabled_at?: number | null;
+  /** The last TOTP time step accepted, so that a code is not accepted twice. */
+  totp_last_step?: number | null;
+}
+
+export type MemberRole = 'owner' | 'developer' | 'billing' | 'viewer';
+
+/** An e-mailed invitation to join an account (migration 029). */
+export interface MemberInvitationsTable {
+  id: string;
+  account_id: string;
+  email: string;
+  role: MemberRole;
+  /** SHA-256 of the link's token, hex. */
+  token_digest: string;
+  /** The member who invited. */
+  invited_by: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+/** The digest of one single-use two-factor recovery code of an owner or operator (migration 029). */
+export interface RecoveryCodesTable {
+  id: string;
+  subject_kind: SessionKind;
+  subject_id: string;
+  code_digest: string;
+  created_at: number;
+  used_at: number | null;
 }
 
 export type OwnerTokenPurpose = 'reset' | 'verify';
@@ -319,6 +360,8 @@ export interface SessionsTable {
   key_form_nonce?: string | null;
   /** SHA-256 of the last API-key form nonce used: a repeat of that post is recognised. */
   key_form_used?: string | null;
+  /** 'code' while a person with two-factor has given the password but not yet the code (migration 029). */
+  pending?: string | null;
 }
 
 /** Failed logins per e-mail and client address, for the lockout. */
@@ -678,6 +721,8 @@ export interface Database {
   sessions: SessionsTable;
   login_throttle: LoginThrottleTable;
   owner_tokens: OwnerTokensTable;
+  member_invitations: MemberInvitationsTable;
+  recovery_codes: RecoveryCodesTable;
   rate_counters: RateCountersTable;
   sender_id_documents: SenderIdDocumentsTable;
   mail_outbox: MailOutboxTable;

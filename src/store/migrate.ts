@@ -30,6 +30,7 @@ import * as m025 from './migrations/025-retention.ts';
 import * as m026 from './migrations/026-smpp-parts.ts';
 import * as m027 from './migrations/027-smpp-outbox-order.ts';
 import * as m028 from './migrations/028-verify.ts';
+import * as m029 from './migrations/029-members.ts';
 import * as m030 from './migrations/030-audit.ts';
 import * as m031 from './migrations/031-marketing.ts';
 
@@ -59,6 +60,7 @@ const migrations: Record<string, Migration> = {
   '026-smpp-parts': m026,
   '027-smpp-outbox-order': m027,
   '028-verify': m028,
+  '029-members': m029,
   '030-audit': m030,
   '031-marketing': m031,
 };

@@ -1,4 +1,5 @@
 import { createOperator, listOperators, setOperatorRole } from '../../services/auth/operators.ts';
+import { resetOperatorTwoFactor } from '../../services/auth/two-factor.ts';
 import { arg, required, UsageError, type Command } from '../command.ts';
 
 const ROLE_HELP = 'admin (everything), support (Sender ID review, reading accounts, messages and binds, suspending), finance (credits, rate cards, margin and usage)';
@@ -33,6 +34,14 @@ export const operatorCommands: Record<string, Command> = {
     async run(ctx, _args, out) {
       const data = await listOperators(ctx);
       out.print({ data }, data.length === 0 ? 'No operators.' : data.map((o) => `${o.id}  ${o.email}  ${o.role}`).join('\n'));
+    },
+  },
+  'operator reset-2fa': {
+    usage: 'operator reset-2fa EMAIL',
+    description: "Turn an operator's two-factor sign-in off (a lost authenticator) and end their sessions; they set it up again at the next sign-in.",
+    async run(ctx, { positionals }, out) {
+      const op = await resetOperatorTwoFactor(ctx, arg(positionals, 0, 'EMAIL'));
+      out.print(op, `Two-factor of operator ${op.email} reset; their sessions have ended.`);
     },
   },
 };

@@ -31,6 +31,8 @@ import { senderIdPages } from './owner/sender-ids-pages.ts';
 import { settingsPages } from './owner/settings-pages.ts';
 import { usagePages } from './owner/usage-pages.ts';
 import { auditPages } from './owner/audit-pages.ts';
+import { teamPages } from './owner/team-pages.ts';
+import { securityPages } from './owner/security-pages.ts';
 
 const SECURITY_HEADERS = {
   'content-security-policy': "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
@@ -40,7 +42,7 @@ const SECURITY_HEADERS = {
 };
 
 /** The page groups of the owner's area, each a module of ./owner/ (a new group is one more entry). */
-const OWNER_PAGE_GROUPS: readonly OwnerPageGroup[] = [authPages, overviewPages, keysPages, smppPages, twilioPages, settingsPages, senderIdPages, messagePages, campaignPages, creditPages, usagePages, twoWayPageGroup, auditPages];
+const OWNER_PAGE_GROUPS: readonly OwnerPageGroup[] = [authPages, overviewPages, keysPages, smppPages, twilioPages, settingsPages, senderIdPages, messagePages, campaignPages, creditPages, usagePages, twoWayPageGroup, auditPages, teamPages, securityPages];
 
 export function dashboardRoutes(ctx: Context) {
   return async (app: FastifyInstance) => {

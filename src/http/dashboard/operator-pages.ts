@@ -29,6 +29,7 @@ import { html, type Html } from '../html.ts';
 import { alert, csrfField, formatBytes, page, statusBadge, table, when } from './layout.ts';
 import { sendDocument } from './send-document.ts';
 import { clearSessionCookie, field, loginHandler, preLoginToken, seeOther, sessionGuard } from './session-guard.ts';
+import { operatorSecurityPages } from './operator-security-pages.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -107,6 +108,8 @@ export function operatorPages(ctx: Context) {
       render(request, reply, 'Audit log', 'audit', await auditSection(ctx, '/operator/audit', request.query)),
     );
     app.get<{ Querystring: AuditFilterInput }>('/audit.csv', async (request, reply) => sendAuditCsv(ctx, reply, request.query));
+
+    operatorSecurityPages(app, ctx, state, render);
 
     // ---- Review queue -----------------------------------------------------------------------
 

@@ -17,6 +17,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** A dashboard route reachable without a session (login, sign-up). */
     public?: boolean;
+    /** The two-factor code form: reached only by a session waiting for its code. */
+    codeStep?: boolean;
     /** A multipart route's own limits (an upload larger than the dashboard's default). */
     multipartLimits?: { fileSize?: number; fieldSize?: number; fields?: number; files?: number; parts?: number };
   }
@@ -33,6 +35,8 @@ export const SESSION_COOKIE: Record<Area, string> = { owner: 'pigeon_session', o
 const COOKIE_PATH: Record<Area, string> = { owner: '/dashboard', operator: '/operator' };
 const PRE_LOGIN_COOKIE = 'pigeon_csrf';
 const LOGIN_PAGE: Record<Area, string> = { owner: '/dashboard/login', operator: '/operator/login' };
+export const CODE_PAGE: Record<Area, string> = { owner: '/dashboard/login/code', operator: '/operator/login/code' };
+const HOME: Record<Area, string> = { owner: '/dashboard', operator: '/operator' };
 
 function cookieOptions(ctx: Context, path: string, maxAgeSeconds: number) {
   return { path, httpOnly: true, sameSite: 'lax' as const, secure: ctx.config.publicUrl.startsWith('https:'), maxAge: maxAgeSeconds };
@@ -110,6 +114,13 @@ export function sessionGuard<T>(
       if (request.headers['hx-request']) return reply.header('hx-redirect', LOGIN_PAGE[area]).code(401).send('');
       return seeOther(reply, LOGIN_PAGE[area]);
     }
+    // A session opened by the password alone reaches only the code form, and the code form only it.
+    const codeStep = request.routeOptions.config.codeStep === true;
+    if (Boolean(session.pending) !== codeStep) {
+      const to = codeStep ? HOME[area] : CODE_PAGE[area];
+      if (request.headers['hx-request']) return reply.header('hx-redirect', to).code(401).send('');
+      return seeOther(reply, to);
+    }
     attach(request, session, subject);
     if (request.method !== 'GET' && request.method !== 'HEAD') await checkFormToken(request, session.csrf_token);
   };
@@ -151,7 +162,7 @@ export function seeOther(reply: FastifyReply, url: string): FastifyReply {
 export function loginHandler(
   ctx: Context,
   area: Area,
-  logIn: (email: string, password: string, ip: string) => Promise<{ id: string }>,
+  logIn: (email: string, password: string, ip: string) => Promise<{ id: string; totp_enabled_at?: number | null }>,
   home: string,
   loginPage: (token: string, error?: string, email?: string) => string,
 ) {
@@ -160,9 +171,11 @@ export function loginHandler(
     const email = field(request.body, 'email');
     try {
       const user = await logIn(email, field(request.body, 'password'), request.ip);
-      const { token } = await createSession(ctx, area, user.id);
+      // With two-factor on, the password opens only a session that waits for the code.
+      const needsCode = user.totp_enabled_at != null;
+      const { token } = await createSession(ctx, area, user.id, needsCode ? { pending: 'code' } : {});
       setSessionCookie(ctx, reply, area, token);
-      return seeOther(reply, home);
+      return seeOther(reply, needsCode ? CODE_PAGE[area] : home);
     } catch (err) {
       if (!(err instanceof AppError) || !['invalid_credentials', 'login_locked', 'service_unavailable'].includes(err.code)) throw err;
       if (err.headers) reply.headers(err.headers);

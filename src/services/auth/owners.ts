@@ -31,7 +31,7 @@ export const MAX_ACCOUNT_NAME_LENGTH = 100;
  */
 const WHATWG_EMAIL = /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
 
-function normaliseEmail(email: string): string {
+export function normaliseEmail(email: string): string {
   const normalised = email.trim().toLowerCase();
   if (normalised.length > MAX_EMAIL_LENGTH) throw new AppError('invalid_request', `An e-mail address has at most ${MAX_EMAIL_LENGTH} characters.`);
   if (!WHATWG_EMAIL.test(normalised)) throw new AppError('invalid_request', `Not an e-mail address: ${email}`);

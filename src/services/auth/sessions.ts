@@ -41,7 +41,14 @@ export interface NewSession {
   session: Session;
 }
 
-export async function createSession(ctx: Context, kind: SessionKind, subjectId: string): Promise<NewSession> {
+/** How long a session opened by the password alone waits for the two-factor code. */
+export const CODE_STEP_MS = 10 * 60 * 1000;
+
+/**
+ * Opens a session; `pending: 'code'` opens one that only reaches the two-factor code form, for
+ * `CODE_STEP_MS`, never extended.
+ */
+export async function createSession(ctx: Context, kind: SessionKind, subjectId: string, opts: { pending?: 'code' } = {}): Promise<NewSession> {
   const now = ctx.clock();
   const token = randomToken();
   const session: SessionsTable = {
@@ -51,7 +58,8 @@ export async function createSession(ctx: Context, kind: SessionKind, subjectId: 
     subject_id: subjectId,
     csrf_token: randomToken(),
     created_at: now,
-    expires_at: now + SESSION_IDLE_MS,
+    expires_at: now + (opts.pending ? CODE_STEP_MS : SESSION_IDLE_MS),
+    pending: opts.pending ?? null,
   };
   await insertSession(ctx.store.db, session);
   // Expired sessions are swept here rather than by a worker: logins are rare and cheap to piggyback on.
@@ -65,7 +73,7 @@ export async function resolveSession(ctx: Context, kind: SessionKind, token: str
   const now = ctx.clock();
   const session = await findSessionByDigest(ctx.store.db, kind, digest(token));
   if (!session || Number(session.expires_at) <= now) return null;
-  if (Number(session.expires_at) - now < SESSION_IDLE_MS - REFRESH_AFTER_MS) {
+  if (!session.pending && Number(session.expires_at) - now < SESSION_IDLE_MS - REFRESH_AFTER_MS) {
     await setSessionExpiry(ctx.store.db, session.id, now + SESSION_IDLE_MS);
   }
   return session;

@@ -6,13 +6,17 @@
  * them. Every page calls services; none touches the store.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { requirementOf, roleMeets, type MemberRole, type Requirement } from '../../../domain/member-roles.ts';
+import { AppError } from '../../../errors/catalogue.ts';
 import { accountMayUseApi } from '../../../services/auth/access.ts';
 import type { Context } from '../../../services/context.ts';
 import { getOwnerWithAccount, type OwnerWithAccount } from '../../../services/auth/owners.ts';
 import type { Session } from '../../../services/auth/sessions.ts';
 import { html, raw, type Html } from '../../html.ts';
 import { alert, csrfField, page } from '../layout.ts';
-import { sessionGuard } from '../session-guard.ts';
+import { seeOther, sessionGuard } from '../session-guard.ts';
+
+export const SECURITY_PAGE = '/dashboard/settings/security';
 
 export interface OwnerRequestState extends OwnerWithAccount {
   session: Session;
@@ -22,6 +26,30 @@ declare module 'fastify' {
   interface FastifyRequest {
     owner?: OwnerRequestState;
   }
+  interface FastifyContextConfig {
+    /** What an owner-area route requires, from DASHBOARD_REQUIREMENTS (set when it is registered). */
+    requirement?: Requirement;
+  }
+}
+
+/** A member's role (rows made before roles existed are owners). */
+export function roleOf(s: OwnerWithAccount): MemberRole {
+  return s.owner.role ?? 'owner';
+}
+
+/**
+ * Refuses a request the member's role does not allow (a 403 page). One function, so that every
+ * refusal, a forged POST included, is handled, and can be recorded, in one place.
+ */
+export function refuseForRole(request: FastifyRequest, s: OwnerWithAccount, requirement: Requirement): never {
+  request.log.warn({ member: s.owner.id, role: roleOf(s), requirement, route: `${request.method} ${request.routeOptions.url}` }, 'dashboard request refused for the member role');
+  throw new AppError('insufficient_permissions', `Your role (${roleOf(s)}) does not allow this; ask an owner of the account.`);
+}
+
+/** The path under /dashboard that the role table uses for a route registered in the owner's area. */
+function areaPath(url: string, prefix: string): string {
+  const path = url.startsWith(prefix) ? url.slice(prefix.length) : url;
+  return path === '' ? '/' : path;
 }
 
 /** What a page group of the owner's area is given. */
@@ -52,12 +80,37 @@ export function ownerPages(ctx: Context, groups: readonly OwnerPageGroup[]) {
   return async (app: FastifyInstance) => {
     app.decorateRequest('owner', undefined);
 
+    // Every route declares its requirement in the one table: a route missing from it stops the
+    // server at start rather than serving a page nobody decided the roles of.
+    app.addHook('onRoute', (route) => {
+      const methods = Array.isArray(route.method) ? route.method : [route.method];
+      const path = areaPath(route.url, route.prefix);
+      const requirements = new Set(methods.map((m) => requirementOf(m, path)));
+      const [requirement] = [...requirements];
+      if (requirements.size !== 1 || requirement === undefined) throw new Error(`dashboard route ${methods.join(',')} ${path} has no requirement in DASHBOARD_REQUIREMENTS`);
+      if (route.config?.public === true && requirement !== 'public') throw new Error(`dashboard route ${path} is public but its requirement is ${requirement}`);
+      route.config = { ...route.config, public: requirement === 'public', codeStep: requirement === 'code', requirement };
+    });
+
     app.addHook(
       'preHandler',
       sessionGuard(ctx, 'owner', (id) => getOwnerWithAccount(ctx, id), (request, session, found) => {
         request.owner = { session, ...found };
       }),
     );
+
+    // After the session guard: the member's role must meet the route's requirement.
+    app.addHook('preHandler', async (request, reply) => {
+      const requirement = request.routeOptions.config.requirement;
+      if (requirement === 'public' || requirement === 'code') return;
+      const s = state(request);
+      if (requirement === undefined || !roleMeets(roleOf(s), requirement)) refuseForRole(request, s, requirement ?? 'owner');
+      // An account that requires two-factor: a member without it sets it up before anything else.
+      if (Number(s.account.require_2fa ?? 0) === 1 && s.owner.totp_enabled_at == null && requirement !== 'self') {
+        if (request.headers['hx-request']) return reply.header('hx-redirect', SECURITY_PAGE).code(401).send('');
+        return seeOther(reply, SECURITY_PAGE);
+      }
+    });
 
     const render: OwnerArea['render'] = (request, reply, title, current, body, scripts) => {
       const s = state(request);
@@ -77,7 +130,7 @@ export function ownerPages(ctx: Context, groups: readonly OwnerPageGroup[]) {
 }
 
 /** The tabs of the Settings pages. */
-export function settingsTabs(current: 'api-keys' | 'webhook' | 'events' | 'smpp' | 'twilio' | 'privacy' | 'password' | 'audit'): Html {
+export function settingsTabs(current: 'api-keys' | 'webhook' | 'events' | 'smpp' | 'twilio' | 'privacy' | 'password' | 'audit' | 'team' | 'security'): Html {
   const tabs = [
     { key: 'api-keys', href: '/dashboard/settings/api-keys', label: 'API Keys' },
     { key: 'webhook', href: '/dashboard/settings/webhook', label: 'Webhook secret' },
@@ -87,6 +140,8 @@ export function settingsTabs(current: 'api-keys' | 'webhook' | 'events' | 'smpp'
     { key: 'privacy', href: '/dashboard/settings/privacy', label: 'Data retention' },
     { key: 'password', href: '/dashboard/settings/password', label: 'Password' },
     { key: 'audit', href: '/dashboard/settings/audit', label: 'Audit log' },
+    { key: 'security', href: '/dashboard/settings/security', label: 'Security' },
+    { key: 'team', href: '/dashboard/settings/team', label: 'Team' },
   ];
   return html`<nav aria-label="Settings" class="tabs"><ul>${tabs.map(
     (t) => html`<li><a href="${t.href}"${t.key === current ? raw(' aria-current="page"') : ''}>${t.label}</a></li>`,

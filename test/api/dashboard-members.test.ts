@@ -1,0 +1,262 @@
+/**
+ * Members of an account through HTTP (Fastify inject): invitations by e-mail (one use, 7 days),
+ * roles enforced on every dashboard route from the one table, role changes and removal (at least
+ * one owner kept, a removed person's sessions ending at once), and `pigeon member list`.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import Fastify, { type RouteOptions } from 'fastify';
+import { harness, type Harness } from '../helpers/harness.ts';
+import { csrfToken, DashboardClient } from '../helpers/dashboard-client.ts';
+import { DASHBOARD_REQUIREMENTS, requirementOf } from '../../src/domain/member-roles.ts';
+import { dashboardRoutes } from '../../src/http/dashboard/dashboard-routes.ts';
+import { MAX_PENDING_INVITATIONS } from '../../src/services/accounts/members.ts';
+import { memberCommands } from '../../src/cli/commands/member.ts';
+
+const PASSWORD = 'correct horse battery';
+
+async function signUp(h: Harness, email: string) {
+  const client = new DashboardClient(h.app);
+  const form = await client.get('/dashboard/signup');
+  const res = await client.post('/dashboard/signup', { name: 'Acme Ltd', email, password: PASSWORD }, form.body);
+  assert.equal(res.statusCode, 303, res.body);
+  return client;
+}
+
+async function logIn(h: Harness, email: string, password = PASSWORD) {
+  const client = new DashboardClient(h.app);
+  const form = await client.get('/dashboard/login');
+  const res = await client.post('/dashboard/login', { email, password }, form.body);
+  return { client, res };
+}
+
+async function person(h: Harness, email: string) {
+  return h.ctx.store.db.selectFrom('owners').selectAll().where('email', '=', email).executeTakeFirstOrThrow();
+}
+
+async function invitationLink(h: Harness, to: string): Promise<string> {
+  const mails = await h.ctx.store.db.selectFrom('mail_outbox').selectAll().where('to_address', '=', to).orderBy('created_at').orderBy('id').execute();
+  const last = mails.at(-1);
+  assert.ok(last, `a mail to ${to}`);
+  const m = /https:\/\/pigeon\.test(\/dashboard\/invitation\?token=[A-Za-z0-9_-]+)/.exec(last.body_text);
+  assert.ok(m, `an invitation link in: ${last.body_text}`);
+  return m[1]!;
+}
+
+async function invite(owner: DashboardClient, email: string, role: string) {
+  const team = await owner.get('/dashboard/settings/team');
+  return owner.post('/dashboard/settings/team/invite', { email, role }, team.body);
+}
+
+/** Invites `email` with `role` and accepts the invitation: the new member's signed-in client. */
+async function join(h: Harness, owner: DashboardClient, email: string, role: string): Promise<DashboardClient> {
+  const res = await invite(owner, email, role);
+  assert.equal(res.statusCode, 200, res.body);
+  const member = new DashboardClient(h.app);
+  const form = await member.get(await invitationLink(h, email));
+  assert.equal(form.statusCode, 200, form.body);
+  assert.match(form.body, new RegExp(`as <strong>${role}</strong>`));
+  const token = /name="token" value="([^"]+)"/.exec(form.body)![1]!;
+  const joined = await member.post('/dashboard/invitation', { token, password: PASSWORD }, form.body);
+  assert.equal(joined.statusCode, 303, joined.body);
+  assert.equal(joined.headers.location, '/dashboard');
+  return member;
+}
+
+describe('dashboard members: the role table', () => {
+  test('every registered dashboard route of the owner area has a declared requirement, and every declared one is registered', async () => {
+    const h = await harness();
+    try {
+      const routes: RouteOptions[] = [];
+      const app = Fastify();
+      app.addHook('onRoute', (route) => void routes.push(route));
+      await app.register(dashboardRoutes(h.ctx));
+      await app.ready();
+      const owner = routes.filter((r) => r.url.startsWith('/dashboard') && !r.url.startsWith('/dashboard/assets/'));
+      assert.ok(owner.length > 50, `${owner.length} routes`);
+      const seen = new Set<string>();
+      for (const r of owner) {
+        const path = r.url.slice('/dashboard'.length) || '/';
+        for (const method of Array.isArray(r.method) ? r.method : [r.method]) {
+          const requirement = requirementOf(method, path);
+          assert.ok(requirement, `${method} ${path} has a requirement`);
+          assert.equal(r.config?.requirement, requirement, `${method} ${path} carries it`);
+          assert.equal(r.config?.public === true, requirement === 'public', `${method} ${path}: public exactly when the table says so`);
+          seen.add(`${method === 'HEAD' ? 'GET' : method} ${path}`);
+        }
+      }
+      const unregistered = Object.keys(DASHBOARD_REQUIREMENTS).filter((k) => !seen.has(k));
+      assert.deepEqual(unregistered, [], 'the table names no route that does not exist');
+      await app.close();
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe('dashboard members: invitations, roles and removal', () => {
+  let h: Harness;
+  let owner: DashboardClient;
+  before(async () => {
+    h = await harness();
+    owner = await signUp(h, 'boss@example.com');
+  });
+  after(() => h.close());
+
+  test('the person who signed up is the owner; an invitation joins a member with the invited role, once', async () => {
+    assert.equal((await person(h, 'boss@example.com')).role, 'owner');
+    const dev = await join(h, owner, 'dev@example.com', 'developer');
+    const devRow = await person(h, 'dev@example.com');
+    assert.equal(devRow.role, 'developer');
+    assert.equal(devRow.account_id, (await person(h, 'boss@example.com')).account_id);
+    assert.notEqual(devRow.email_verified_at, null, 'following the mailed link confirms the address');
+    assert.equal((await dev.get('/dashboard')).statusCode, 200);
+
+    const team = await owner.get('/dashboard/settings/team');
+    assert.match(team.body, /dev@example\.com/);
+    assert.doesNotMatch(team.body, /Invitations waiting<\/caption>/, 'the accepted invitation is no longer waiting');
+
+    // The link is used up.
+    const again = new DashboardClient(h.app);
+    const mailLink = await invitationLink(h, 'dev@example.com');
+    assert.equal((await again.get(mailLink)).statusCode, 400);
+  });
+
+  test('an invitation expires after 7 days, and a newer one replaces an older one', async () => {
+    assert.equal((await invite(owner, 'late@example.com', 'viewer')).statusCode, 200);
+    const first = await invitationLink(h, 'late@example.com');
+    assert.equal((await invite(owner, 'late@example.com', 'billing')).statusCode, 200);
+    const second = await invitationLink(h, 'late@example.com');
+    const visitor = new DashboardClient(h.app);
+    assert.equal((await visitor.get(first)).statusCode, 400, 'the older link is void');
+    assert.equal((await visitor.get(second)).statusCode, 200);
+    h.clock.advance(7 * 24 * 60 * 60 * 1000 + 1);
+    const dead = await visitor.get(second);
+    assert.equal(dead.statusCode, 400);
+    assert.match(dead.body, /expired/);
+    // The owner's session went idle meanwhile.
+    owner = (await logIn(h, 'boss@example.com')).client;
+  });
+
+  test('invitations are refused for a taken address, a bad role, and beyond the bound of waiting ones', async () => {
+    const taken = await invite(owner, 'boss@example.com', 'viewer');
+    assert.equal(taken.statusCode, 400);
+    assert.match(taken.body, /already signs in/);
+    const badRole = await invite(owner, 'x@example.com', 'admin');
+    assert.equal(badRole.statusCode, 400);
+    assert.match(badRole.body, /Choose a role/);
+
+    const other = await signUp(h, 'many@example.com');
+    for (let i = 0; i < MAX_PENDING_INVITATIONS; i++) assert.equal((await invite(other, `p${i}@example.com`, 'viewer')).statusCode, 200);
+    const over = await invite(other, 'one-more@example.com', 'viewer');
+    assert.equal(over.statusCode, 422);
+    assert.match(over.body, /at most 50 invitations/);
+    const mails = await h.ctx.store.db.selectFrom('mail_outbox').select('id').where('to_address', '=', 'one-more@example.com').execute();
+    assert.equal(mails.length, 0, 'nothing mailed beyond the bound');
+  });
+
+  test('roles: viewers read but every change is refused, even a forged POST with a valid form token', async () => {
+    const viewer = await join(h, owner, 'viewer@example.com', 'viewer');
+    for (const url of ['/dashboard', '/dashboard/settings/api-keys', '/dashboard/messages', '/dashboard/credits', '/dashboard/usage', '/dashboard/settings/team', '/dashboard/sender-ids']) {
+      assert.equal((await viewer.get(url)).statusCode, 200, url);
+    }
+    const page = await viewer.get('/dashboard/settings/team');
+    const csrf = csrfToken(page.body);
+    const changes = Object.entries(DASHBOARD_REQUIREMENTS).filter(([, r]) => r === 'developer' || r === 'billing' || r === 'owner');
+    assert.ok(changes.length > 20);
+    const keysBefore = await h.ctx.store.db.selectFrom('api_keys').select('id').execute();
+    for (const [key] of changes) {
+      const [method, path] = key.split(' ') as [string, string];
+      assert.equal(method, 'POST');
+      const url = `/dashboard${path.replace(/:[a-z]+/g, 'x')}`;
+      const res = await viewer.post(url, { _csrf: csrf, label: 'forged', scopes: 'sms:send', email: 'forged@example.com', role: 'owner', name: 'Forged' });
+      assert.equal(res.statusCode, 403, `${key}: ${res.body.slice(0, 200)}`);
+      assert.match(res.body, /Your role \(viewer\) does not allow this/);
+    }
+    assert.deepEqual(await h.ctx.store.db.selectFrom('api_keys').select('id').execute(), keysBefore, 'no key was made');
+    assert.equal((await person(h, 'viewer@example.com')).role, 'viewer');
+    assert.equal((await h.ctx.store.db.selectFrom('member_invitations').select('id').where('email', '=', 'forged@example.com').execute()).length, 0);
+  });
+
+  test('roles: a developer manages keys but not the team; billing reads balance and usage but makes no keys', async () => {
+    const dev = await logIn(h, 'dev@example.com');
+    assert.equal(dev.res.statusCode, 303);
+    const keys = await dev.client.get('/dashboard/settings/api-keys');
+    const nonce = /name="nonce" value="([^"]+)"/.exec(keys.body)![1]!;
+    const made = await dev.client.post('/dashboard/settings/api-keys', { label: 'ci', scopes: 'sms:send', nonce }, keys.body);
+    assert.equal(made.statusCode, 200, made.body);
+    assert.match(made.body, /id="new-key"/);
+    const refused = await invite(dev.client, 'friend@example.com', 'owner');
+    assert.equal(refused.statusCode, 403);
+    assert.doesNotMatch((await dev.client.get('/dashboard/settings/team')).body, /Send the invitation/, 'the invite form is not offered');
+
+    const billing = await join(h, owner, 'money@example.com', 'billing');
+    assert.equal((await billing.get('/dashboard/credits')).statusCode, 200);
+    assert.equal((await billing.get('/dashboard/usage.csv')).statusCode, 200);
+    const billingKeys = await billing.get('/dashboard/settings/api-keys');
+    const billingNonce = /name="nonce" value="([^"]+)"/.exec(billingKeys.body)?.[1] ?? 'x';
+    assert.equal((await billing.post('/dashboard/settings/api-keys', { label: 'no', scopes: 'sms:send', nonce: billingNonce }, billingKeys.body)).statusCode, 403);
+    assert.equal((await billing.post('/dashboard/settings/webhook/reveal', {}, billingKeys.body)).statusCode, 403, 'the webhook secret is not shown to billing');
+  });
+
+  test('an account keeps at least one owner; an owner changes roles', async () => {
+    const solo = await signUp(h, 'solo@example.com');
+    const me = await person(h, 'solo@example.com');
+    const team = await solo.get('/dashboard/settings/team');
+    const demote = await solo.post(`/dashboard/settings/team/${me.id}/role`, { role: 'viewer' }, team.body);
+    assert.equal(demote.statusCode, 400);
+    assert.match(demote.body, /keeps at least one owner/);
+    const leave = await solo.post(`/dashboard/settings/team/${me.id}/remove`, {}, team.body);
+    assert.equal(leave.statusCode, 400);
+    assert.equal((await person(h, 'solo@example.com')).role, 'owner');
+
+    await join(h, solo, 'second@example.com', 'viewer');
+    const second = await person(h, 'second@example.com');
+    const promote = await solo.post(`/dashboard/settings/team/${second.id}/role`, { role: 'owner' }, team.body);
+    assert.equal(promote.statusCode, 200, promote.body);
+    assert.equal((await person(h, 'second@example.com')).role, 'owner');
+    const nowDemote = await solo.post(`/dashboard/settings/team/${me.id}/role`, { role: 'viewer' }, team.body);
+    assert.equal(nowDemote.statusCode, 200);
+    assert.equal((await person(h, 'solo@example.com')).role, 'viewer');
+    assert.equal((await solo.post(`/dashboard/settings/team/${second.id}/role`, { role: 'viewer' }, team.body)).statusCode, 403, 'a viewer now');
+
+    // Another account's member is out of reach.
+    const bossTeam = await owner.get('/dashboard/settings/team');
+    assert.equal((await owner.post(`/dashboard/settings/team/${second.id}/remove`, {}, bossTeam.body)).statusCode, 404);
+    assert.equal((await owner.post(`/dashboard/settings/team/${second.id}/role`, { role: 'viewer' }, bossTeam.body)).statusCode, 404);
+  });
+
+  test("removing a member ends their sessions at once and they cannot log in again", async () => {
+    const gone = await join(h, owner, 'gone@example.com', 'developer');
+    const other = await logIn(h, 'gone@example.com');
+    assert.equal(other.res.statusCode, 303);
+    const row = await person(h, 'gone@example.com');
+    const team = await owner.get('/dashboard/settings/team');
+    const removed = await owner.post(`/dashboard/settings/team/${row.id}/remove`, {}, team.body);
+    assert.equal(removed.statusCode, 200, removed.body);
+    for (const client of [gone, other.client]) {
+      const res = await client.get('/dashboard/settings/api-keys');
+      assert.equal(res.statusCode, 303);
+      assert.equal(res.headers.location, '/dashboard/login');
+    }
+    const sessions = await h.ctx.store.db.selectFrom('sessions').select('id').where('subject_id', '=', row.id).execute();
+    assert.equal(sessions.length, 0);
+    assert.equal((await logIn(h, 'gone@example.com')).res.statusCode, 401);
+  });
+
+  test('pigeon member list ACCOUNT_ID, and --json', async () => {
+    const accountId = (await person(h, 'boss@example.com')).account_id;
+    const printed: { result: object; text: string }[] = [];
+    const out = { json: true, print: (result: object, text: string) => void printed.push({ result, text }) };
+    await memberCommands['member list']!.run(h.ctx, { positionals: [accountId], values: {} }, out);
+    const data = (printed[0]!.result as { data: { email: string; role: string; two_factor: boolean }[] }).data;
+    const byEmail = Object.fromEntries(data.map((m) => [m.email, m.role]));
+    assert.equal(byEmail['boss@example.com'], 'owner');
+    assert.equal(byEmail['dev@example.com'], 'developer');
+    assert.equal(byEmail['viewer@example.com'], 'viewer');
+    assert.equal(byEmail['gone@example.com'], undefined);
+    assert.equal(data[0]!.two_factor, false);
+    assert.match(printed[0]!.text, /boss@example\.com\s+owner/);
+    await assert.rejects(memberCommands['member list']!.run(h.ctx, { positionals: ['acc_missing'], values: {} }, out), /No account acc_missing/);
+  });
+});
