@@ -90,6 +90,9 @@ export const DASHBOARD_REQUIREMENTS: Readonly<Record<string, Requirement>> = {
   'GET /usage': 'read',
   'GET /usage.csv': 'read',
   'GET /settings/team': 'read',
+  // Who changed what, from where: the owners' to read, as they answer for the account.
+  'GET /settings/audit': 'owner',
+  'GET /settings/audit.csv': 'owner',
   // The person's own sign-in.
   'GET /settings/password': 'self',
   'POST /settings/password': 'self',

@@ -18,6 +18,12 @@ export const OPERATOR_ROUTE_PERMISSIONS: Readonly<Record<string, OperatorPermiss
   'GET /operator/login': 'public',
   'POST /operator/login': 'public',
   'POST /operator/logout': 'console',
+  // The code step after the password, and each operator's own two-factor set-up.
+  'GET /operator/login/code': 'public',
+  'POST /operator/login/code': 'public',
+  'GET /operator/security': 'console',
+  'POST /operator/security/start': 'console',
+  'POST /operator/security/confirm': 'console',
   'GET /operator': 'console',
   'GET /operator/': 'console',
   'GET /operator/sender-ids': 'sender_ids.review',
