@@ -20,6 +20,7 @@ describe('accounts repository', () => {
         retention_body_days: null,
         retention_message_days: null,
         retention_mask_days: null,
+        require_2fa: 0,
       };
       assert.deepEqual(await accounts.findAccount(store.db, 'acc_1'), { ...row, ...later });
       assert.equal(await accounts.findAccount(store.db, 'acc_none'), undefined);

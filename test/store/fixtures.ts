@@ -35,7 +35,7 @@ export async function addAccount(store: Store, id: string, over: Partial<Account
 }
 
 export async function addOwner(store: Store, id: string, accountId: string, over: Partial<OwnersTable> = {}): Promise<OwnersTable> {
-  const row: OwnersTable = { id, account_id: accountId, email: `${id}@example.com`, password_hash: 'scrypt$x', created_at: 1_000, email_verified_at: null, time_zone: null, ...over };
+  const row: OwnersTable = { id, account_id: accountId, email: `${id}@example.com`, password_hash: 'scrypt$x', created_at: 1_000, email_verified_at: null, time_zone: null, role: 'owner', totp_secret: null, totp_enabled_at: null, totp_last_step: null, ...over };
   await insertOwner(store.db, row);
   return row;
 }
