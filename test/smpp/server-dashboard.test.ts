@@ -64,6 +64,12 @@ test('Settings → SMPP creates, rotates and deletes the account\'s users: a pas
   const again = await client.post('/dashboard/settings/smpp', form, page.body);
   assert.equal(again.statusCode, 409, 'the same form posted again (a reload) creates nothing');
   assert.equal(passwordOf(again.body), undefined);
+  assert.match(again.body, /This form was already sent/, 'refused for its used nonce, not for the taken system_id');
+  const afterAgain = await client.get('/dashboard/settings/smpp');
+  const differentName = await client.post('/dashboard/settings/smpp', { ...form, system_id: 'selfmade2' }, page.body);
+  assert.equal(differentName.statusCode, 409, 'an older form (its nonce used) creates nothing, whatever its system_id');
+  assert.match(differentName.body, /This form was already sent/);
+  assert.doesNotMatch(afterAgain.body, /selfmade2/);
   const bad = await client.get('/dashboard/settings/smpp');
   const refused = await client.post('/dashboard/settings/smpp', { system_id: 'no spaces', nonce: nonceOf(bad.body) }, bad.body);
   assert.equal(refused.statusCode, 400);
@@ -75,6 +81,9 @@ test('Settings → SMPP creates, rotates and deletes the account\'s users: a pas
   assert.equal(rotated.statusCode, 200);
   const fresh = passwordOf(rotated.body)!;
   assert.notEqual(fresh, password);
+  const reloaded = await client.post('/dashboard/settings/smpp/selfmade/rotate', { nonce: nonceOf(page.body) }, page.body);
+  assert.equal(reloaded.statusCode, 409, 'a reloaded rotation changes the password no more');
+  assert.equal(passwordOf(reloaded.body), undefined);
   await closed(session);
   await assert.rejects(bound(f.port, { system_id: 'selfmade', password }), /0xe/);
   const second = await bound(f.port, { system_id: 'selfmade', password: fresh });

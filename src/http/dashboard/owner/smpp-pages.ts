@@ -87,17 +87,22 @@ ${table(
     );
   };
 
-  /** `fresh` to go ahead; otherwise the page again with why nothing was done. */
-  const checkNonce = async (request: FastifyRequest, reply: FastifyReply, what: string) => {
+  /**
+   * True to go ahead; otherwise false, the page having been sent again with why nothing was done.
+   * A boolean, not the reply: a FastifyReply is thenable, so an awaited one reads as undefined and
+   * the form would go ahead after all.
+   */
+  const freshForm = async (request: FastifyRequest, reply: FastifyReply, what: string): Promise<boolean> => {
     const use = await useKeyFormNonce(ctx, state(request).session.id, field(request.body, 'nonce'));
-    if (use === 'fresh') return null;
+    if (use === 'fresh') return true;
     reply.code(409).header('cache-control', 'no-store');
-    return smppPage(request, reply, {
+    await smppPage(request, reply, {
       error:
         use === 'used'
           ? `This form was already sent and its password was shown once; Pigeon keeps no copy, so it cannot be shown again, and nothing was ${what}. If you did not copy it, give the user a new password below.`
           : `This form is out of date (a newer one was opened); nothing was ${what}. Try again below.`,
     });
+    return false;
   };
 
   const failed = (request: FastifyRequest, reply: FastifyReply, err: unknown, form?: PageOptions['form']) => {
@@ -110,8 +115,7 @@ ${table(
 
   app.post('/settings/smpp', async (request, reply) => {
     const form = { systemId: field(request.body, 'system_id').trim(), tps: field(request.body, 'tps'), maxBinds: field(request.body, 'max_binds'), allow: field(request.body, 'allow') };
-    const stale = await checkNonce(request, reply, 'created');
-    if (stale) return stale;
+    if (!(await freshForm(request, reply, 'created'))) return reply;
     try {
       assertOwnerVerified(state(request).owner);
       const tps = wholeField(form.tps, 'Submits per second');
@@ -130,8 +134,7 @@ ${table(
   });
 
   app.post<{ Params: { id: string } }>('/settings/smpp/:id/rotate', async (request, reply) => {
-    const stale = await checkNonce(request, reply, 'changed');
-    if (stale) return stale;
+    if (!(await freshForm(request, reply, 'changed'))) return reply;
     try {
       assertOwnerVerified(state(request).owner);
       const user = await rotateSmppUser(acting(ctx, request), request.params.id, { accountId: state(request).account.id });
