@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { harness, type Harness } from '../helpers/harness.ts';
+import { hashCost } from '../../src/services/auth/passwords.ts';
 import { csrfToken, DashboardClient, TINY_PDF, TINY_PNG } from '../helpers/dashboard-client.ts';
 
 const PASSWORD = 'correct horse battery';
@@ -40,7 +41,8 @@ describe('dashboard: owners', () => {
     assert.match(overview.body, /Credit balance/);
     assert.match(overview.body, /id="balance">0</);
     const owner = await h.ctx.store.db.selectFrom('owners').selectAll().where('email', '=', 'founder@example.com').executeTakeFirstOrThrow();
-    assert.match(owner.password_hash, /^scrypt\$131072\$8\$1\$/);
+    // At the process's cost (lowered in tests: src/services/auth/passwords.test.ts checks 2^17).
+    assert.match(owner.password_hash, new RegExp(`^scrypt\\$${hashCost.N}\\$8\\$1\\$`));
     const account = await h.ctx.store.db.selectFrom('accounts').selectAll().where('id', '=', owner.account_id).executeTakeFirstOrThrow();
     assert.equal(account.status, 'active');
     assert.equal(Number(account.credits), 0);

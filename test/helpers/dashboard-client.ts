@@ -5,6 +5,7 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { createOperator } from '../../src/services/auth/operators.ts';
 import type { Context } from '../../src/services/context.ts';
+import './hash-cost.ts';
 
 export class DashboardClient {
   readonly cookies = new Map<string, string>();

@@ -12,6 +12,7 @@ import type { Context } from '../../src/services/context.ts';
 import { createWorkers, type Workers } from '../../src/workers/workers.ts';
 import { createCustomer } from './customers.ts';
 import { openTestStore } from './test-store.ts';
+import './hash-cost.ts';
 
 export class TestClock {
   constructor(public ms = Date.parse('2026-03-01T12:00:00.000Z')) {}
