@@ -72,12 +72,71 @@ function loadPg(): typeof import('pg') {
   return pg;
 }
 
+/** How long a write waits for another process's write lock before it fails with SQLITE_BUSY. */
+const BUSY_TIMEOUT_MS = 5000;
+
 /**
- * A write transaction on SQLite starts with BEGIN IMMEDIATE: it takes the write lock up front,
- * so a second process (the CLI beside the server) waits on busy_timeout instead of failing with
- * SQLITE_BUSY when a deferred transaction tries to upgrade from read to write.
+ * Writes on SQLite wait for another process's write lock without blocking the event loop.
+ *
+ * SQLite's busy handler sleeps inside the call (1 ms, then 2, 5, 10 ms and more), and
+ * better-sqlite3 is synchronous: with `serve`'s delivery process committing hundreds of times a
+ * second, the API process spent much of a flood asleep in that handler, neither accepting nor
+ * parsing. So a write transaction's BEGIN IMMEDIATE, and a write outside a transaction, are tried
+ * with busy_timeout 0; while another process holds the lock the loop goes on with its other work,
+ * and the write is tried again at the next turn of the loop for the first millisecond (locks are
+ * usually held for less), then every millisecond, up to BUSY_TIMEOUT_MS. A write refused with
+ * SQLITE_BUSY did nothing, so trying it again is safe. Reads never wait for a writer in WAL mode.
+ *
+ * A write transaction starts with BEGIN IMMEDIATE, taking the lock up front, so that it waits
+ * here rather than failing with SQLITE_BUSY when a deferred transaction tries to upgrade from
+ * read to write.
  */
 class ImmediateSqliteDriver extends SqliteDriver {
+  readonly #raw: SqliteDatabase.Database | null;
+  readonly #wait: { never: SqliteDatabase.Statement; usual: SqliteDatabase.Statement; statements: SqliteDatabase.Database } | null;
+  #connection: DatabaseConnection | null = null;
+
+  constructor(config: ConstructorParameters<typeof SqliteDriver>[0], raw: SqliteDatabase.Database | null, statements: SqliteDatabase.Database | null) {
+    super(config);
+    this.#raw = raw;
+    this.#wait =
+      raw && statements ? { never: raw.prepare('pragma busy_timeout = 0'), usual: raw.prepare(`pragma busy_timeout = ${BUSY_TIMEOUT_MS}`), statements } : null;
+  }
+
+  async #withoutBlocking<T>(attempt: () => Promise<T>): Promise<T> {
+    const wait = this.#wait!;
+    const started = performance.now();
+    wait.never.get();
+    try {
+      for (;;) {
+        try {
+          return await attempt();
+        } catch (err) {
+          const waited = performance.now() - started;
+          if ((err as { code?: string }).code !== 'SQLITE_BUSY' || waited >= BUSY_TIMEOUT_MS) throw err;
+          await new Promise((resolve) => (waited < 1 ? setImmediate(resolve) : setTimeout(resolve, 1)));
+        }
+      }
+    } finally {
+      wait.usual.get();
+    }
+  }
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    const connection = await super.acquireConnection();
+    const raw = this.#raw;
+    const wait = this.#wait;
+    if (!raw || !wait) return connection;
+    this.#connection ??= {
+      executeQuery: <R>(query: CompiledQuery) =>
+        raw.inTransaction || wait.statements.prepare(query.sql).reader
+          ? connection.executeQuery<R>(query)
+          : this.#withoutBlocking(() => connection.executeQuery<R>(query)),
+      streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
+    };
+    return this.#connection;
+  }
+
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
@@ -85,12 +144,17 @@ class ImmediateSqliteDriver extends SqliteDriver {
 
 class ImmediateSqliteDialect extends SqliteDialect {
   readonly #config: ConstructorParameters<typeof SqliteDialect>[0];
-  constructor(config: ConstructorParameters<typeof SqliteDialect>[0]) {
+  readonly #raw: SqliteDatabase.Database | null;
+  readonly #statements: SqliteDatabase.Database | null;
+  /** `raw` and its cached `statements`: writes wait for another process's lock without blocking. */
+  constructor(config: ConstructorParameters<typeof SqliteDialect>[0], raw: SqliteDatabase.Database | null = null, statements: SqliteDatabase.Database | null = null) {
     super(config);
     this.#config = config;
+    this.#raw = raw;
+    this.#statements = statements;
   }
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.#config);
+    return new ImmediateSqliteDriver(this.#config, this.#raw, this.#statements);
   }
 }
 
@@ -164,7 +228,7 @@ function open(databaseUrl: string, opts: StoreOptions): Store {
     // lose the last transactions. FULL syncs the WAL at every commit, so not even those. The
     // trade-off, and the cost measured, are in docs/deployment.md.
     raw.pragma(`synchronous = ${opts.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
-    raw.pragma('busy_timeout = 5000');
+    raw.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     raw.pragma('foreign_keys = ON');
     // A checkpoint ends with an fsync of the database file; checkpointing every 4,000 pages instead
     // of SQLite's 1,000 makes them four times rarer under load, and the WAL file is truncated back
@@ -176,7 +240,7 @@ function open(databaseUrl: string, opts: StoreOptions): Store {
     raw.pragma('journal_size_limit = 67108864');
     const writerStatements = withStatementCache(raw);
     const db = new Kysely<Database>({
-      dialect: observed(new ImmediateSqliteDialect({ database: writerStatements }), condition, { recoveredBy: 'write', transactionOpen: () => raw.inTransaction }),
+      dialect: observed(new ImmediateSqliteDialect({ database: writerStatements }, ...(path === ':memory:' ? [] : [raw, writerStatements])), condition, { recoveredBy: 'write', transactionOpen: () => raw.inTransaction }),
     });
     if (path === ':memory:') return { db, dialect: 'sqlite', read: db, condition, close: () => db.destroy() };
     const readerRaw = new SqliteDatabase(path, { readonly: true });
