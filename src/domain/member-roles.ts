@@ -136,3 +136,20 @@ export function requirementOf(method: string, path: string): Requirement | undef
   const m = method === 'HEAD' ? 'GET' : method;
   return DASHBOARD_REQUIREMENTS[`${m} ${path}`];
 }
+
+/** The table's routes as patterns of concrete paths (`:id` is one path segment). */
+const ROUTE_PATTERNS = Object.entries(DASHBOARD_REQUIREMENTS).map(([route, requirement]) => {
+  const [method, path] = route.split(' ') as [string, string];
+  const pattern = path.split('/').map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/');
+  return { method, pattern: new RegExp(`^${pattern}$`), requirement };
+});
+
+/**
+ * The requirement of a request to a concrete path under /dashboard (`/settings/api-keys/key_1/revoke`):
+ * what a page asks of the role before it shows a form that posts there.
+ */
+export function requirementOfPath(method: string, path: string): Requirement | undefined {
+  const exact = requirementOf(method, path);
+  if (exact !== undefined) return exact;
+  return ROUTE_PATTERNS.find((r) => r.method === method && r.pattern.test(path))?.requirement;
+}

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import Fastify, { type RouteOptions } from 'fastify';
 import { harness, type Harness } from '../helpers/harness.ts';
 import { csrfToken, DashboardClient } from '../helpers/dashboard-client.ts';
-import { DASHBOARD_REQUIREMENTS, requirementOf } from '../../src/domain/member-roles.ts';
+import { DASHBOARD_REQUIREMENTS, requirementOf, requirementOfPath, roleMeets } from '../../src/domain/member-roles.ts';
 import { dashboardRoutes } from '../../src/http/dashboard/dashboard-routes.ts';
 import { MAX_PENDING_INVITATIONS } from '../../src/services/accounts/members.ts';
 import { memberCommands } from '../../src/cli/commands/member.ts';
@@ -160,6 +160,23 @@ describe('dashboard members: invitations, roles and removal', () => {
     for (const url of ['/dashboard', '/dashboard/settings/api-keys', '/dashboard/messages', '/dashboard/credits', '/dashboard/usage', '/dashboard/settings/team', '/dashboard/sender-ids']) {
       assert.equal((await viewer.get(url)).statusCode, 200, url);
     }
+    // Every page a viewer reads shows no form that only a refusal could answer.
+    const readable = Object.entries(DASHBOARD_REQUIREMENTS)
+      .filter(([k, r]) => k.startsWith('GET ') && !k.includes(':') && (r === 'read' || r === 'self'))
+      .map(([k]) => `/dashboard${k.slice(4) === '/' ? '' : k.slice(4)}`);
+    assert.ok(readable.length > 15);
+    let hints = 0;
+    for (const url of readable) {
+      const res = await viewer.get(url);
+      if (res.statusCode !== 200) continue;
+      if (res.body.includes('id="role-hint"')) hints++;
+      for (const [, action] of res.body.matchAll(/<form\b[^>]*\bmethod="post"[^>]*\baction="\/dashboard([^"?#]*)/g)) {
+        const requirement = requirementOfPath('POST', action!);
+        assert.ok(requirement !== undefined && roleMeets('viewer', requirement), `${url} shows a viewer a form to POST ${action} (${requirement})`);
+      }
+    }
+    assert.ok(hints >= 3, `pages say why their forms are missing (${hints})`);
+    assert.match((await owner.get('/dashboard/settings/api-keys')).body, /Generate New Key<\/button>/, 'an owner still has the form');
     const page = await viewer.get('/dashboard/settings/team');
     const csrf = csrfToken(page.body);
     const changes = Object.entries(DASHBOARD_REQUIREMENTS).filter(([k, r]) => k.startsWith('POST ') && (r === 'developer' || r === 'billing' || r === 'owner'));

@@ -6,7 +6,7 @@
  * them. Every page calls services; none touches the store.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { requirementOf, roleMeets, type MemberRole, type Requirement } from '../../../domain/member-roles.ts';
+import { requirementOf, requirementOfPath, roleMeets, type MemberRole, type Requirement } from '../../../domain/member-roles.ts';
 import { AppError } from '../../../errors/catalogue.ts';
 import { accountMayUseApi } from '../../../services/auth/access.ts';
 import type { Context } from '../../../services/context.ts';
@@ -44,6 +44,30 @@ export function roleOf(s: OwnerWithAccount): MemberRole {
 export function refuseForRole(request: FastifyRequest, s: OwnerWithAccount, requirement: Requirement): never {
   request.log.warn({ member: s.owner.id, role: roleOf(s), requirement, route: `${request.method} ${request.routeOptions.url}` }, 'dashboard request refused for the member role');
   throw new AppError('insufficient_permissions', `Your role (${roleOf(s)}) does not allow this; ask an owner of the account.`);
+}
+
+/**
+ * The page without the forms the member's role may not send: a viewer reads the API keys page
+ * without a "Generate New Key" button that could only be refused. The server still checks every
+ * POST (the preHandler below); this only spares people buttons that cannot work. Forms never nest,
+ * so a form ends at the first `</form>` after it starts.
+ */
+export function withoutForbiddenForms(body: Html, role: MemberRole): Html {
+  if (role === 'owner') return body;
+  let hidden = 0;
+  const text = body.text.replace(/<form\b[^>]*\bmethod="post"[^>]*>[\s\S]*?<\/form>/g, (form) => {
+    const action = /\baction="\/dashboard([^"?#]*)/.exec(form)?.[1];
+    if (action === undefined) return form;
+    const requirement = requirementOfPath('POST', action === '' ? '/' : action);
+    if (requirement !== undefined && roleMeets(role, requirement)) return form;
+    hidden++;
+    return '';
+  });
+  if (hidden === 0) return body;
+  const hint = html`<p class="hint" id="role-hint">Your role is <strong>${role}</strong>: this page shows only what it may change; an owner of the account can do the rest.</p>`.text;
+  // Below the page's tabs when it has them.
+  const tabs = text.indexOf('</nav>');
+  return raw(tabs === -1 ? hint + text : text.slice(0, tabs + 6) + hint + text.slice(tabs + 6));
 }
 
 /** The path under /dashboard that the role table uses for a route registered in the owner's area. */
@@ -121,7 +145,7 @@ export function ownerPages(ctx: Context, groups: readonly OwnerPageGroup[]) {
 <form method="post" action="/dashboard/verify/resend" class="inline">${csrfField(s.session.csrf_token)}<button type="submit" class="secondary">Send the link again</button></form></div>`
           : html``;
       return reply.type('text/html; charset=utf-8').send(
-        page({ title, area: 'owner', current, session: { csrf: s.session.csrf_token, who: s.owner.email }, body: html`${suspended}${unverified}${body}`, scripts }),
+        page({ title, area: 'owner', current, session: { csrf: s.session.csrf_token, who: s.owner.email }, body: html`${suspended}${unverified}${withoutForbiddenForms(body, roleOf(s))}`, scripts }),
       );
     };
 
