@@ -203,3 +203,8 @@ export async function conversionStats(db: Executor, accountId: string | undefine
   const rows = await q.groupBy(['account_id', 'service_id', 'country']).orderBy('account_id').orderBy('service_id').orderBy('country').limit(1000).execute();
   return rows.map((r) => ({ ...r, sent: Number(r.sent), approved: Number(r.approved ?? 0) }));
 }
+
+/** The newest verification to that number in the service, whatever its status. */
+export async function latestVerification(db: Executor, serviceId: string, recipient: string): Promise<VerificationsTable | undefined> {
+  return db.selectFrom('verifications').selectAll().where('service_id', '=', serviceId).where('recipient', '=', recipient).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
+}
