@@ -41,6 +41,7 @@ import { findAccount } from '../../store/repositories/accounts.repository.ts';
 import * as repo from '../../store/repositories/verify.repository.ts';
 import { iso, newId } from '../../util/ids.ts';
 import { approvedSenderName } from '../auth/access.ts';
+import { recordAudit } from '../audit/audit.ts';
 import type { Context } from '../context.ts';
 import type { Finish } from '../messages/idempotency.ts';
 import { sendMessage, type Sender } from '../messages/submit-messages.ts';
@@ -499,8 +500,14 @@ export async function listBlocks(ctx: Context, accountId?: string): Promise<Bloc
   }));
 }
 
+/** Ends a range's block now (its level stays, so a new block of it lasts longer); recorded in the audit log. */
 export async function unblockRange(ctx: Context, accountId: string, range: string): Promise<void> {
-  if (!(await repo.endBlock(ctx.store.db, accountId, range, ctx.clock()))) throw new AppError('not_found', 'That range is not blocked.');
+  const ended = await ctx.store.db.transaction().execute(async (trx) => {
+    if (!(await repo.endBlock(trx, accountId, range, ctx.clock()))) return false;
+    await recordAudit(ctx, { action: 'verify.range_unblocked', accountId, target: { type: 'verify_range', id: range } }, trx);
+    return true;
+  });
+  if (!ended) throw new AppError('not_found', 'That range is not blocked.');
 }
 
 export async function conversionByServiceAndCountry(ctx: Context, accountId?: string) {
