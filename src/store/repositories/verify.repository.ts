@@ -37,18 +37,14 @@ export async function verificationById(db: Executor, accountId: string, id: stri
   return db.selectFrom('verifications').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
 }
 
-/** The verification to that number still pending in the service (not yet past its expiry), if any. */
-export async function pendingVerification(db: Executor, serviceId: string, recipient: string, now: number): Promise<VerificationsTable | undefined> {
-  return db
-    .selectFrom('verifications')
-    .selectAll()
-    .where('service_id', '=', serviceId)
-    .where('recipient', '=', recipient)
-    .where('status', '=', 'pending')
-    .where('expires_at', '>', now)
-    .orderBy('created_at', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+/**
+ * The verification to that number pending in the service (one at most: migration 032's unique
+ * index); with `now`, only if not yet past its expiry.
+ */
+export async function pendingVerification(db: Executor, serviceId: string, recipient: string, now?: number): Promise<VerificationsTable | undefined> {
+  let q = db.selectFrom('verifications').selectAll().where('service_id', '=', serviceId).where('recipient', '=', recipient).where('status', '=', 'pending');
+  if (now !== undefined) q = q.where('expires_at', '>', now);
+  return q.orderBy('created_at', 'desc').limit(1).executeTakeFirst();
 }
 
 /**
