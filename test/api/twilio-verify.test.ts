@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { harness, type Harness } from '../helpers/harness.ts';
-import type { OutboundMessage } from '../../src/carriers/carrier.ts';
+import { lastCode as codeAt, phoneInbox, type PhoneInbox } from '../helpers/phone-inbox.ts';
 import { twilioCredentials } from '../../src/services/twilio/credentials.ts';
 import { serviceIdOfSid, verificationIdOfSid } from '../../src/domain/twilio-sid.ts';
 
@@ -35,15 +35,11 @@ type TwilioFactory = (sid: string, password: string) => Client;
 
 let h: Harness;
 let base: string;
-const inbox = new Map<string, string[]>();
+let inbox: PhoneInbox;
 
 before(async () => {
   h = await harness({ SIM_DELIVERY_DELAY_MS: '0' });
-  const submit = h.carrier.submit.bind(h.carrier);
-  h.carrier.submit = async (messages: OutboundMessage[]) => {
-    for (const m of messages) inbox.set(m.recipient, [...(inbox.get(m.recipient) ?? []), m.body]);
-    return submit(messages);
-  };
+  inbox = phoneInbox(h);
   await h.app.listen({ host: '127.0.0.1', port: 0 });
   base = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
 });
@@ -51,12 +47,7 @@ after(async () => {
   await h.close();
 });
 
-async function lastCode(phone: string): Promise<string> {
-  await h.workers.drain();
-  const match = /(\d{4,10})$/.exec(inbox.get(phone)?.at(-1) ?? '');
-  assert.ok(match, `a code reached ${phone}`);
-  return match[1]!;
-}
+const lastCode = (phone: string) => codeAt(h, inbox, phone);
 
 const rejects = (p: Promise<unknown>, status: number, code: number) =>
   assert.rejects(p, (e: any) => {

@@ -5,31 +5,20 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { harness, type Harness } from '../helpers/harness.ts';
-import type { OutboundMessage } from '../../src/carriers/carrier.ts';
+import { lastCode as codeAt, phoneInbox, type PhoneInbox } from '../helpers/phone-inbox.ts';
 import { assignNumber } from '../../src/services/numbers/numbers.ts';
 
 describe('verify', () => {
   let h: Harness;
-  /** What each phone received, oldest first. */
-  const inbox = new Map<string, string[]>();
+  let inbox: PhoneInbox;
   let seq = 0;
   before(async () => {
     h = await harness({ SIM_DELIVERY_DELAY_MS: '0' });
-    const submit = h.carrier.submit.bind(h.carrier);
-    h.carrier.submit = async (messages: OutboundMessage[]) => {
-      for (const m of messages) inbox.set(m.recipient, [...(inbox.get(m.recipient) ?? []), m.body]);
-      return submit(messages);
-    };
+    inbox = phoneInbox(h);
   });
   after(() => h.close());
 
-  async function lastCode(phone: string): Promise<string> {
-    await h.workers.drain();
-    const texts = inbox.get(phone) ?? [];
-    const match = /(\d{4,10})$/.exec(texts.at(-1) ?? '');
-    assert.ok(match, `a code reached ${phone}: ${texts.at(-1)}`);
-    return match[1]!;
-  }
+  const lastCode = (phone: string) => codeAt(h, inbox, phone);
 
   async function setup(service: Record<string, unknown> = {}, credits = 10_000) {
     const c = await h.customer({ credits });

@@ -2,29 +2,22 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Pigeon, PigeonApiError, PigeonRateLimitError } from '../src/index.ts';
-import type { OutboundMessage } from '../../../src/carriers/carrier.ts';
+import { lastCode, phoneInbox, type PhoneInbox } from '../../../test/helpers/phone-inbox.ts';
 import { liveServer, type LiveServer } from './server.ts';
 
 describe('client: verify', () => {
   let server: LiveServer;
   let pigeon: Pigeon;
-  const inbox = new Map<string, string>();
+  let inbox: PhoneInbox;
   before(async () => {
     server = await liveServer({ SIM_DELIVERY_DELAY_MS: '0' });
-    const submit = server.h.carrier.submit.bind(server.h.carrier);
-    server.h.carrier.submit = async (messages: OutboundMessage[]) => {
-      for (const m of messages) inbox.set(m.recipient, m.body);
-      return submit(messages);
-    };
+    inbox = phoneInbox(server.h);
     const { key } = await server.h.customer({ credits: 100 });
     pigeon = new Pigeon({ apiKey: key, baseUrl: server.baseUrl, sleep: async () => {} });
   });
   after(() => server.close());
 
-  async function codeAt(phone: string): Promise<string> {
-    await server.h.workers.drain();
-    return /(\d{4,10})$/.exec(inbox.get(phone) ?? '')![1]!;
-  }
+  const codeAt = (phone: string) => lastCode(server.h, inbox, phone);
 
   test('services: create, get, list, update, delete', async () => {
     const created = await pigeon.verify.createService({ name: 'Acme', from: 'Acme', code_length: 4 });
