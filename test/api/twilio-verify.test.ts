@@ -17,6 +17,8 @@ const require = createRequire(import.meta.url);
 
 type Resource = Record<string, any>;
 type Client = {
+  api: { baseUrl: string };
+  messages: { list(p?: Record<string, unknown>): Promise<Resource[]> };
   verify: {
     baseUrl: string;
     v2: {
@@ -71,6 +73,7 @@ for (const [index, version] of (['twilio5', 'twilio6'] as const).entries()) {
       const creds = await twilioCredentials(h.ctx, c.accountId);
       client = (require(version) as TwilioFactory)(creds.account_sid, creds.auth_token);
       client.verify.baseUrl = base; // the one changed line
+      client.api.baseUrl = base; // for the Messages API, to read the codes' messages
       const service = await client.verify.v2.services.create({ friendlyName: 'Acme', codeLength: 6 });
       serviceSid = service.sid;
     });
@@ -97,6 +100,9 @@ for (const [index, version] of (['twilio5', 'twilio6'] as const).entries()) {
       assert.equal(v.valid, false);
       const code = await lastCode(to);
       assert.equal(code.length, 6);
+      // The code's message, read through Twilio's Messages API, has the code masked.
+      const [sms] = await client.messages.list({ to });
+      assert.equal(sms?.body, 'Your Acme code is ••••••');
       const wrong = code === '000000' ? '111111' : '000000';
       const miss = await client.verify.v2.services(serviceSid).verificationChecks.create({ to, code: wrong });
       assert.equal(miss.status, 'pending');
