@@ -33,6 +33,7 @@ import { routeCommands } from './commands/route.ts';
 import { reportCommands } from './commands/report.ts';
 import { rateCardCommands } from './commands/rate-card.ts';
 import { auditCommands } from './commands/audit.ts';
+import { verifyCommands } from './commands/verify.ts';
 import { output } from './output.ts';
 import { configOrFail, describeUnexpected, reportFailure, StartupFailure, whileStarting } from './startup.ts';
 
@@ -55,6 +56,7 @@ export const commands: Record<string, Command> = {
   ...devWebhookCommands,
   ...backupCommands,
   ...auditCommands,
+  ...verifyCommands,
 };
 
 const GROUPS: Record<string, string> = {
@@ -72,6 +74,7 @@ const GROUPS: Record<string, string> = {
   retention: 'Run the retention purge now',
   privacy: 'Erase a phone number; list the erasures',
   audit: 'The audit log: who changed what',
+  verify: "Verify's fraud guard: blocked number ranges, unblock",
 };
 
 function version(): string {

@@ -109,6 +109,7 @@ export const AUDIT_ACTIONS = {
   'message.deleted': 'a message was deleted through the Twilio-compatible API',
   'inbound.redacted': 'the text and sender of a received message were removed',
   'webhook_event.retried': 'an undelivered webhook event was sent again',
+  'verify.range_unblocked': "a number range blocked by Verify's fraud guard was unblocked",
 } as const satisfies Record<string, string>;
 
 export type AuditAction = keyof typeof AUDIT_ACTIONS;

@@ -89,6 +89,7 @@ export const DASHBOARD_REQUIREMENTS: Readonly<Record<string, Requirement>> = {
   'GET /credits': 'read',
   'GET /usage': 'read',
   'GET /usage.csv': 'read',
+  'GET /verifications': 'read',
   'GET /settings/team': 'read',
   // Who changed what, from where: the owners' to read, as they answer for the account.
   'GET /settings/audit': 'owner',
@@ -122,6 +123,7 @@ export const DASHBOARD_REQUIREMENTS: Readonly<Record<string, Requirement>> = {
   'POST /inbox/:phone/:id/redact': 'developer',
   'POST /opt-outs': 'developer',
   'POST /opt-outs/remove': 'developer',
+  'POST /verifications/unblock': 'developer',
   // Owners only: the team and account-wide rules.
   'POST /settings/team/invite': 'owner',
   'POST /settings/team/invitations/:id/revoke': 'owner',

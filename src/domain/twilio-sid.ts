@@ -9,7 +9,6 @@
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 const VALUE = new Map([...ALPHABET].map((c, i) => [c, BigInt(i)]));
 const ID_BODY = /^[0-9a-hjkmnp-tv-z]{26}$/;
-const MESSAGE_SID = /^SM[0-9a-f]{32}$/;
 const LIMIT = 1n << 128n;
 
 /** The 32 hex digits of an id's 26-character body, or null when the id has another shape. */
@@ -31,14 +30,33 @@ export function messageSidOf(id: string): string | null {
 
 /** The `msg_` id a message SID stands for, or null when the text is not a message SID. */
 export function messageIdOfSid(sid: string): string | null {
-  if (!MESSAGE_SID.test(sid)) return null;
-  let n = BigInt(`0x${sid.slice(2)}`);
+  return idOfSid(sid, 'SM', 'msg');
+}
+
+/** The Pigeon id (`{prefix}_…`) a SID (`{sidPrefix}` and 32 hex digits) stands for, or null for another shape. */
+function idOfSid(sid: string, sidPrefix: string, prefix: string): string | null {
+  if (!sid.startsWith(sidPrefix) || !/^[0-9a-f]{32}$/.test(sid.slice(sidPrefix.length)) || sid.length !== sidPrefix.length + 32) return null;
+  let n = BigInt(`0x${sid.slice(sidPrefix.length)}`);
   let body = '';
   for (let i = 0; i < 26; i++) {
     body = ALPHABET[Number(n % 32n)] + body;
     n /= 32n;
   }
-  return `msg_${body}`;
+  return `${prefix}_${body}`;
+}
+
+/** Verify's SIDs (DECISIONS.md §14): `VA` for a service (`vsv_…`), `VE` for a verification (`ver_…`), the same records. */
+export function serviceSidOf(id: string): string {
+  return `VA${hexOfId(id, 'vsv') ?? '0'.repeat(32)}`;
+}
+export function verificationSidOf(id: string): string {
+  return `VE${hexOfId(id, 'ver') ?? '0'.repeat(32)}`;
+}
+export function serviceIdOfSid(sid: string): string | null {
+  return idOfSid(sid, 'VA', 'vsv');
+}
+export function verificationIdOfSid(sid: string): string | null {
+  return idOfSid(sid, 'VE', 'ver');
 }
 
 const ACCOUNT_SID = /^AC[0-9a-f]{32}$/;

@@ -37,6 +37,11 @@ export const twilioCatalogue = {
   30409: { status: 400, message: 'Only a scheduled message can be canceled.' },
   35111: { status: 400, message: "SendAt needs ScheduleType 'fixed'." },
   35114: { status: 400, message: 'SendAt is not a time this message can be scheduled for.' },
+  60200: { status: 400, message: 'A Verify parameter is invalid or not supported.' },
+  60202: { status: 429, message: 'Max check attempts reached: the verification takes no more checks.' },
+  60203: { status: 429, message: 'Max send attempts reached: the code was sent as many times as the service allows.' },
+  60410: { status: 403, message: 'The fraud guard blocks codes to this number range; nothing was sent or charged.' },
+  60605: { status: 403, message: 'The service does not send codes to this country.' },
 } as const satisfies Record<number, TwilioErrorSpec>;
 
 export type TwilioCode = keyof typeof twilioCatalogue;
@@ -54,6 +59,15 @@ export class TwilioError extends Error {
     return twilioCatalogue[this.code].status;
   }
 }
+
+/** On Twilio's Verify v2 surface, Pigeon's codes whose Verify code differs from the Messages one. */
+const VERIFY_FROM_PIGEON: Partial<Record<ErrorCode, TwilioCode>> = {
+  invalid_recipient: 60200,
+  invalid_request: 60200,
+  verify_max_sends: 60203,
+  verify_blocked_fraud: 60410,
+  verify_country_blocked: 60605,
+};
 
 /** Pigeon's codes that have a Twilio code of their own. */
 const FROM_PIGEON: Partial<Record<ErrorCode, TwilioCode>> = {
@@ -98,6 +112,13 @@ export function twilioErrorFor(error: AppError): { code: TwilioCode; status: num
   if (mapped !== undefined) return { code: mapped, status: twilioCatalogue[mapped].status, message: error.message };
   const status = catalogue[error.code].status;
   return { code: genericCode(status), status, message: error.message };
+}
+
+/** As `twilioErrorFor`, on the Verify v2 surface (DECISIONS.md §14). */
+export function twilioVerifyErrorFor(error: AppError): { code: TwilioCode; status: number; message: string } {
+  const mapped = VERIFY_FROM_PIGEON[error.code];
+  if (mapped !== undefined) return { code: mapped, status: twilioCatalogue[mapped].status, message: error.message };
+  return twilioErrorFor(error);
 }
 
 /** Every Pigeon code that maps to a Twilio code of its own, for the docs. */

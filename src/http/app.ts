@@ -40,6 +40,7 @@ import { senderIdRoutes } from './routes/sender-ids.ts';
 import { smsRoutes } from './routes/sms.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
 import { TWILIO_PREFIX, twilioRoutes } from './routes/twilio.ts';
+import { TWILIO_VERIFY_PREFIX, twilioVerifyRoutes } from './routes/twilio-verify.ts';
 
 export interface AppOptions {
   ctx: Context;
@@ -242,6 +243,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const rateLimits = opts.rateLimits ?? new MemoryRateLimitStore();
   const authFailures = authFailureCounter(ctx, rateLimits);
   await app.register(twilioRoutes(ctx, rateLimits, authFailures), { prefix: TWILIO_PREFIX });
+  await app.register(twilioVerifyRoutes(ctx, rateLimits, authFailures), { prefix: TWILIO_VERIFY_PREFIX });
   await app.register(
     async (v1) => {
       installAuth(v1, ctx, rateLimits, authFailures);

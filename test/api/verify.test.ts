@@ -5,30 +5,20 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { harness, type Harness } from '../helpers/harness.ts';
-import type { OutboundMessage } from '../../src/carriers/carrier.ts';
+import { lastCode as codeAt, phoneInbox, type PhoneInbox } from '../helpers/phone-inbox.ts';
+import { assignNumber } from '../../src/services/numbers/numbers.ts';
 
 describe('verify', () => {
   let h: Harness;
-  /** What each phone received, oldest first. */
-  const inbox = new Map<string, string[]>();
+  let inbox: PhoneInbox;
   let seq = 0;
   before(async () => {
     h = await harness({ SIM_DELIVERY_DELAY_MS: '0' });
-    const submit = h.carrier.submit.bind(h.carrier);
-    h.carrier.submit = async (messages: OutboundMessage[]) => {
-      for (const m of messages) inbox.set(m.recipient, [...(inbox.get(m.recipient) ?? []), m.body]);
-      return submit(messages);
-    };
+    inbox = phoneInbox(h);
   });
   after(() => h.close());
 
-  async function lastCode(phone: string): Promise<string> {
-    await h.workers.drain();
-    const texts = inbox.get(phone) ?? [];
-    const match = /(\d{4,10})$/.exec(texts.at(-1) ?? '');
-    assert.ok(match, `a code reached ${phone}: ${texts.at(-1)}`);
-    return match[1]!;
-  }
+  const lastCode = (phone: string) => codeAt(h, inbox, phone);
 
   async function setup(service: Record<string, unknown> = {}, credits = 10_000) {
     const c = await h.customer({ credits });
@@ -222,5 +212,47 @@ describe('verify', () => {
     const { unblockRange } = await import('../../src/services/verify/verify.ts');
     await unblockRange(h.ctx, safe.accountId, '+447911600');
     assert.equal((await safe.start('+447911600998')).statusCode, 201, 'unblocked: the range starts afresh');
+  });
+
+  test('a recipient who replied STOP gets no code, nothing charged, until START', async () => {
+    const c = await setup({}, 100);
+    const number = '+447700900777';
+    await assignNumber(h.ctx, c.accountId, number);
+    const to = phone();
+    const say = (message: string) => h.request('POST', '/v1/simulator/inbound', { key: c.key, body: { from: to, to: number, message } });
+    assert.equal((await say('STOP')).statusCode, 201);
+    await h.workers.drain();
+    const received = inbox.get(to)?.length ?? 0; // the STOP confirmation
+    const before = (await h.request('GET', '/v1/account', { key: c.key })).json().data.credits_remaining;
+    const refused = await c.start(to);
+    assert.equal(refused.statusCode, 400, refused.body);
+    assert.equal(refused.json().code, 'recipient_opted_out');
+    await h.workers.drain();
+    assert.equal(inbox.get(to)?.length ?? 0, received, 'no code reached the phone');
+    assert.equal((await h.request('GET', '/v1/account', { key: c.key })).json().data.credits_remaining, before);
+    assert.equal((await c.check({ to, code: '123456' })).statusCode, 404, 'no verification was made');
+    assert.equal((await say('START')).statusCode, 201);
+    assert.equal((await c.start(to)).statusCode, 201, 'after START codes go again');
+  });
+
+  test('parallel creates for one number make one pending verification and send one code', async () => {
+    const c = await setup();
+    for (let round = 0; round < 3; round++) {
+      const to = phone();
+      const answers = await Promise.all([c.start(to), c.start(to), c.start(to), c.start(to)]);
+      const created = answers.filter((r) => r.statusCode === 201);
+      assert.equal(created.length, 1, answers.map((r) => r.body).join('\n'));
+      for (const r of answers.filter((a) => a.statusCode !== 201)) {
+        assert.equal(r.statusCode, 429, r.body);
+        assert.equal(r.json().code, 'rate_limit_exceeded');
+        assert.ok(Number(r.headers['retry-after']) > 0);
+      }
+      await h.workers.drain();
+      assert.equal(inbox.get(to)?.length, 1, 'one code sent');
+      const rows = await h.ctx.store.db.selectFrom('verifications').select(['status', 'sends']).where('recipient', '=', to).execute();
+      assert.deepEqual(rows.map((r) => [r.status, Number(r.sends)]), [['pending', 1]]);
+      const messages = await h.ctx.store.db.selectFrom('messages').select('id').where('account_id', '=', c.accountId).where('recipient', '=', to).execute();
+      assert.equal(messages.length, 1, 'one message accepted and charged');
+    }
   });
 });

@@ -37,6 +37,15 @@ import type {
   OptOutResult,
   Pagination,
   SimulatedInbound,
+  SafeListEntry,
+  Success,
+  Verification,
+  VerificationCheck,
+  VerificationCheckRequest,
+  VerifyBlock,
+  VerifyService,
+  VerifyServiceChanges,
+  VerifyServiceRequest,
 } from './types.ts';
 
 export interface CallOptions {
@@ -286,6 +295,88 @@ export class Pigeon {
     /** `DELETE /v1/account/events-url`. */
     clearUrl: async (options: CallOptions = {}): Promise<void> => {
       await this.#http.request({ method: 'DELETE', path: '/account/events-url', signal: options.signal });
+    },
+  };
+
+  /** Verify: one-time codes with the fraud guard (services, verifications, checks). */
+  readonly verify = {
+    /** `POST /v1/verify/services` (scope `account:write`). */
+    createService: async (request: VerifyServiceRequest, options: CallOptions = {}): Promise<Success<VerifyService>> => {
+      const response = await this.#http.request({ method: 'POST', path: '/verify/services', body: request, signal: options.signal });
+      return object(response) as unknown as Success<VerifyService>;
+    },
+    /** `GET /v1/verify/services`, newest first. */
+    listServices: async (options: CallOptions = {}): Promise<Success<VerifyService[]>> => {
+      const response = await this.#http.request({ method: 'GET', path: '/verify/services', signal: options.signal });
+      return object(response) as unknown as Success<VerifyService[]>;
+    },
+    /** `GET /v1/verify/services/{id}`. */
+    getService: async (id: string, options: CallOptions = {}): Promise<Success<VerifyService>> => {
+      const response = await this.#http.request({ method: 'GET', path: `/verify/services/${encodeURIComponent(id)}`, signal: options.signal });
+      return object(response) as unknown as Success<VerifyService>;
+    },
+    /** `PATCH /v1/verify/services/{id}`: only the fields given change. */
+    updateService: async (id: string, changes: VerifyServiceChanges, options: CallOptions = {}): Promise<Success<VerifyService>> => {
+      const response = await this.#http.request({ method: 'PATCH', path: `/verify/services/${encodeURIComponent(id)}`, body: changes, signal: options.signal });
+      return object(response) as unknown as Success<VerifyService>;
+    },
+    /** `DELETE /v1/verify/services/{id}`. */
+    deleteService: async (id: string, options: CallOptions = {}): Promise<void> => {
+      await this.#http.request({ method: 'DELETE', path: `/verify/services/${encodeURIComponent(id)}`, signal: options.signal });
+    },
+    /**
+     * `POST /v1/verify/services/{id}/verifications`: sends a code to `to`, or the same code again
+     * while one is pending there. Retried safely: every call carries an Idempotency-Key.
+     */
+    start: async (serviceId: string, to: string, options: SendOptions = {}): Promise<Success<Verification>> => {
+      const response = await this.#http.request({
+        method: 'POST',
+        path: `/verify/services/${encodeURIComponent(serviceId)}/verifications`,
+        body: { to },
+        idempotencyKey: options.idempotencyKey ?? newIdempotencyKey(),
+        signal: options.signal,
+      });
+      return object(response) as unknown as Success<Verification>;
+    },
+    /**
+     * `POST /v1/verify/services/{id}/checks`: `valid` says whether the code is right. Not retried
+     * after a network error: a check that did happen took one of the verification's checks.
+     */
+    check: async (serviceId: string, request: VerificationCheckRequest, options: CallOptions = {}): Promise<Success<VerificationCheck>> => {
+      const response = await this.#http.request({ method: 'POST', path: `/verify/services/${encodeURIComponent(serviceId)}/checks`, body: request, signal: options.signal });
+      return object(response) as unknown as Success<VerificationCheck>;
+    },
+    /** `GET /v1/verify/verifications/{id}`. */
+    get: async (id: string, options: CallOptions = {}): Promise<Success<Verification>> => {
+      const response = await this.#http.request({ method: 'GET', path: `/verify/verifications/${encodeURIComponent(id)}`, signal: options.signal });
+      return object(response) as unknown as Success<Verification>;
+    },
+    /** `POST /v1/verify/verifications/{id}/cancel`: the code stops working. */
+    cancel: async (id: string, options: CallOptions = {}): Promise<Success<Verification>> => {
+      const response = await this.#http.request({ method: 'POST', path: `/verify/verifications/${encodeURIComponent(id)}/cancel`, signal: options.signal });
+      return object(response) as unknown as Success<Verification>;
+    },
+    /** `GET /v1/verify/blocks`: the account's number ranges the fraud guard blocks now. */
+    blocks: async (options: CallOptions = {}): Promise<Success<VerifyBlock[]>> => {
+      const response = await this.#http.request({ method: 'GET', path: '/verify/blocks', signal: options.signal });
+      return object(response) as unknown as Success<VerifyBlock[]>;
+    },
+    /** The safe list: numbers and range prefixes the fraud guard's velocity and conversion rules never refuse. */
+    safeList: {
+      /** `GET /v1/verify/safe-list`. */
+      list: async (options: CallOptions = {}): Promise<Success<SafeListEntry[]>> => {
+        const response = await this.#http.request({ method: 'GET', path: '/verify/safe-list', signal: options.signal });
+        return object(response) as unknown as Success<SafeListEntry[]>;
+      },
+      /** `POST /v1/verify/safe-list`; `created` is false when the entry was there already. */
+      add: async (entry: string, options: CallOptions = {}): Promise<Success<{ entry: string }> & { created: boolean }> => {
+        const response = await this.#http.request({ method: 'POST', path: '/verify/safe-list', body: { entry }, signal: options.signal });
+        return { ...(object(response) as unknown as Success<{ entry: string }>), created: response.status === 201 };
+      },
+      /** `DELETE /v1/verify/safe-list/{entry}`. */
+      remove: async (entry: string, options: CallOptions = {}): Promise<void> => {
+        await this.#http.request({ method: 'DELETE', path: `/verify/safe-list/${encodeURIComponent(entry)}`, signal: options.signal });
+      },
     },
   };
 }

@@ -42,6 +42,9 @@ export const KNOWN_ERROR_CODES = [
   'opt_out_by_recipient',
   'invalid_number',
   'number_taken',
+  'verify_max_sends',
+  'verify_country_blocked',
+  'verify_blocked_fraud',
 ] as const;
 
 export type KnownErrorCode = (typeof KNOWN_ERROR_CODES)[number];

@@ -417,3 +417,81 @@ export interface AuditEventPage {
   data: AuditEvent[];
   pagination: Pagination;
 }
+
+/** Verify (one-time codes): a service, one brand's settings. */
+export interface VerifyService {
+  id: string;
+  name: string;
+  /** An approved Sender ID or a number of the account. */
+  from: string;
+  code_length: number;
+  lifetime_seconds: number;
+  max_checks: number;
+  max_sends: number;
+  /** ISO 3166 alpha-2 codes, or null for every country the account may send to. */
+  allowed_countries: string[] | null;
+  fraud_guard: 'block' | 'monitor' | 'off';
+  /** With `{code}` and `{name}`. */
+  template: string;
+  created_at: string;
+}
+
+export interface VerifyServiceRequest {
+  name: string;
+  from: string;
+  code_length?: number;
+  lifetime_seconds?: number;
+  allowed_countries?: string[] | null;
+  fraud_guard?: 'block' | 'monitor' | 'off';
+  template?: string;
+}
+
+export type VerifyServiceChanges = Partial<VerifyServiceRequest>;
+
+/** One code sent to one number (and sent again under the same id while pending). */
+export interface Verification {
+  id: string;
+  service_id: string;
+  to: string;
+  /** `pending`, `approved`, `canceled`, `expired`, `max_attempts_reached` or `blocked`. */
+  status: string;
+  expires_at: string;
+  sends: number;
+  checks_left: number;
+  /** The latest send's message. */
+  message_id: string | null;
+  credits_used: number;
+}
+
+/** A check of a code: `valid` and the verification's status after it. */
+export interface VerificationCheck {
+  id: string;
+  status: string;
+  valid: boolean;
+  checks_left: number;
+}
+
+/** A check names the verification by its number (`to`) or its id. */
+export type VerificationCheckRequest = { code: string; to: string } | { code: string; verification_id: string };
+
+/** A number range blocked by the fraud guard's conversion rule. */
+export interface VerifyBlock {
+  account_id: string;
+  /** The numbers' E.164 form without the last 3 digits. */
+  range: string;
+  blocked_at: string;
+  blocked_until: string;
+  level: number;
+  sent: number;
+  approved: number;
+}
+
+export interface SafeListEntry {
+  entry: string;
+  created_at: string;
+}
+
+export interface Success<T> {
+  status: 'success';
+  data: T;
+}

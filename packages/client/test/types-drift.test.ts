@@ -11,6 +11,7 @@ import type * as Server from '../../../src/http/schemas.ts';
 import type { OptOutEvent as ServerOptOutEvent, SmsReceivedEvent as ServerSmsReceivedEvent, WebhookEvent as ServerWebhookEvent } from '../../../src/http/openapi.ts';
 import { KNOWN_ERROR_CODES } from '../src/errors.ts';
 import type * as Client from '../src/types.ts';
+import type * as ServerVerify from '../../../src/http/routes/verify.ts';
 import type { AuditEventRecord as ServerAuditEvent, AuditEventsQuery as ServerAuditQuery } from '../../../src/http/routes/audit-events.ts';
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -53,3 +54,12 @@ test('every error code the client knows is in the server catalogue', () => {
 // The audit log (src/http/routes/audit-events.ts keeps its schemas beside its route).
 same<Same<Static<typeof ServerAuditQuery>, Client.AuditEventQuery>>(true);
 same<Fits<Static<typeof ServerAuditEvent>, Client.AuditEvent>>(true);
+
+// Verify (src/http/routes/verify.ts keeps its schemas beside its routes).
+same<Same<Static<typeof ServerVerify.ServiceBody>, Client.VerifyServiceRequest>>(true);
+same<Same<Static<typeof ServerVerify.ServicePatch>, Client.VerifyServiceChanges>>(true);
+same<Same<Static<typeof ServerVerify.Service>, Client.VerifyService>>(true);
+same<Same<Static<typeof ServerVerify.Verification>, Client.Verification>>(true);
+same<Same<Static<typeof ServerVerify.Check>, Client.VerificationCheck>>(true);
+same<Same<Static<typeof ServerVerify.Block>, Client.VerifyBlock>>(true);
+same<Same<Static<typeof ServerVerify.SafeListRecord>, Client.SafeListEntry>>(true);

@@ -24,6 +24,7 @@ import { creditPages } from './owner/credits-pages.ts';
 import { keysPages } from './owner/keys-pages.ts';
 import { smppPages } from './owner/smpp-pages.ts';
 import { twilioPages } from './owner/twilio-pages.ts';
+import { verifyPages } from './owner/verify-pages.ts';
 import { messagePages } from './owner/messages-pages.ts';
 import { ownerPages, type OwnerPageGroup } from './owner/owner-area.ts';
 import { overviewPages } from './owner/overview-pages.ts';
@@ -42,7 +43,7 @@ const SECURITY_HEADERS = {
 };
 
 /** The page groups of the owner's area, each a module of ./owner/ (a new group is one more entry). */
-const OWNER_PAGE_GROUPS: readonly OwnerPageGroup[] = [authPages, overviewPages, keysPages, smppPages, twilioPages, settingsPages, senderIdPages, messagePages, campaignPages, creditPages, usagePages, twoWayPageGroup, auditPages, teamPages, securityPages];
+const OWNER_PAGE_GROUPS: readonly OwnerPageGroup[] = [authPages, overviewPages, keysPages, smppPages, twilioPages, settingsPages, senderIdPages, messagePages, campaignPages, creditPages, usagePages, twoWayPageGroup, verifyPages, auditPages, teamPages, securityPages];
 
 export function dashboardRoutes(ctx: Context) {
   return async (app: FastifyInstance) => {

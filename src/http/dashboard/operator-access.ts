@@ -55,6 +55,8 @@ export const OPERATOR_ROUTE_PERMISSIONS: Readonly<Record<string, OperatorPermiss
   'GET /operator/routes/:name': 'routes.manage',
   'POST /operator/routes/:name': 'routes.manage',
   'POST /operator/routes/:name/remove': 'routes.manage',
+  'GET /operator/verify': 'accounts.read',
+  'POST /operator/verify/unblock': 'limits.manage',
   'GET /operator/margin': 'margin.read',
   'GET /operator/messages': 'messages.read',
   'GET /operator/audit': 'audit.read',

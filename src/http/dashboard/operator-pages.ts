@@ -5,6 +5,7 @@
  * the mail outbox.
  */
 import { operatorNumbersPages } from './operator-numbers-pages.ts';
+import { operatorVerifyPages } from './operator-verify-pages.ts';
 import { acting } from '../acting.ts';
 import { operatorAccessHook, operatorMay, operatorRoutePermission } from './operator-access.ts';
 import { auditSection, sendAuditCsv, type AuditFilterInput } from './audit-view.ts';
@@ -364,6 +365,7 @@ ${table('Erasures, newest first', ['Erasure', 'Account', 'Number', 'Asked by', '
     });
 
     operatorNumbersPages(app, ctx, { csrf: (request) => state(request).session.csrf_token, render });
+    operatorVerifyPages(app, ctx, { csrf: (request) => state(request).session.csrf_token, render });
     operatorRoutesPages(app, ctx, { csrf: (request) => state(request).session.csrf_token, render });
     operatorRateCardsPages(app, ctx, { csrf: (request) => state(request).session.csrf_token, render });
 

@@ -54,7 +54,7 @@ function parseForm(body: Buffer): TwilioParams {
   return out;
 }
 
-function callerOf(request: FastifyRequest): TwilioCaller {
+export function callerOf(request: FastifyRequest): TwilioCaller {
   if (!request.twilio) throw new Error('route reached without authentication');
   return request.twilio;
 }
@@ -74,58 +74,75 @@ function stringsOf(query: unknown): TwilioListQuery {
   return out as TwilioListQuery;
 }
 
-export function twilioRoutes(ctx: Context, rateLimits: RateLimitStore, countFailure: AuthFailureCounter) {
+/**
+ * What every Twilio-compatible surface shares (Messages under `/2010-04-01`, Verify under `/v2`):
+ * form bodies, Twilio's error body, Basic auth before the body is read, the account's rate limit.
+ * `mapError` turns a Pigeon error into the surface's Twilio code; with `pathAccountSid`, the
+ * path's `{AccountSid}` must be the caller's, else the resource does not exist for it.
+ */
+export function installTwilioSurface(
+  app: FastifyInstance,
+  ctx: Context,
+  rateLimits: RateLimitStore,
+  countFailure: AuthFailureCounter,
+  options: { mapError: (error: AppError) => { code: TwilioCode; status: number; message: string }; pathAccountSid: boolean },
+): void {
   const publicUrl = ctx.config.publicUrl;
-  return async (app: FastifyInstance) => {
-    app.removeAllContentTypeParsers();
-    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (_request, body, done) => {
-      try {
-        done(null, parseForm(body as Buffer));
-      } catch (error) {
-        done(error as Error, undefined);
-      }
-    });
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (_request, body, done) => {
+    try {
+      done(null, parseForm(body as Buffer));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
 
-    app.setErrorHandler((raw: FastifyError | AppError | TwilioError, request, reply) => {
-      const error = unavailableError(ctx.store, raw) ?? raw;
-      if (error instanceof TwilioError) return send(reply, publicUrl, error.code, error.status, error.message);
-      if (error instanceof AppError) {
-        const mapped = twilioErrorFor(error);
-        return send(reply, publicUrl, mapped.code, mapped.status, mapped.message, error.headers);
-      }
-      const fastifyError = error as FastifyError;
-      if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return send(reply, publicUrl, 20001, 413, 'The request body is too large.');
-      if (fastifyError.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || fastifyError.statusCode === 415) {
-        return send(reply, publicUrl, 20001, 415, 'Send the parameters form-encoded (application/x-www-form-urlencoded).');
-      }
-      if (fastifyError.statusCode !== undefined && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
-        return send(reply, publicUrl, 20001, 400, 'The request could not be read.');
-      }
-      request.log.error({ err: error }, 'unhandled error');
-      return send(reply, publicUrl, 20500, 500, twilioCatalogue[20500].message);
-    });
+  app.setErrorHandler((raw: FastifyError | AppError | TwilioError, request, reply) => {
+    const error = unavailableError(ctx.store, raw) ?? raw;
+    if (error instanceof TwilioError) return send(reply, publicUrl, error.code, error.status, error.message);
+    if (error instanceof AppError) {
+      const mapped = options.mapError(error);
+      return send(reply, publicUrl, mapped.code, mapped.status, mapped.message, error.headers);
+    }
+    const fastifyError = error as FastifyError;
+    if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return send(reply, publicUrl, 20001, 413, 'The request body is too large.');
+    if (fastifyError.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || fastifyError.statusCode === 415) {
+      return send(reply, publicUrl, 20001, 415, 'Send the parameters form-encoded (application/x-www-form-urlencoded).');
+    }
+    if (fastifyError.statusCode !== undefined && fastifyError.statusCode >= 400 && fastifyError.statusCode < 500) {
+      return send(reply, publicUrl, 20001, 400, 'The request could not be read.');
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return send(reply, publicUrl, 20500, 500, twilioCatalogue[20500].message);
+  });
 
-    app.setNotFoundHandler((_request, reply) => send(reply, publicUrl, 20404, 404, twilioCatalogue[20404].message));
+  app.setNotFoundHandler((_request, reply) => send(reply, publicUrl, 20404, 404, twilioCatalogue[20404].message));
 
-    // Authentication before the body is read, as on /v1; the path's AccountSid must be the
-    // caller's, else the resource does not exist for it.
-    app.addHook('onRequest', async (request, reply) => {
-      let caller: TwilioCaller;
-      try {
-        caller = await authenticateTwilio(ctx, request.headers.authorization, request.routeOptions.config.scope ?? 'reports:read');
-      } catch (err) {
-        if (err instanceof AppError && AUTH_FAILURES.has(err.code)) {
-          reply.header('WWW-Authenticate', 'Basic realm="Twilio API"');
-          throw (await countFailure(addressBlock(request.ip))) ?? err;
-        }
-        throw err;
+  // Authentication before the body is read, as on /v1.
+  app.addHook('onRequest', async (request, reply) => {
+    let caller: TwilioCaller;
+    try {
+      caller = await authenticateTwilio(ctx, request.headers.authorization, request.routeOptions.config.scope ?? 'reports:read');
+    } catch (err) {
+      if (err instanceof AppError && AUTH_FAILURES.has(err.code)) {
+        reply.header('WWW-Authenticate', 'Basic realm="Twilio API"');
+        throw (await countFailure(addressBlock(request.ip))) ?? err;
       }
+      throw err;
+    }
+    if (options.pathAccountSid) {
       const pathSid = (request.params as { AccountSid?: string }).AccountSid;
       if (pathSid !== caller.accountSid) throw new AppError('not_found', 'The AccountSid in the path is not the one authenticated.');
-      const verdict = await checkRateLimit(rateLimits, caller.accountId, ctx.config.rateLimit, ctx.clock());
-      reply.headers(verdict.headers);
-      request.twilio = caller;
-    });
+    }
+    const verdict = await checkRateLimit(rateLimits, caller.accountId, ctx.config.rateLimit, ctx.clock());
+    reply.headers(verdict.headers);
+    request.twilio = caller;
+  });
+}
+
+export function twilioRoutes(ctx: Context, rateLimits: RateLimitStore, countFailure: AuthFailureCounter) {
+  return async (app: FastifyInstance) => {
+    installTwilioSurface(app, ctx, rateLimits, countFailure, { mapError: twilioErrorFor, pathAccountSid: true });
 
     const list = '/Accounts/:AccountSid/Messages.json';
     const one = '/Accounts/:AccountSid/Messages/:file';

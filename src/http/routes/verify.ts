@@ -24,12 +24,12 @@ const ServiceFields = {
   fraud_guard: Type.Optional(FraudGuard),
   template: Type.Optional(Type.String({ minLength: 1, maxLength: 160 })),
 };
-const ServiceBody = Type.Object(ServiceFields, { additionalProperties: false });
-const ServicePatch = Type.Object(
+export const ServiceBody = Type.Object(ServiceFields, { additionalProperties: false });
+export const ServicePatch = Type.Object(
   { ...ServiceFields, name: Type.Optional(ServiceFields.name), from: Type.Optional(ServiceFields.from) },
   { additionalProperties: false },
 );
-const Service = Type.Object({
+export const Service = Type.Object({
   id: Type.String(),
   name: Type.String(),
   from: Type.String(),
@@ -42,7 +42,7 @@ const Service = Type.Object({
   template: Type.String(),
   created_at: Type.String(),
 });
-const Verification = Type.Object({
+export const Verification = Type.Object({
   id: Type.String(),
   service_id: Type.String(),
   to: Type.String(),
@@ -53,9 +53,11 @@ const Verification = Type.Object({
   message_id: Type.Union([Type.String(), Type.Null()]),
   credits_used: Type.Number(),
 });
-const Check = Type.Object({ id: Type.String(), status: Type.String(), valid: Type.Boolean(), checks_left: Type.Integer() });
+export const Check = Type.Object({ id: Type.String(), status: Type.String(), valid: Type.Boolean(), checks_left: Type.Integer() });
+export const SafeListEntry = Type.Object({ entry: Type.String({ minLength: 1, maxLength: 20 }) }, { additionalProperties: false });
+export const SafeListRecord = Type.Object({ entry: Type.String(), created_at: Type.String() });
 const ok = <T extends Parameters<typeof Type.Object>[0][string]>(data: T) => Type.Object({ status: Type.Literal('success'), data });
-const Block = Type.Object({ account_id: Type.String(), range: Type.String(), blocked_at: Type.String(), blocked_until: Type.String(), level: Type.Integer(), sent: Type.Integer(), approved: Type.Integer() });
+export const Block = Type.Object({ account_id: Type.String(), range: Type.String(), blocked_at: Type.String(), blocked_until: Type.String(), level: Type.Integer(), sent: Type.Integer(), approved: Type.Integer() });
 
 export function verifyRoutes(ctx: Context): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -161,10 +163,9 @@ export function verifyRoutes(ctx: Context): FastifyPluginAsyncTypebox {
       async (request) => ({ status: 'success' as const, data: await verify.cancelVerification(ctx, principalOf(request).accountId, request.params.id) }),
     );
 
-    const Entry = Type.Object({ entry: Type.String({ minLength: 1, maxLength: 20 }) }, { additionalProperties: false });
     app.post(
       '/verify/safe-list',
-      { config: { scope: 'account:write' }, schema: { summary: 'Add a number or range prefix to the fraud guard\'s safe list', tags, body: Entry, response: { 200: ok(Type.Object({ entry: Type.String() })), 201: ok(Type.Object({ entry: Type.String() })) } } },
+      { config: { scope: 'account:write' }, schema: { summary: 'Add a number or range prefix to the fraud guard\'s safe list', tags, body: SafeListEntry, response: { 200: ok(Type.Object({ entry: Type.String() })), 201: ok(Type.Object({ entry: Type.String() })) } } },
       async (request, reply) => {
         const { entry, created } = await verify.addSafeListEntry(ctx, principalOf(request).accountId, request.body.entry);
         return reply.code(created ? 201 : 200).send({ status: 'success' as const, data: { entry } });
@@ -172,7 +173,7 @@ export function verifyRoutes(ctx: Context): FastifyPluginAsyncTypebox {
     );
     app.get(
       '/verify/safe-list',
-      { config: { scope: 'account:write' }, schema: { summary: 'The fraud guard\'s safe list', tags, response: { 200: ok(Type.Array(Type.Object({ entry: Type.String(), created_at: Type.String() }))) } } },
+      { config: { scope: 'account:write' }, schema: { summary: 'The fraud guard\'s safe list', tags, response: { 200: ok(Type.Array(SafeListRecord)) } } },
       async (request) => ({ status: 'success' as const, data: await verify.listSafeList(ctx, principalOf(request).accountId) }),
     );
     app.delete(

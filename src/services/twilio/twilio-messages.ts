@@ -98,7 +98,7 @@ const UNSUPPORTED: Record<string, () => TwilioError> = {
   MaxPrice: () => new TwilioError(20001, 'MaxPrice is not supported: a message costs one credit per segment.'),
 };
 
-function single(params: TwilioParams, name: string): string | undefined {
+export function single(params: TwilioParams, name: string): string | undefined {
   const value = params[name];
   if (Array.isArray(value)) throw new TwilioError(20001, `'${name}' was given more than once.`);
   return value;

@@ -40,7 +40,9 @@ import type { Database, VerificationStatus, VerificationsTable, VerifyServicesTa
 import { findAccount } from '../../store/repositories/accounts.repository.ts';
 import * as repo from '../../store/repositories/verify.repository.ts';
 import { iso, newId } from '../../util/ids.ts';
+import { isUniqueViolation } from '../../store/dialect.ts';
 import { approvedSenderName } from '../auth/access.ts';
+import { recordAudit } from '../audit/audit.ts';
 import type { Context } from '../context.ts';
 import type { Finish } from '../messages/idempotency.ts';
 import { sendMessage, type Sender } from '../messages/submit-messages.ts';
@@ -248,6 +250,18 @@ export interface CreateResult {
  * under the id of the one pending to that number.
  */
 export async function createVerification(ctx: Context, sender: Sender, serviceId: string, to: string, finish?: Finish): Promise<CreateResult> {
+  try {
+    return await createOnce(ctx, sender, serviceId, to, finish);
+  } catch (error) {
+    // Another create for this number inserted its pending verification first (the unique index
+    // of migration 032): this one's transaction was rolled back whole (nothing sent or charged),
+    // and it is now a send again of that verification's code, refused as any within 30 s.
+    if (!isUniqueViolation(error)) throw error;
+    return createOnce(ctx, sender, serviceId, to, finish);
+  }
+}
+
+async function createOnce(ctx: Context, sender: Sender, serviceId: string, to: string, finish?: Finish): Promise<CreateResult> {
   const service = await getService(ctx, sender.accountId, serviceId);
   const recipient = parseRecipient(to);
   if (!recipient.ok) throw new AppError('invalid_recipient', `\`to\` is not a valid E.164 number: ${recipient.reason}`);
@@ -257,8 +271,10 @@ export async function createVerification(ctx: Context, sender: Sender, serviceId
     throw new AppError('verify_country_blocked', `The service sends codes only to ${service.allowed_countries.split(',').join(', ')}.`);
   }
   const now = ctx.clock();
-  const pending = await repo.pendingVerification(ctx.store.db, service.id, e164, now);
-  if (pending) return { verification: await resend(ctx, sender, service, pending, now, finish), created: false };
+  const pending = await repo.pendingVerification(ctx.store.db, service.id, e164);
+  if (pending && Number(pending.expires_at) > now) return { verification: await resend(ctx, sender, service, pending, now, finish), created: false };
+  // Past its expiry but not yet swept: expired now, so the new one may be the number's pending one.
+  if (pending) await expireOne(ctx, pending, now);
 
   const { blocked, newBlock } = await guard(ctx, service, e164, now);
   const id = newId('ver', now);
@@ -499,8 +515,14 @@ export async function listBlocks(ctx: Context, accountId?: string): Promise<Bloc
   }));
 }
 
+/** Ends a range's block now (its level stays, so a new block of it lasts longer); recorded in the audit log. */
 export async function unblockRange(ctx: Context, accountId: string, range: string): Promise<void> {
-  if (!(await repo.endBlock(ctx.store.db, accountId, range, ctx.clock()))) throw new AppError('not_found', 'That range is not blocked.');
+  const ended = await ctx.store.db.transaction().execute(async (trx) => {
+    if (!(await repo.endBlock(trx, accountId, range, ctx.clock()))) return false;
+    await recordAudit(ctx, { action: 'verify.range_unblocked', accountId, target: { type: 'verify_range', id: range } }, trx);
+    return true;
+  });
+  if (!ended) throw new AppError('not_found', 'That range is not blocked.');
 }
 
 export async function conversionByServiceAndCountry(ctx: Context, accountId?: string) {

@@ -37,18 +37,14 @@ export async function verificationById(db: Executor, accountId: string, id: stri
   return db.selectFrom('verifications').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
 }
 
-/** The verification to that number still pending in the service (not yet past its expiry), if any. */
-export async function pendingVerification(db: Executor, serviceId: string, recipient: string, now: number): Promise<VerificationsTable | undefined> {
-  return db
-    .selectFrom('verifications')
-    .selectAll()
-    .where('service_id', '=', serviceId)
-    .where('recipient', '=', recipient)
-    .where('status', '=', 'pending')
-    .where('expires_at', '>', now)
-    .orderBy('created_at', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+/**
+ * The verification to that number pending in the service (one at most: migration 032's unique
+ * index); with `now`, only if not yet past its expiry.
+ */
+export async function pendingVerification(db: Executor, serviceId: string, recipient: string, now?: number): Promise<VerificationsTable | undefined> {
+  let q = db.selectFrom('verifications').selectAll().where('service_id', '=', serviceId).where('recipient', '=', recipient).where('status', '=', 'pending');
+  if (now !== undefined) q = q.where('expires_at', '>', now);
+  return q.orderBy('created_at', 'desc').limit(1).executeTakeFirst();
 }
 
 /**
@@ -202,4 +198,9 @@ export async function conversionStats(db: Executor, accountId: string | undefine
   if (accountId !== undefined) q = q.where('account_id', '=', accountId);
   const rows = await q.groupBy(['account_id', 'service_id', 'country']).orderBy('account_id').orderBy('service_id').orderBy('country').limit(1000).execute();
   return rows.map((r) => ({ ...r, sent: Number(r.sent), approved: Number(r.approved ?? 0) }));
+}
+
+/** The newest verification to that number in the service, whatever its status. */
+export async function latestVerification(db: Executor, serviceId: string, recipient: string): Promise<VerificationsTable | undefined> {
+  return db.selectFrom('verifications').selectAll().where('service_id', '=', serviceId).where('recipient', '=', recipient).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
 }
