@@ -21,6 +21,8 @@ import { destinationRule, type DestinationRule } from '../accounts/account-limit
 import type { Context } from '../context.ts';
 import { priceRule, type PriceRule } from '../pricing/pricing.ts';
 import type { Finish } from './idempotency.ts';
+import { accountWindow } from '../accounts/quiet-hours.ts';
+import { holdOf } from './quiet-hours-hold.ts';
 
 export const MAX_MESSAGE_CHARACTERS = 1600;
 /** The longest `to` looked at (DECISIONS.md §9): E.164's 15 digits with visual separators. */
@@ -251,6 +253,32 @@ export interface SendResult {
   credits_remaining: number;
   send_at?: string;
   validity_period?: number;
+  /** A marketing message's quiet-hours hold: the window's next opening (ISO), or null when it goes at once. */
+  held_until?: string | null;
+}
+
+/**
+ * Holds the marketing rows accepted for dispatch now (not scheduled ones: their window is checked
+ * when they are released, at dispatch) outside their recipient's window: sets `held_until` on each
+ * and returns when each one's dispatch job is due (quiet-hours-hold.ts).
+ */
+async function holdMarketing(ctx: Context, accountId: string, rows: MessagesTable[], now: number): Promise<Map<string, number> | undefined> {
+  const marketing = rows.filter((r) => r.category === 'marketing' && r.status === 'pending');
+  if (marketing.length === 0) return undefined;
+  const window = await accountWindow(ctx.store.db, accountId);
+  const releaseAt = new Map<string, number>();
+  for (const row of marketing) {
+    const hold = holdOf(window, row.recipient, row.id, now);
+    row.held_until = hold?.heldUntil ?? null;
+    if (hold) releaseAt.set(row.id, hold.releaseAt);
+  }
+  return releaseAt.size > 0 ? releaseAt : undefined;
+}
+
+/** What a send result or a bulk entry says of the hold: only for marketing messages. */
+function heldUntilOf(row: MessagesTable): { held_until?: string | null } {
+  if (row.category !== 'marketing') return {};
+  return { held_until: row.held_until == null ? null : new Date(Number(row.held_until)).toISOString() };
 }
 
 /**
@@ -308,9 +336,11 @@ export async function sendMessage(ctx: Context, sender: Sender, input: SendInput
   if (options.storedBody !== undefined) row.body = options.storedBody;
   if (input.callback_format !== undefined && callbackUrl !== null) row.callback_format = input.callback_format;
   if (input.category === 'marketing') row.category = 'marketing';
+  const releaseAt = await holdMarketing(ctx, accountId, [row], now);
   return accept(ctx, {
     accountId,
     rows: [row],
+    ...(releaseAt ? { releaseAt } : {}),
     ...(options.write ? { write: (trx: Executor) => options.write!(trx, row) } : {}),
     ...(options.smppMessage ? { smppMessage: options.smppMessage } : {}),
     ...(row.callback_format || row.category ? { wholeRows: true } : {}),
@@ -327,6 +357,7 @@ export async function sendMessage(ctx: Context, sender: Sender, input: SendInput
       credits_used: check.entry.credits,
       credits_remaining: remaining,
       ...timing.echo,
+      ...heldUntilOf(row),
     }),
     ...withGrant(sender, input.from, finish),
   });
@@ -350,7 +381,7 @@ export interface BulkResult {
   credits_remaining: number;
   send_at?: string;
   validity_period?: number;
-  messages: { index: number; message_id: string; to: string; segments: number; encoding: Encoding }[];
+  messages: { index: number; message_id: string; to: string; segments: number; encoding: Encoding; held_until?: string | null }[];
   errors: { index: number; to: string; code: string; message: string }[];
 }
 
@@ -399,6 +430,8 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
     accepted.push({ index, message_id: row.id, to: m.to, segments: row.segments, encoding: row.encoding });
     credits += check.entry.credits;
   });
+  const releaseAt = await holdMarketing(ctx, accountId, rows, now);
+  if (input.category === 'marketing') accepted.forEach((entry, i) => Object.assign(entry, heldUntilOf(rows[i]!)));
   const respond = (remaining: number): BulkResult => ({
     status: 'success',
     batch_id: batchId,
@@ -418,6 +451,7 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
       credits,
       batch: { id: batchId, total: input.messages.length },
       respond,
+      ...(releaseAt ? { releaseAt } : {}),
       // Only the general path writes the category column; transactional bulks keep the fast one.
       ...(input.category === 'marketing' ? { wholeRows: true } : {}),
       ...withGrant(sender, input.from, finish),
