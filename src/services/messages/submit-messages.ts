@@ -21,8 +21,7 @@ import { destinationRule, type DestinationRule } from '../accounts/account-limit
 import type { Context } from '../context.ts';
 import { priceRule, type PriceRule } from '../pricing/pricing.ts';
 import type { Finish } from './idempotency.ts';
-import { accountWindow } from '../accounts/quiet-hours.ts';
-import { holdOf } from './quiet-hours-hold.ts';
+import { holdAtAcceptance } from './quiet-hours-hold.ts';
 
 export const MAX_MESSAGE_CHARACTERS = 1600;
 /** The longest `to` looked at (DECISIONS.md §9): E.164's 15 digits with visual separators. */
@@ -257,24 +256,6 @@ export interface SendResult {
   held_until?: string | null;
 }
 
-/**
- * Holds the marketing rows accepted for dispatch now (not scheduled ones: their window is checked
- * when they are released, at dispatch) outside their recipient's window: sets `held_until` on each
- * and returns when each one's dispatch job is due (quiet-hours-hold.ts).
- */
-async function holdMarketing(ctx: Context, accountId: string, rows: MessagesTable[], now: number): Promise<Map<string, number> | undefined> {
-  const marketing = rows.filter((r) => r.category === 'marketing' && r.status === 'pending');
-  if (marketing.length === 0) return undefined;
-  const window = await accountWindow(ctx.store.db, accountId);
-  const releaseAt = new Map<string, number>();
-  for (const row of marketing) {
-    const hold = holdOf(window, row.recipient, row.id, now);
-    row.held_until = hold?.heldUntil ?? null;
-    if (hold) releaseAt.set(row.id, hold.releaseAt);
-  }
-  return releaseAt.size > 0 ? releaseAt : undefined;
-}
-
 /** What a send result or a bulk entry says of the hold: only for marketing messages. */
 function heldUntilOf(row: MessagesTable): { held_until?: string | null } {
   if (row.category !== 'marketing') return {};
@@ -336,7 +317,7 @@ export async function sendMessage(ctx: Context, sender: Sender, input: SendInput
   if (options.storedBody !== undefined) row.body = options.storedBody;
   if (input.callback_format !== undefined && callbackUrl !== null) row.callback_format = input.callback_format;
   if (input.category === 'marketing') row.category = 'marketing';
-  const releaseAt = await holdMarketing(ctx, accountId, [row], now);
+  const releaseAt = await holdAtAcceptance(ctx.store.db, accountId, [row], now);
   return accept(ctx, {
     accountId,
     rows: [row],
@@ -430,7 +411,7 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
     accepted.push({ index, message_id: row.id, to: m.to, segments: row.segments, encoding: row.encoding });
     credits += check.entry.credits;
   });
-  const releaseAt = await holdMarketing(ctx, accountId, rows, now);
+  const releaseAt = await holdAtAcceptance(ctx.store.db, accountId, rows, now);
   if (input.category === 'marketing') accepted.forEach((entry, i) => Object.assign(entry, heldUntilOf(rows[i]!)));
   const respond = (remaining: number): BulkResult => ({
     status: 'success',
