@@ -13,6 +13,8 @@ import type { OutboundMessage } from '../../src/carriers/carrier.ts';
 import { DEFAULT_WINDOW, RELEASE_SPREAD_MS, insideWindow } from '../../src/domain/quiet-hours.ts';
 import { zonesOfNumber } from '../../src/domain/time-zones.ts';
 import { OPENAPI_PATH } from '../../src/http/openapi.ts';
+import { DashboardClient } from '../helpers/dashboard-client.ts';
+import { createApiKey } from '../../src/services/keys/api-keys.ts';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -177,6 +179,30 @@ describe('quiet hours', () => {
     for (const { message, at } of ours) {
       assert.ok(insideWindow(at, zonesOfNumber(message.recipient), DEFAULT_WINDOW), `${message.recipient} at ${new Date(at).toISOString()}`);
     }
+  });
+
+  test('Settings → Quiet hours in the dashboard: shows the window, saves a narrower one (as the API sees it), refuses a wider one', async () => {
+    const client = new DashboardClient(h.app);
+    const form = await client.get('/dashboard/signup');
+    assert.equal((await client.post('/dashboard/signup', { name: 'Quiet Ltd', email: 'quiet@example.com', password: 'correct horse battery' }, form.body)).statusCode, 303);
+    const page = await client.get('/dashboard/settings/quiet-hours');
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, /<a href="\/dashboard\/settings\/quiet-hours" aria-current="page">Quiet hours<\/a>/);
+    assert.match(page.body, /id="quiet-hours-current">Marketing messages reach a phone only between <strong>08:00<\/strong> and <strong>20:00<\/strong>/);
+    const saved = await client.post('/dashboard/settings/quiet-hours', { start: '09:30', end: '21:00' }, page.body);
+    assert.equal(saved.statusCode, 200, saved.body);
+    assert.match(saved.body, /The quiet hours were saved/);
+    assert.match(saved.body, /between <strong>09:30<\/strong> and <strong>21:00<\/strong>/);
+    const row = await h.ctx.store.db.selectFrom('owners').select('account_id').where('email', '=', 'quiet@example.com').executeTakeFirstOrThrow();
+    const { key } = await createApiKey(h.ctx, row.account_id, { label: 'check' });
+    assert.deepEqual((await h.request('GET', '/v1/account/quiet-hours', { key })).json().data, { start: '09:30', end: '21:00' });
+    const wider = await client.post('/dashboard/settings/quiet-hours', { start: '07:00', end: '21:00' }, page.body);
+    assert.equal(wider.statusCode, 400);
+    assert.match(wider.body, /within 08:00-21:00/);
+    assert.match(wider.body, /value="07:00"/, 'what was typed stays in the form');
+    assert.deepEqual((await h.request('GET', '/v1/account/quiet-hours', { key })).json().data, { start: '09:30', end: '21:00' }, 'unchanged');
+    const audit = await h.ctx.store.db.selectFrom('audit_events').selectAll().where('account_id', '=', row.account_id).where('action', '=', 'account.quiet_hours_changed').execute();
+    assert.equal(audit.length, 1, 'the change is in the audit log');
   });
 
   test('the OpenAPI document has the quiet-hours routes and held_until', async () => {
