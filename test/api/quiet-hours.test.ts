@@ -15,6 +15,7 @@ import { zonesOfNumber } from '../../src/domain/time-zones.ts';
 import { OPENAPI_PATH } from '../../src/http/openapi.ts';
 import { DashboardClient } from '../helpers/dashboard-client.ts';
 import { createApiKey } from '../../src/services/keys/api-keys.ts';
+import { dispatchBacklog } from '../../src/store/repositories/jobs.repository.ts';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -95,7 +96,7 @@ describe('quiet hours', () => {
 
   test('a batch composed at 23:00 in New York hands no New York recipient to the carrier before 08:00 there, then all of them, spread', async () => {
     h.clock.ms = NY_23H;
-    const { key } = await h.customer({ credits: 100 });
+    const { key, accountId } = await h.customer({ credits: 100 });
     const to = Array.from({ length: 12 }, (_, i) => `+1212555${String(1000 + i)}`);
     const res = await h.request('POST', '/v1/sms/bulk', { key, body: { from: 'Acme', category: 'marketing', messages: to.map((t) => ({ to: t, message: 'Sale today' })) } });
     assert.equal(res.statusCode, 200);
@@ -103,6 +104,8 @@ describe('quiet hours', () => {
     assert.equal(bulk.queued, 12);
     assert.ok(bulk.messages.every((m: { held_until: string }) => m.held_until === new Date(NY_08H).toISOString()));
     const ids = new Set<string>(bulk.messages.map((m: { message_id: string }) => m.message_id));
+    const backlog = async () => (await dispatchBacklog(h.ctx.store.db, h.clock.now(), h.clock.now(), accountId)).depth;
+    assert.equal(await backlog(), 0, 'held messages do not fill the dispatch backlog overnight');
     for (const step of [HOUR, 4 * HOUR, 8 * HOUR - 1]) {
       h.clock.ms = NY_23H + step;
       await h.workers.drain();
@@ -133,7 +136,7 @@ describe('quiet hours', () => {
 
   test('a scheduled marketing message released at night waits for the window; the account\'s own window counts', async () => {
     h.clock.ms = NY_23H;
-    const { key } = await h.customer({ credits: 10 });
+    const { key, accountId } = await h.customer({ credits: 10 });
     await h.request('PUT', '/v1/account/quiet-hours', { key, body: { start: '09:00', end: '20:00' } });
     const sendAt = NY_23H + 30 * MINUTE;
     const sent = (await h.request('POST', '/v1/sms/send', { key, body: { to: '+12125550142', from: 'Acme', message: 'Sale', category: 'marketing', send_at: new Date(sendAt).toISOString() } })).json();
@@ -143,6 +146,7 @@ describe('quiet hours', () => {
     await h.workers.drain();
     const [row] = await report(key, `message_id=${sent.message_id}`);
     assert.equal(row.status, 'pending');
+    assert.equal((await dispatchBacklog(h.ctx.store.db, h.clock.now(), h.clock.now(), accountId)).depth, 0, 'out of the backlog until its release');
     const nine = NY_08H + HOUR;
     assert.equal(row.held_until, new Date(nine).toISOString(), "09:00, the account's opening");
     h.clock.ms = nine - 1;

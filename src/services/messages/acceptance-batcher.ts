@@ -275,7 +275,15 @@ export class AcceptanceBatcher {
         await insertMessages(trx, messages);
         // Scheduled messages get no dispatch job: the scheduler enqueues it when it releases them.
         const dispatchNow = messages.filter((m) => m.status === 'pending');
-        await enqueueJobs(trx, dispatchNow.map((m) => ({ queue: 'dispatch' as const, accountId: m.account_id, ref: m.id, runAt: releaseAt.get(m.id) ?? now })), now);
+        // A held marketing message's job is due, and joins the backlog, at its release.
+        await enqueueJobs(
+          trx,
+          dispatchNow.map((m) => {
+            const at = releaseAt.get(m.id);
+            return at === undefined ? { queue: 'dispatch' as const, accountId: m.account_id, ref: m.id, runAt: now } : { queue: 'dispatch' as const, accountId: m.account_id, ref: m.id, runAt: at, joinsBacklogAt: at };
+          }),
+          now,
+        );
       }
       await finishAll(trx, finishes.map(({ finish, value }) => ({ finish, response: { status: 200, body: value } })));
       return outcomes;

@@ -10,7 +10,7 @@
 import type { Carrier, OutboundMessage, SubmitOutcome } from '../../carriers/carrier.ts';
 import { carrierIdKeys } from '../../carriers/carrier-ids.ts';
 import type { CarrierPartsTable, JobsTable, MessagesTable } from '../../store/database.ts';
-import { deferJobs, deleteJobs, extendLeases, rescheduleJob, type NewJob } from '../../store/repositories/jobs.repository.ts';
+import { deferJobs, deleteJobs, extendLeases, holdJob, rescheduleJob, type NewJob } from '../../store/repositories/jobs.repository.ts';
 import { holdMessage, messagesByIds, recordMessageRoutes, type MessageRouteRecord } from '../../store/repositories/messages.repository.ts';
 import { holdsOf } from './quiet-hours-hold.ts';
 import { insertCarrierParts } from '../../store/repositories/carrier-receipts.repository.ts';
@@ -190,7 +190,7 @@ async function submitJobs(ctx: Context, carrier: Carrier, jobs: JobsTable[]): Pr
       for (const { job, message } of held) {
         const hold = holds.get(message.id)!;
         await holdMessage(trx, message.id, hold.heldUntil);
-        await rescheduleJob(trx, job.id, hold.releaseAt);
+        await holdJob(trx, job.id, hold.releaseAt);
       }
       await enqueueFollowUps(trx, followUps, now);
     });

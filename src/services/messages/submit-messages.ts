@@ -193,8 +193,9 @@ export function messageRow(accountId: string, batchId: string | null, sender: st
  * all with nothing written.
  */
 export async function accept<R>(ctx: Context, acceptance: Acceptance<R>): Promise<R> {
-  // Scheduled messages join the dispatch queue only when released: they do not count here.
-  const now = acceptance.rows.filter((r) => r.status === 'pending').length;
+  // Scheduled messages join the dispatch queue only when released, and marketing messages held by
+  // quiet hours at theirs: they do not count here.
+  const now = acceptance.rows.filter((r) => r.status === 'pending' && r.held_until == null).length;
   const finished = now > 0 ? await checkBacklog(ctx, acceptance.accountId, now) : undefined;
   try {
     return await acceptanceBatcher(ctx).accept(acceptance);
