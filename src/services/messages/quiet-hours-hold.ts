@@ -6,7 +6,7 @@
  * message without `category = marketing`: opt-out confirmations, HELP answers and replies to
  * inbound messages among them) are never held.
  */
-import { nextOpening, releaseTime, type Opening, type SendingWindow } from '../../domain/quiet-hours.ts';
+import { openingToWaitFor, releaseTime, type Opening, type SendingWindow } from '../../domain/quiet-hours.ts';
 import { zonesOfNumber } from '../../domain/time-zones.ts';
 import type { Executor } from '../../store/connect.ts';
 import type { MessagesTable } from '../../store/database.ts';
@@ -30,7 +30,7 @@ export function openings(window: SendingWindow, now: number): (e164: string) => 
     const zones = zonesOfNumber(e164);
     const key = zones.join(' ');
     let opening = known.get(key);
-    if (opening === undefined) known.set(key, (opening = nextOpening(now, zones, window)));
+    if (opening === undefined) known.set(key, (opening = openingToWaitFor(now, zones, window)));
     return opening;
   };
 }
