@@ -80,6 +80,7 @@ export const AUDIT_ACTIONS = {
   'account.events_url_removed': "the account's events URL was removed",
   'account.webhook_secret_rotated': 'the webhook signing secret was rotated',
   'account.help_text_changed': "the account's reply to HELP was changed",
+  'account.quiet_hours_changed': "the account's quiet-hours sending window was changed",
   'credits.added': 'credits were added to an account',
   'api_key.created': 'an API key was created',
   'api_key.revoked': 'an API key was revoked',

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { DEFAULT_WINDOW, RELEASE_SPREAD_MS, insideWindow, nextOpening, parseWindow, releaseTime } from './quiet-hours.ts';
+import { DEFAULT_WINDOW, RELEASE_SPREAD_MS, insideWindow, nextOpening, openingToWaitFor, parseWindow, releaseTime } from './quiet-hours.ts';
 
 const utc = (iso: string) => Date.parse(iso);
 const opens = (at: string, zones: string[]) => {
@@ -49,6 +49,19 @@ describe('sending window', () => {
     assert.equal(new Date(o.opensAt).toISOString(), '2026-06-10T14:00:00.000Z', '08:00 in Denver, 09:00 in Chicago');
     assert.equal(new Date(o.closesAt).toISOString(), '2026-06-11T01:00:00.000Z', '20:00 in Chicago');
     assert.equal(insideWindow(utc('2026-06-10T13:30:00Z'), zones, DEFAULT_WINDOW), false, 'open in Chicago only');
+  });
+
+  test('zones that share no time in the window: the first zone decides, and a message inside its window is not held for ever', () => {
+    const zones = ['America/New_York', 'America/Los_Angeles'];
+    const hour = { start: 9 * 60, end: 10 * 60 };
+    // 09:30 in New York, 06:30 in Los Angeles: never both inside 09:00-10:00.
+    const at = utc('2026-06-10T13:30:00Z');
+    assert.equal(openingToWaitFor(at, zones, hour), null, 'goes now');
+    const night = openingToWaitFor(utc('2026-06-10T03:00:00Z'), zones, hour)!;
+    assert.equal(new Date(night.opensAt).toISOString(), '2026-06-10T13:00:00.000Z', '09:00 in New York');
+    assert.equal(openingToWaitFor(night.opensAt, zones, hour), null, 'and at that opening it goes');
+    // Zones that do share the window: the same as nextOpening.
+    assert.deepEqual(openingToWaitFor(utc('2026-06-10T12:00:00Z'), ['America/Chicago', 'America/Denver'], DEFAULT_WINDOW), nextOpening(utc('2026-06-10T12:00:00Z'), ['America/Chicago', 'America/Denver'], DEFAULT_WINDOW));
   });
 
   test('the release spread is deterministic per message, within the first 30 minutes', () => {

@@ -87,6 +87,18 @@ export function nextOpening(at: number, zones: readonly string[], window: Sendin
 }
 
 /**
+ * What a marketing message at `at` waits for: `nextOpening`, or null when it may go now. When the
+ * zones are too far apart to share any time in the window (a one-hour window across a country of
+ * several zones), `nextOpening` answers for the first zone alone, and so does this: inside that
+ * zone's window the message goes, so that it is never held for ever.
+ */
+export function openingToWaitFor(at: number, zones: readonly string[], window: SendingWindow): Opening | null {
+  const opening = nextOpening(at, zones, window);
+  if (opening === null || zones.length <= 1 || insideWindow(opening.opensAt, zones, window)) return opening;
+  return insideWindow(at, zones.slice(0, 1), window) ? null : opening;
+}
+
+/**
  * A held message's release time: spread over the first half hour of the opening (or of the whole
  * shared window, when shorter), by its id, so that the same message always gets the same time and
  * a campaign does not reach the carrier in one burst at the opening.

@@ -137,6 +137,7 @@ export const SendResult = Type.Object({
   credits_remaining: Type.Integer(),
   send_at: Type.Optional(Type.String({ format: 'date-time', description: 'When the message is released to dispatch (UTC), when the request gave `send_at`.' })),
   validity_period: Type.Optional(Type.Integer({ description: 'The validity period in seconds, when the request gave one.' })),
+  held_until: Type.Optional(NullableString({ format: 'date-time', description: 'A marketing message only: when the quiet-hours window next opens in the recipient\'s time zone(s), if it is held until then (it stays `pending`); null when it goes at once.' })),
 });
 
 export const QuoteResult = Type.Object({
@@ -206,6 +207,7 @@ export const BulkResult = Type.Object({
       to: Type.String(),
       segments: Type.Integer(),
       encoding: Encoding,
+      held_until: Type.Optional(NullableString({ format: 'date-time', description: 'A marketing message only: when the quiet-hours window next opens in the recipient\'s time zone(s), if it is held until then (it stays `pending`); null when it goes at once.' })),
     }),
   ),
   errors: Type.Array(
@@ -260,6 +262,9 @@ export const SimulatedInboundBody = Type.Object({
 });
 export const InboundCreated = Type.Object({ status: Type.Literal('success'), data: InboundRecord });
 export const EventsUrlBody = Type.Object({ url: Type.String({ maxLength: 2048, description: 'An absolute https:// URL.' }) });
+const Clock = (what: string) => Type.String({ maxLength: 5, description: `${what}, HH:MM in the recipient's local time (24-hour clock).`, examples: ['08:00'] });
+export const QuietHoursBody = Type.Object({ start: Clock('When the window opens'), end: Clock('When it closes (exclusive)') });
+export const QuietHoursAnswer = Type.Object({ status: Type.Literal('success'), data: Type.Object({ start: Type.String(), end: Type.String() }) });
 export const EventsUrlSet = Type.Object({ status: Type.Literal('success'), data: Type.Object({ url: Type.Union([Type.String(), Type.Null()]) }) });
 
 export const OptOutRecord = Type.Object({
@@ -303,6 +308,7 @@ export const DeliveryReport = Type.Object({
   delivered_at: NullableString({ format: 'date-time' }),
   send_at: NullableString({ format: 'date-time', description: 'When a scheduled message is (or was) released to dispatch; null for a message sent at once.' }),
   category: Category,
+  held_until: NullableString({ format: 'date-time', description: 'A marketing message held by the account\'s quiet hours: when the window next opens in the recipient\'s time zone(s); null otherwise.' }),
 });
 
 export const CancelResult = Type.Object({

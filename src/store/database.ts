@@ -51,6 +51,9 @@ export interface AccountsTable {
   /** The token before the last rotation; it keeps working for 24 hours. */
   twilio_token_previous?: string | null;
   twilio_token_rotated_at?: number | null;
+  /** The quiet-hours sending window, minutes after local midnight (migration 033); null: 08:00-20:00. */
+  quiet_hours_start?: number | null;
+  quiet_hours_end?: number | null;
   /** Days the text of its messages is kept (migration 025); null: RETENTION_BODY_DAYS. */
   retention_body_days?: number | null;
   /** Days its messages are kept; null: RETENTION_MESSAGE_DAYS. */
@@ -139,6 +142,8 @@ export interface CampaignsTable {
   duplicate_rows: number;
   /** 1 when "Reply STOP to opt out" was added to each message. */
   opt_out_line: number;
+  /** `marketing` (migration 033); null: transactional. */
+  category?: 'marketing' | null;
 }
 
 /** What the campaign composer remembers per account for the next file (migration 019). */
@@ -191,6 +196,8 @@ export interface MessagesTable {
   credits?: number | null;
   /** `marketing` for a message sent as marketing (migration 031); null: transactional. */
   category?: 'marketing' | null;
+  /** A held marketing message's window opening (migration 033, DECISIONS.md §16); null: not held. */
+  held_until?: number | null;
 }
 
 export interface JobsTable {

@@ -34,6 +34,7 @@ import * as m029 from './migrations/029-members.ts';
 import * as m030 from './migrations/030-audit.ts';
 import * as m031 from './migrations/031-marketing.ts';
 import * as m032 from './migrations/032-verify-one-pending.ts';
+import * as m033 from './migrations/033-quiet-hours.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': m001,
@@ -65,6 +66,7 @@ const migrations: Record<string, Migration> = {
   '030-audit': m030,
   '031-marketing': m031,
   '032-verify-one-pending': m032,
+  '033-quiet-hours': m033,
 };
 
 class InCodeMigrationProvider implements MigrationProvider {

@@ -638,7 +638,7 @@ describe('dashboard: campaigns', () => {
     assert.match(String(download.headers['content-disposition']), /^attachment; filename="cmp_[a-z0-9]+-results\.csv"$/);
     const lines = download.body.trimEnd().split('\r\n');
     assert.equal(lines.length, 2);
-    assert.equal(lines[0], 'message_id,batch_id,to,status,segments,encoding,error_code,error_message,created_at,send_at,sent_at,delivered_at,campaign');
+    assert.equal(lines[0], 'message_id,batch_id,to,status,segments,encoding,error_code,error_message,created_at,send_at,sent_at,delivered_at,campaign,category,held_until');
     assert.match(lines[1]!, /^msg_[a-z0-9]+,bat_[a-z0-9]+,'\+33612345678,pending,1,GSM-7,,,2026-/);
 
     const other = await owner(0);
@@ -784,7 +784,7 @@ describe('dashboard: campaigns', () => {
     const page = await client.get(location);
     assert.match(page.body, /<title>Campaign Spring sale · Pigeon<\/title>/);
     const results = await client.get(`${location}/results.csv`);
-    assert.match(results.body.split('\r\n')[1]!, /,Spring sale$/);
+    assert.match(results.body.split('\r\n')[1]!, /,Spring sale,transactional,$/);
     const unnamed = await post(client, {}, csv('to\n+447400123402\n', 'customers.csv'));
     assert.equal(unnamed.statusCode, 303, unnamed.body);
     // The harness's clock: 2026-03-01.
@@ -849,5 +849,54 @@ describe('dashboard: campaigns', () => {
       assert.deepEqual(previewTo(res.body).map((t) => t.replace(/written.*/, '')), ['+447400123401', column === 'Phone Number' ? '+442079460958' : '+447400123402', '+33612345678']);
       assert.deepEqual(tableRows(res.body, 'Rows that cannot be sent (1)').map((r) => r.slice(0, 2)), [['6', '0740 01']]);
     }
+  });
+  test('quiet hours: a marketing campaign composed at 23:00 in New York says how many are held and until when, hands none of them to the carrier before 08:00 there, then all', async () => {
+    const saved = h.clock.ms;
+    const nyEleven = Date.parse('2026-06-10T03:00:00Z');
+    const nyEight = Date.parse('2026-06-10T12:00:00Z');
+    h.clock.ms = nyEleven;
+    const { client, accountId } = await owner(20);
+    const page = await client.get('/dashboard/campaigns/new');
+    assert.match(page.body, /<select id="category" name="category"[^>]*><option value="marketing" selected>Marketing<\/option><option value="transactional">Transactional<\/option>/, 'marketing by default, shown and changeable');
+    // Four New York numbers and one in London, where it is 04:00 (held until 08:00 there, 07:00 UTC).
+    const file = 'to,name\n+12125550101,Ann\n+12125550102,Bob\n+12125550103,Cy\n+12125550104,Dee\n+447400123401,Eve\n';
+    const preview = await compose(client, { template: 'Sale, {{name}}', category: 'marketing' }, file, '/dashboard/campaigns/preview');
+    assert.match(preview.res.body, /id="held-note" data-held="5" data-held-until="2026-06-10T12:00:00.000Z"/);
+    assert.match(preview.res.body, /<strong>5 recipients<\/strong> are outside the quiet-hours window.*between 2026-06-10 07:00 UTC and 2026-06-10 12:00 UTC/s);
+    const transactional = await compose(client, { template: 'Sale, {{name}}', category: 'transactional' }, file, '/dashboard/campaigns/preview');
+    assert.match(transactional.res.body, /id="held-note" data-held="0"/);
+
+    const { res } = await compose(client, { template: 'Sale, {{name}}', category: 'marketing' }, file);
+    assert.equal(res.statusCode, 303, res.body);
+    const location = String(res.headers.location);
+    assert.match((await client.get(location)).body, /<dd id="campaign-category">Marketing/);
+    const stored = await messages(accountId);
+    const ny = stored.filter((m) => m.recipient.startsWith('+1212'));
+    assert.equal(ny.length, 4);
+    assert.ok(stored.every((m) => m.category === 'marketing' && m.status === 'pending'));
+    assert.ok(ny.every((m) => Number(m.held_until) === nyEight));
+    assert.equal(await balance(accountId), 15, 'charged as usual');
+    for (const at of [nyEleven, nyEleven + 4 * 3_600_000, nyEight - 1]) {
+      h.clock.ms = at;
+      await h.workers.drain();
+      assert.deepEqual(ny.filter((m) => h.carrier.submitted.has(m.id)), [], `none by ${new Date(at).toISOString()}`);
+    }
+    h.clock.ms = nyEight + 30 * MINUTE;
+    await h.workers.drain();
+    assert.equal(stored.filter((m) => h.carrier.submitted.has(m.id)).length, 5, 'all of them once the window opens');
+    const lines = (await client.get(`${location}/results.csv`)).body.trim().split('\r\n');
+    const row = lines.find((l) => l.includes('+12125550101'))!;
+    assert.match(row, /,marketing,2026-06-10T12:00:00\.000Z$/);
+    h.clock.ms = saved;
+  });
+
+  test('a campaign form without a category is transactional, as the API; a transactional campaign is never held', async () => {
+    const { client, accountId } = await owner(5);
+    const { res } = await compose(client, { template: 'Your order has shipped' }, 'to\n+12125550111\n');
+    assert.equal(res.statusCode, 303, res.body);
+    const [m] = await messages(accountId);
+    assert.equal(m!.category, null);
+    assert.equal(m!.held_until, null);
+    assert.match((await client.get(String(res.headers.location))).body, /<dd id="campaign-category">Transactional/);
   });
 });

@@ -226,6 +226,9 @@ describe('OpenAPI document', () => {
     check('DELETE', '/v1/opt-outs/{phone}', await h.request('DELETE', '/v1/opt-outs/%2B447911000123', { key }));
     check('GET', '/v1/sms/inbound', await h.request('GET', '/v1/sms/inbound?since=nope', { key }));
     check('DELETE', '/v1/account/events-url', await h.request('DELETE', '/v1/account/events-url', { key }));
+    check('GET', '/v1/account/quiet-hours', await h.request('GET', '/v1/account/quiet-hours', { key }));
+    check('PUT', '/v1/account/quiet-hours', await h.request('PUT', '/v1/account/quiet-hours', { key, body: { start: '09:00', end: '20:00' } }));
+    check('PUT', '/v1/account/quiet-hours', await h.request('PUT', '/v1/account/quiet-hours', { key, body: { start: '07:00', end: '22:00' } }));
 
     await h.request('PUT', '/v1/account/events-url', { key, body: { url: 'https://127.0.0.1:9/events' } });
     check('POST', '/v1/simulator/inbound', await h.request('POST', '/v1/simulator/inbound', { key, body: { from: '+447911123456', to: '+447700900777', message: 'Hi' } }));

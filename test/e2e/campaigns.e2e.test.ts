@@ -62,6 +62,7 @@ describe('campaigns in a browser', () => {
     await page.getByRole('link', { name: 'Campaigns' }).click();
     await page.getByRole('link', { name: 'New campaign' }).click();
     assert.equal(await page.getByLabel('Time zone').inputValue(), 'Europe/Paris', 'the browser’s zone by default');
+    assert.equal(await page.getByLabel('Category').inputValue(), 'marketing', 'a campaign is marketing unless changed');
     await page.getByLabel('Message template').fill('Hi {{first_name}}, your bread is ready');
     await page.getByLabel('Recipients (CSV or XLSX file)').setInputFiles(CUSTOMERS);
     await page.locator('#campaign-cost').waitFor();
@@ -98,6 +99,8 @@ describe('campaigns in a browser', () => {
     const seen: string[] = [];
     await page.exposeFunction('recordSendState', (state: string) => void seen.push(state));
     await page.goto(`${base}/dashboard/campaigns/new`);
+    // Transactional: sent at once whatever the hour in France (a marketing one may wait for 08:00 there).
+    await page.getByLabel('Category').selectOption('transactional');
     await page.getByLabel('Message template').fill('Fresh croissants, {{first_name}}!');
     await page.getByLabel('Recipients (CSV or XLSX file)').setInputFiles({
       name: 'morning.csv',
@@ -105,6 +108,7 @@ describe('campaigns in a browser', () => {
       buffer: Buffer.from('to;first_name\n+33612345678;Ana\n+33612345679;Zoë\n+33612345670;Eve\n'),
     });
     await page.locator('#campaign-cost').waitFor();
+    assert.equal(await page.locator('#held-note').getAttribute('data-held'), '0', 'a transactional campaign holds no one');
     // The template's change (which the click on Send would fire by taking the focus) posts a
     // preview too: made here and answered, so that what the bar shows next is the send's alone.
     await page.getByLabel('Message template').blur();
@@ -168,6 +172,7 @@ describe('campaigns in a browser', () => {
   test('a contact export (Phone Number, First Name; national UK numbers, one twice) is read as it is: nothing picked by hand, the right preview, cost and sends', async () => {
     const { context, page } = await openPage(stack.browser, { viewport: { width: 1280, height: 900 }, locale: 'en-GB', timezoneId: 'Europe/London' });
     await readyOwner(page, 'uk-owner@bakery.test', 10);
+    await page.getByLabel('Category').selectOption('transactional');
     assert.equal(await page.getByLabel('Country of numbers without “+”').inputValue(), 'GB', 'guessed from the browser’s language');
     await page.getByLabel('Message template').fill('Hi {{first_name}}, your loaf is ready');
     await page.getByLabel('Recipients (CSV or XLSX file)').setInputFiles({
@@ -198,7 +203,7 @@ describe('campaigns in a browser', () => {
     const csv = await page.evaluate(async (href) => (await fetch(href)).text(), `${page.url()}/results.csv`);
     const lines = csv.trimEnd().split('\r\n').slice(1);
     assert.deepEqual(lines.map((l) => l.split(',')[2]).sort(), ["'+447400123401", "'+447400123402"]);
-    assert.ok(lines.every((l) => l.endsWith(`,contacts.csv ${new Date().toISOString().slice(0, 10)}`)), csv);
+    assert.ok(lines.every((l) => l.endsWith(`,contacts.csv ${new Date().toISOString().slice(0, 10)},transactional,`)), csv);
     assert.equal(cli<{ data: { credits_remaining: number }[] }>('account', 'list', '--email', 'uk-owner@bakery.test').data[0]!.credits_remaining, 8, 'two credits debited');
     await page.screenshot({ path: `${SHOTS}/campaign-contacts-sent-desktop.png`, fullPage: true });
     await page.getByRole('link', { name: 'All campaigns' }).click();

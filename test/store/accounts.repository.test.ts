@@ -21,11 +21,23 @@ describe('accounts repository', () => {
         retention_message_days: null,
         retention_mask_days: null,
         require_2fa: 0,
+        quiet_hours_start: null,
+        quiet_hours_end: null,
       };
       assert.deepEqual(await accounts.findAccount(store.db, 'acc_1'), { ...row, ...later });
       assert.equal(await accounts.findAccount(store.db, 'acc_none'), undefined);
       assert.equal(await accounts.findAccountEmail(store.db, 'acc_1'), 'acc_1@example.com');
       assert.equal(await accounts.findAccountEmail(store.db, 'acc_none'), undefined);
+    });
+
+    it('keeps the quiet-hours window (null: the default) and changes nothing else', async () => {
+      const store = await open();
+      await addAccount(store, 'acc_q');
+      assert.deepEqual(await accounts.findAccountQuietHours(store.db, 'acc_q'), { quiet_hours_start: null, quiet_hours_end: null });
+      assert.equal(await accounts.setAccountQuietHours(store.db, 'acc_q', 540, 1230), true);
+      assert.deepEqual(await accounts.findAccountQuietHours(store.db, 'acc_q'), { quiet_hours_start: 540, quiet_hours_end: 1230 });
+      assert.equal(await accounts.setAccountQuietHours(store.db, 'acc_none', 540, 1230), false);
+      assert.equal(await accounts.findAccountQuietHours(store.db, 'acc_none'), undefined);
     });
 
     it('lists newest first and filters by address, by part of name or address, and by id', async () => {

@@ -71,8 +71,9 @@ forEachDialect((dialect, open) => {
       back.sort((a, b) => a.id.localeCompare(b.id)),
       // `charged` (migration 013) defaults to 1: only opt-out confirmations are free. `credits`
       // (migration 022) is null on a row written without it, as on messages accepted before it;
-      // no route has taken them yet (migration 023); no category was given (migration 031).
-      rows.map((r) => ({ ...r, charged: 1, credits: null, route: null, route_cost: null, routes_tried: null, category: null })),
+      // no route has taken them yet (migration 023); no category was given (migration 031); none
+      // is held by quiet hours (migration 033).
+      rows.map((r) => ({ ...r, charged: 1, credits: null, route: null, route_cost: null, routes_tried: null, category: null, held_until: null })),
     );
   });
 

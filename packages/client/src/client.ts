@@ -27,6 +27,8 @@ import type {
   WebhookEventQuery,
   WebhookEventRecord,
   EventsUrlResult,
+  QuietHours,
+  QuietHoursResult,
   InboundCreated,
   InboundMessage,
   InboundPage,
@@ -377,6 +379,20 @@ export class Pigeon {
       remove: async (entry: string, options: CallOptions = {}): Promise<void> => {
         await this.#http.request({ method: 'DELETE', path: `/verify/safe-list/${encodeURIComponent(entry)}`, signal: options.signal });
       },
+    },
+  };
+
+  /** The account's quiet hours: when marketing messages may reach a phone, in its local time. */
+  readonly quietHours = {
+    /** `GET /v1/account/quiet-hours` (scope `account:read`). */
+    get: async (options: CallOptions = {}): Promise<QuietHoursResult> => {
+      const response = await this.#http.request({ method: 'GET', path: '/account/quiet-hours', signal: options.signal });
+      return object(response) as unknown as QuietHoursResult;
+    },
+    /** `PUT /v1/account/quiet-hours` (scope `account:write`): never wider than 08:00-21:00. */
+    set: async (window: QuietHours, options: CallOptions = {}): Promise<QuietHoursResult> => {
+      const response = await this.#http.request({ method: 'PUT', path: '/account/quiet-hours', body: { ...window }, signal: options.signal });
+      return object(response) as unknown as QuietHoursResult;
     },
   };
 }

@@ -42,6 +42,8 @@ export interface SendResult {
   send_at?: string;
   /** When the request gave one. */
   validity_period?: number;
+  /** Marketing messages only: when the quiet-hours window next opens, if held until then; null when not held. */
+  held_until?: string | null;
 }
 
 export interface BulkRequest {
@@ -66,7 +68,7 @@ export interface BulkResult {
   credits_remaining: number;
   send_at?: string;
   validity_period?: number;
-  messages: { index: number; message_id: string; to: string; segments: number; encoding: Encoding }[];
+  messages: { index: number; message_id: string; to: string; segments: number; encoding: Encoding; held_until?: string | null }[];
   errors: { index: number; to: string; code: string; message: string }[];
 }
 
@@ -102,6 +104,8 @@ export interface DeliveryReport {
   /** When a scheduled message is (or was) released; `null` for one sent at once. */
   send_at: string | null;
   category: Category;
+  /** A marketing message held by the account's quiet hours: when the window next opens; `null` otherwise. */
+  held_until: string | null;
 }
 
 /** `POST /v1/sms/{id}/cancel` and `POST /v1/sms/batches/{batch_id}/cancel`. */
@@ -330,6 +334,17 @@ export interface OptOutResult {
 export interface EventsUrlResult {
   status: 'success';
   data: { url: string | null };
+}
+
+/** `GET|PUT /v1/account/quiet-hours`: the marketing sending window, HH:MM in the recipient's local time. */
+export interface QuietHours {
+  start: string;
+  end: string;
+}
+
+export interface QuietHoursResult {
+  status: 'success';
+  data: QuietHours;
 }
 
 /** `sms.received`, POSTed to the account's events URL. */

@@ -43,6 +43,8 @@ same<Same<Static<typeof Server.OptOutRecord>, Client.OptOut>>(true);
 same<Same<Static<typeof Server.OptOutsQuery>, Client.OptOutQuery>>(true);
 same<Same<Static<typeof Server.OptOutsList>, Client.OptOutPage>>(true);
 same<Same<Static<typeof Server.EventsUrlSet>, Client.EventsUrlResult>>(true);
+same<Same<Static<typeof Server.QuietHoursBody>, Client.QuietHours>>(true);
+same<Same<Static<typeof Server.QuietHoursAnswer>, Client.QuietHoursResult>>(true);
 same<Same<Static<typeof ServerSmsReceivedEvent>, Client.SmsReceivedEvent>>(true);
 same<Same<Static<typeof ServerOptOutEvent>, Client.OptOutEvent>>(true);
 

@@ -5,7 +5,8 @@ import { Type } from 'typebox';
 import type { Context } from '../../services/context.ts';
 import { getAccount, pendingMessages } from '../../services/accounts/accounts.ts';
 import { principalOf } from '../auth.ts';
-import { AccountBody, EventsUrlBody, EventsUrlSet } from '../schemas.ts';
+import { AccountBody, EventsUrlBody, EventsUrlSet, QuietHoursAnswer, QuietHoursBody } from '../schemas.ts';
+import { getQuietHours, setQuietHours } from '../../services/accounts/quiet-hours.ts';
 import { setEventsUrl } from '../../services/accounts/events-url.ts';
 
 export function accountRoutes(ctx: Context): FastifyPluginAsyncTypebox {
@@ -60,6 +61,26 @@ export function accountRoutes(ctx: Context): FastifyPluginAsyncTypebox {
         await setEventsUrl(acting(ctx, request), principalOf(request).accountId, null);
         return reply.code(204).send(null);
       },
+    );
+
+    const quietHoursDescription =
+      'Marketing messages (`"category":"marketing"`) reach a phone only inside this window in the recipient’s local time, in every time zone the number may be in; one accepted outside it is held until the window next opens (`held_until`). Default 08:00-20:00; never wider than 08:00-21:00, at least an hour.';
+    app.get(
+      '/account/quiet-hours',
+      {
+        config: { scope: 'account:read' },
+        schema: { summary: 'Read the quiet-hours sending window', description: quietHoursDescription, tags: ['Account'], response: { 200: QuietHoursAnswer } },
+      },
+      async (request) => ({ status: 'success' as const, data: await getQuietHours(ctx, principalOf(request).accountId) }),
+    );
+
+    app.put(
+      '/account/quiet-hours',
+      {
+        config: { scope: 'account:write' },
+        schema: { summary: 'Set the quiet-hours sending window', description: quietHoursDescription, tags: ['Account'], body: QuietHoursBody, response: { 200: QuietHoursAnswer } },
+      },
+      async (request) => ({ status: 'success' as const, data: await setQuietHours(acting(ctx, request), principalOf(request).accountId, request.body.start, request.body.end) }),
     );
   };
 }

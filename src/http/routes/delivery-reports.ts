@@ -24,6 +24,7 @@ export function deliveryReport(m: DeliveryReportRow) {
     delivered_at: iso(m.delivered_at === null ? null : Number(m.delivered_at)),
     send_at: iso(m.send_at === null ? null : Number(m.send_at)),
     category: m.category === 'marketing' ? ('marketing' as const) : ('transactional' as const),
+    held_until: iso(m.held_until == null ? null : Number(m.held_until)),
   };
 }
 

@@ -60,6 +60,8 @@ import { destinationRule } from '../accounts/account-limits.ts';
 import { priceRule, type PriceRule } from '../pricing/pricing.ts';
 import { listSenderIds } from '../sender-ids/sender-ids.ts';
 import { accept, checkEntry, messageRow, timingOf, type ValidEntry } from '../messages/submit-messages.ts';
+import { holdAtAcceptance, openings } from '../messages/quiet-hours-hold.ts';
+import { accountWindow } from '../accounts/quiet-hours.ts';
 import { cancelScheduled } from '../messages/cancel-messages.ts';
 import { columnList, readCampaignCsv, type CampaignFileSummary } from './campaign-file.ts';
 import { readCampaignXlsx } from './campaign-xlsx.ts';
@@ -101,6 +103,10 @@ export interface CampaignReading {
   everyRow?: boolean;
   /** Add `OPT_OUT_LINE` to each message. */
   optOutLine?: boolean;
+  /** `marketing`: held outside the recipients' quiet-hours window (DECISIONS.md §16); absent, transactional. */
+  category?: 'transactional' | 'marketing';
+  /** When the campaign would go, for the preview's count of held recipients; absent, now. */
+  sendAt?: number;
 }
 
 export interface InvalidRow {
@@ -153,6 +159,12 @@ export interface CampaignDraft {
   messages: number;
   credits: number;
   balance: number;
+  category: 'transactional' | 'marketing';
+  /**
+   * A marketing campaign's recipients outside their quiet-hours window at the time it would go,
+   * and when the last of their windows opens (null when none is held).
+   */
+  held: { count: number; until: number | null; from: number | null };
   /** The valid rows themselves, when asked for (to send). */
   entries: ValidEntry[];
 }
@@ -232,6 +244,9 @@ async function readCampaignRows(
   const country = countryByCode(reading.country)?.code ?? null;
   const everyRow = reading.everyRow === true;
   const optOutLine = reading.optOutLine === true;
+  const category = reading.category === 'marketing' ? 'marketing' : 'transactional';
+  const openingOf = category === 'marketing' ? openings(await accountWindow(ctx.store.db, accountId), reading.sendAt ?? ctx.clock()) : null;
+  const held: CampaignDraft['held'] = { count: 0, until: null, from: null };
   // Every number met, to find the rows that repeat one: at most one per row of the file.
   const seen = new Set<string>();
   let duplicateCount = 0;
@@ -267,6 +282,12 @@ async function readCampaignRows(
       }
       messages++;
       credits += entry.credits;
+      const opening = openingOf?.(entry.e164);
+      if (opening) {
+        held.count++;
+        held.until = Math.max(held.until ?? 0, opening.opensAt);
+        held.from = Math.min(held.from ?? Infinity, opening.opensAt);
+      }
       if (preview.length < PREVIEW_ROWS) preview.push({ line, to: entry.e164, written, text, encoding: entry.encoding, segments: entry.segments });
       if (keepEntries) entries.push(entry);
     }
@@ -335,6 +356,8 @@ async function readCampaignRows(
     messages,
     credits,
     balance: await creditBalance(ctx.store.db, accountId),
+    category,
+    held,
     entries,
   };
 }
@@ -399,11 +422,14 @@ export async function sendCampaign(ctx: Context, draft: CampaignDraft, input: Se
     const batchId = newId('bat', now);
     let credits = 0;
     for (const entry of part) {
-      rows.push(messageRow(accountId, batchId, draft.sender, entry, null, timing, now));
+      const row = messageRow(accountId, batchId, draft.sender, entry, null, timing, now);
+      if (draft.category === 'marketing') row.category = 'marketing';
+      rows.push(row);
       credits += entry.credits;
     }
     batches.push({ id: batchId, total: part.length, queued: part.length, credits });
   }
+  const releaseAt = await holdAtAcceptance(ctx.store.db, accountId, rows, now);
   const campaign: CampaignRow = {
     id: campaignId,
     account_id: accountId,
@@ -420,11 +446,13 @@ export async function sendCampaign(ctx: Context, draft: CampaignDraft, input: Se
     name,
     duplicate_rows: draft.duplicatesSkipped,
     opt_out_line: draft.optOutLine ? 1 : 0,
+    category: draft.category === 'marketing' ? 'marketing' : null,
   };
   try {
     await accept(ctx, {
       accountId,
       rows,
+      ...(releaseAt ? { releaseAt } : {}),
       reference: campaignId,
       credits: draft.credits,
       batch: null,
@@ -569,7 +597,7 @@ export async function cancelCampaign(ctx: Context, accountId: string, id: string
   return { canceled, credits };
 }
 
-const RESULT_COLUMNS = ['message_id', 'batch_id', 'to', 'status', 'segments', 'encoding', 'error_code', 'error_message', 'created_at', 'send_at', 'sent_at', 'delivered_at', 'campaign'];
+const RESULT_COLUMNS = ['message_id', 'batch_id', 'to', 'status', 'segments', 'encoding', 'error_code', 'error_message', 'created_at', 'send_at', 'sent_at', 'delivered_at', 'campaign', 'category', 'held_until'];
 
 /** What a campaign is called in the dashboard: its name, or its id for those made before names. */
 export function campaignTitle(campaign: Campaign): string {
@@ -579,7 +607,9 @@ const iso = (ms: number | null) => (ms === null ? '' : new Date(Number(ms)).toIS
 
 /** The campaign's per-message results as CSV lines, read a page at a time (cells escaped: csv-cell.ts). */
 export async function* campaignResultsCsv(ctx: Context, accountId: string, id: string): AsyncGenerator<string> {
-  const title = campaignTitle(await getCampaign(ctx, accountId, id));
+  const campaign = await getCampaign(ctx, accountId, id);
+  const title = campaignTitle(campaign);
+  const category = campaign.category === 'marketing' ? 'marketing' : 'transactional';
   yield csvLine(RESULT_COLUMNS);
   let after: string | null = null;
   for (;;) {
@@ -587,7 +617,7 @@ export async function* campaignResultsCsv(ctx: Context, accountId: string, id: s
     if (page.length === 0) return;
     let chunk = '';
     for (const m of page) {
-      chunk += csvLine([m.id, m.batch_id, m.recipient, m.status, m.segments, m.encoding, m.error_code, m.error_message, iso(m.created_at), iso(m.send_at), iso(m.sent_at), iso(m.delivered_at), title]);
+      chunk += csvLine([m.id, m.batch_id, m.recipient, m.status, m.segments, m.encoding, m.error_code, m.error_message, iso(m.created_at), iso(m.send_at), iso(m.sent_at), iso(m.delivered_at), title, category, iso(m.held_until ?? null)]);
     }
     yield chunk;
     after = page[page.length - 1]!.id;

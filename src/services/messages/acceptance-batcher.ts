@@ -63,6 +63,11 @@ export interface Acceptance<R> {
    * `callback_format`): the group takes the general path, which inserts whole rows.
    */
   wholeRows?: boolean;
+  /**
+   * When the dispatch job of a held marketing message comes due (its quiet-hours release time,
+   * quiet-hours-hold.ts), by message id; every other pending message's is due at once.
+   */
+  releaseAt?: ReadonlyMap<string, number>;
   /** Builds the response from the balance after this acceptance's debit. */
   respond: (remaining: number) => R;
   /** The idempotency record, written in the same transaction. */
@@ -222,7 +227,7 @@ export class AcceptanceBatcher {
     // On PostgreSQL the group is one statement, one round trip, in the common case. Idempotency
     // records need the balance the debits return, so a group with any (or with SMPP details) is
     // that statement and those rows in one transaction.
-    if (acceptsInOneStatement(this.ctx.store.db) && !acceptances.some((a) => a.campaign || a.write || a.wholeRows)) {
+    if (acceptsInOneStatement(this.ctx.store.db) && !acceptances.some((a) => a.campaign || a.write || a.wholeRows || a.releaseAt)) {
       const outcomes = acceptances.some((a) => a.finish || a.smppMessage)
         ? await this.#commitInOneStatementWithRecords(acceptances, now)
         : await this.#commitInOneStatement(this.ctx.store.db, acceptances, now);
@@ -238,6 +243,7 @@ export class AcceptanceBatcher {
       const finishes: { finish: Finish; value: unknown }[] = [];
       const writes: ((trx: Executor) => Promise<void>)[] = [];
       const smpp: SmppMessageRow[] = [];
+      const releaseAt = new Map<string, number>();
       acceptances.forEach((a, i) => {
         const refusal = refusals[i];
         if (refusal) {
@@ -254,6 +260,7 @@ export class AcceptanceBatcher {
           batches.push({ id: b.id, account_id: a.accountId, total: b.total, queued: b.queued, credits_used: b.credits, created_at: now, campaign_id: a.campaign!.id });
         }
         messages.push(...a.rows);
+        a.releaseAt?.forEach((at, id) => releaseAt.set(id, at));
         if (a.write) writes.push(a.write);
         if (a.smppMessage) smpp.push(a.smppMessage);
         const value = a.respond(balance);
@@ -268,7 +275,15 @@ export class AcceptanceBatcher {
         await insertMessages(trx, messages);
         // Scheduled messages get no dispatch job: the scheduler enqueues it when it releases them.
         const dispatchNow = messages.filter((m) => m.status === 'pending');
-        await enqueueJobs(trx, dispatchNow.map((m) => ({ queue: 'dispatch' as const, accountId: m.account_id, ref: m.id, runAt: now })), now);
+        // A held marketing message's job is due, and joins the backlog, at its release.
+        await enqueueJobs(
+          trx,
+          dispatchNow.map((m) => {
+            const at = releaseAt.get(m.id);
+            return at === undefined ? { queue: 'dispatch' as const, accountId: m.account_id, ref: m.id, runAt: now } : { queue: 'dispatch' as const, accountId: m.account_id, ref: m.id, runAt: at, joinsBacklogAt: at };
+          }),
+          now,
+        );
       }
       await finishAll(trx, finishes.map(({ finish, value }) => ({ finish, response: { status: 200, body: value } })));
       return outcomes;

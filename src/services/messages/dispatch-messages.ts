@@ -10,8 +10,9 @@
 import type { Carrier, OutboundMessage, SubmitOutcome } from '../../carriers/carrier.ts';
 import { carrierIdKeys } from '../../carriers/carrier-ids.ts';
 import type { CarrierPartsTable, JobsTable, MessagesTable } from '../../store/database.ts';
-import { deferJobs, deleteJobs, extendLeases, rescheduleJob, type NewJob } from '../../store/repositories/jobs.repository.ts';
-import { messagesByIds, recordMessageRoutes, type MessageRouteRecord } from '../../store/repositories/messages.repository.ts';
+import { deferJobs, deleteJobs, extendLeases, holdJob, rescheduleJob, type NewJob } from '../../store/repositories/jobs.repository.ts';
+import { holdMessage, messagesByIds, recordMessageRoutes, type MessageRouteRecord } from '../../store/repositories/messages.repository.ts';
+import { holdsOf } from './quiet-hours-hold.ts';
 import { insertCarrierParts } from '../../store/repositories/carrier-receipts.repository.ts';
 import { applyStatusChange, applyStatusChanges, enqueueFollowUps } from './message-status-changes.ts';
 import type { Context } from '../context.ts';
@@ -28,6 +29,8 @@ export interface DispatchSummary {
   retried: number;
   /** Jobs of scheduled messages not released yet, put back for a moment. */
   waiting: number;
+  /** Jobs of marketing messages outside their quiet-hours window, put back to its opening. */
+  held: number;
   skipped: number;
 }
 
@@ -84,17 +87,24 @@ export async function dispatchJobs(ctx: Context, carrier: Carrier, jobs: JobsTab
  */
 async function submitJobs(ctx: Context, carrier: Carrier, jobs: JobsTable[]): Promise<() => Promise<DispatchSummary>> {
   const messages = new Map((await messagesByIds(ctx.store.db, jobs.map((j) => j.ref))).map((m) => [m.id, m]));
-  const work = jobs.flatMap((job) => {
+  const started = ctx.clock();
+  const expired = (w: { message: MessagesTable }) => w.message.expires_at !== null && Number(w.message.expires_at) <= started;
+  const pending = jobs.flatMap((job) => {
     const message = messages.get(job.ref);
     return message && message.status === 'pending' ? [{ job, message }] : [];
   });
+  // A marketing message outside its recipient's quiet-hours window is never handed over (a
+  // scheduled one released at night, or any whose job came due early): it waits for the window's
+  // next opening, its job put back to its release time (quiet-hours-hold.ts). One whose validity
+  // period has ended fails below instead.
+  const holds = await holdsOf(ctx.store.db, pending.filter((w) => !expired(w)).map((w) => w.message), started);
+  const held = pending.filter((w) => holds.has(w.message.id));
+  const work = held.length === 0 ? pending : pending.filter((w) => !holds.has(w.message.id));
   // A job staged ahead of its message's release (scheduled-messages.repository.ts) stays: the
   // release keeps it rather than writing another.
   const unreleased = jobs.filter((j) => messages.get(j.ref)?.status === 'scheduled').map((j) => j.id);
   // A message past its validity period is not handed over: it fails `expired`, refunded. One
   // refused since acceptance (opted out, suspended, sender withdrawn) fails and is refunded too.
-  const started = ctx.clock();
-  const expired = (w: (typeof work)[number]) => w.message.expires_at !== null && Number(w.message.expires_at) <= started;
   const live = work.filter((w) => !expired(w));
   const refusals = live.length > 0 ? await sendTimeRefusals(ctx.store.db, live.map((w) => w.message)) : new Map<string, SendTimeRefusal>();
   const toSubmit = live.filter((w) => !refusals.has(w.message.id));
@@ -107,7 +117,7 @@ async function submitJobs(ctx: Context, carrier: Carrier, jobs: JobsTable[]): Pr
     return refusal ? { kind: 'rejected', errorCode: refusal.code, errorMessage: refusal.message } : submittedOutcome.get(w.message.id)!;
   });
   const now = ctx.clock();
-  const kept = new Set([...work.map((w) => w.job.id), ...unreleased]);
+  const kept = new Set([...work.map((w) => w.job.id), ...unreleased, ...held.map((w) => w.job.id)]);
   // Refunds lock account rows: they come last, in account order, the order in which acceptance
   // locks them too, so a dispatch and a send can never wait on each other in a cycle.
   const order = work
@@ -119,7 +129,7 @@ async function submitJobs(ctx: Context, carrier: Carrier, jobs: JobsTable[]): Pr
       return work[a]!.message.account_id < work[b]!.message.account_id ? -1 : work[a]!.message.account_id > work[b]!.message.account_id ? 1 : a - b;
     });
   return async () => {
-    const summary: DispatchSummary = { sent: 0, failed: 0, retried: 0, waiting: unreleased.length, skipped: jobs.length - work.length - unreleased.length };
+    const summary: DispatchSummary = { sent: 0, failed: 0, retried: 0, waiting: unreleased.length, held: held.length, skipped: jobs.length - work.length - unreleased.length - held.length };
     const followUps: NewJob[] = [];
     const done: string[] = jobs.filter((j) => !kept.has(j.id)).map((j) => j.id);
     const parts: CarrierPartsTable[] = [];
@@ -177,6 +187,11 @@ async function submitJobs(ctx: Context, carrier: Carrier, jobs: JobsTable[]): Pr
       await recordMessageRoutes(trx, routes);
       await deleteJobs(trx, done);
       await deferJobs(trx, unreleased, now + UNRELEASED_RECHECK_MS);
+      for (const { job, message } of held) {
+        const hold = holds.get(message.id)!;
+        await holdMessage(trx, message.id, hold.heldUntil);
+        await holdJob(trx, job.id, hold.releaseAt);
+      }
       await enqueueFollowUps(trx, followUps, now);
     });
     if (followUps.some((j) => j.queue === 'webhook')) ctx.wake('webhook');
@@ -249,7 +264,7 @@ export class Dispatcher {
         jobs = jobs.filter((j) => j.attempts <= 1);
       }
     }
-    if (jobs.length === 0) return { sent: 0, failed: 0, retried: 0, waiting: 0, skipped: claimed.length };
+    if (jobs.length === 0) return { sent: 0, failed: 0, retried: 0, waiting: 0, held: 0, skipped: claimed.length };
     const record = await submitJobs(this.ctx, this.carrier, jobs);
     try {
       return await record();

@@ -21,6 +21,7 @@ import { destinationRule, type DestinationRule } from '../accounts/account-limit
 import type { Context } from '../context.ts';
 import { priceRule, type PriceRule } from '../pricing/pricing.ts';
 import type { Finish } from './idempotency.ts';
+import { holdAtAcceptance } from './quiet-hours-hold.ts';
 
 export const MAX_MESSAGE_CHARACTERS = 1600;
 /** The longest `to` looked at (DECISIONS.md §9): E.164's 15 digits with visual separators. */
@@ -192,8 +193,9 @@ export function messageRow(accountId: string, batchId: string | null, sender: st
  * all with nothing written.
  */
 export async function accept<R>(ctx: Context, acceptance: Acceptance<R>): Promise<R> {
-  // Scheduled messages join the dispatch queue only when released: they do not count here.
-  const now = acceptance.rows.filter((r) => r.status === 'pending').length;
+  // Scheduled messages join the dispatch queue only when released, and marketing messages held by
+  // quiet hours at theirs: they do not count here.
+  const now = acceptance.rows.filter((r) => r.status === 'pending' && r.held_until == null).length;
   const finished = now > 0 ? await checkBacklog(ctx, acceptance.accountId, now) : undefined;
   try {
     return await acceptanceBatcher(ctx).accept(acceptance);
@@ -251,6 +253,14 @@ export interface SendResult {
   credits_remaining: number;
   send_at?: string;
   validity_period?: number;
+  /** A marketing message's quiet-hours hold: the window's next opening (ISO), or null when it goes at once. */
+  held_until?: string | null;
+}
+
+/** What a send result or a bulk entry says of the hold: only for marketing messages. */
+function heldUntilOf(row: MessagesTable): { held_until?: string | null } {
+  if (row.category !== 'marketing') return {};
+  return { held_until: row.held_until == null ? null : new Date(Number(row.held_until)).toISOString() };
 }
 
 /**
@@ -308,9 +318,11 @@ export async function sendMessage(ctx: Context, sender: Sender, input: SendInput
   if (options.storedBody !== undefined) row.body = options.storedBody;
   if (input.callback_format !== undefined && callbackUrl !== null) row.callback_format = input.callback_format;
   if (input.category === 'marketing') row.category = 'marketing';
+  const releaseAt = await holdAtAcceptance(ctx.store.db, accountId, [row], now);
   return accept(ctx, {
     accountId,
     rows: [row],
+    ...(releaseAt ? { releaseAt } : {}),
     ...(options.write ? { write: (trx: Executor) => options.write!(trx, row) } : {}),
     ...(options.smppMessage ? { smppMessage: options.smppMessage } : {}),
     ...(row.callback_format || row.category ? { wholeRows: true } : {}),
@@ -327,6 +339,7 @@ export async function sendMessage(ctx: Context, sender: Sender, input: SendInput
       credits_used: check.entry.credits,
       credits_remaining: remaining,
       ...timing.echo,
+      ...heldUntilOf(row),
     }),
     ...withGrant(sender, input.from, finish),
   });
@@ -350,7 +363,7 @@ export interface BulkResult {
   credits_remaining: number;
   send_at?: string;
   validity_period?: number;
-  messages: { index: number; message_id: string; to: string; segments: number; encoding: Encoding }[];
+  messages: { index: number; message_id: string; to: string; segments: number; encoding: Encoding; held_until?: string | null }[];
   errors: { index: number; to: string; code: string; message: string }[];
 }
 
@@ -399,6 +412,8 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
     accepted.push({ index, message_id: row.id, to: m.to, segments: row.segments, encoding: row.encoding });
     credits += check.entry.credits;
   });
+  const releaseAt = await holdAtAcceptance(ctx.store.db, accountId, rows, now);
+  if (input.category === 'marketing') accepted.forEach((entry, i) => Object.assign(entry, heldUntilOf(rows[i]!)));
   const respond = (remaining: number): BulkResult => ({
     status: 'success',
     batch_id: batchId,
@@ -418,6 +433,7 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
       credits,
       batch: { id: batchId, total: input.messages.length },
       respond,
+      ...(releaseAt ? { releaseAt } : {}),
       // Only the general path writes the category column; transactional bulks keep the fast one.
       ...(input.category === 'marketing' ? { wholeRows: true } : {}),
       ...withGrant(sender, input.from, finish),

@@ -72,6 +72,18 @@ export async function setAccountEventsUrl(db: Executor, id: string, url: string 
   return result.numUpdatedRows !== 0n;
 }
 
+/** Sets the account's quiet-hours window in minutes (null, null: the default); false when there is no such account. */
+export async function setAccountQuietHours(db: Executor, id: string, start: number | null, end: number | null): Promise<boolean> {
+  const result = await db.updateTable('accounts').set({ quiet_hours_start: start, quiet_hours_end: end }).where('id', '=', id).executeTakeFirst();
+  return result.numUpdatedRows !== 0n;
+}
+
+/** The account's quiet-hours window as stored (both null: the default); undefined for no such account. */
+export async function findAccountQuietHours(db: Executor, id: string): Promise<{ quiet_hours_start: number | null; quiet_hours_end: number | null } | undefined> {
+  const row = await db.selectFrom('accounts').select(['quiet_hours_start', 'quiet_hours_end']).where('id', '=', id).executeTakeFirst();
+  return row && { quiet_hours_start: row.quiet_hours_start ?? null, quiet_hours_end: row.quiet_hours_end ?? null };
+}
+
 /** Sets or clears (null: the default) the account's reply to HELP; false when there is no such account. */
 export async function setAccountHelpText(db: Executor, id: string, text: string | null): Promise<boolean> {
   const result = await db.updateTable('accounts').set({ help_text: text }).where('id', '=', id).executeTakeFirst();

@@ -83,7 +83,7 @@ export async function campaignDeliveries(db: Executor, accountId: string, campai
   return rows.map((r) => ({ at: Math.floor(Number(r.bucket)) * bucketMs, count: Number(r.n) }));
 }
 
-export type CampaignResultRow = Pick<MessagesTable, 'id' | 'batch_id' | 'recipient' | 'status' | 'segments' | 'encoding' | 'error_code' | 'error_message' | 'created_at' | 'sent_at' | 'delivered_at' | 'send_at'>;
+export type CampaignResultRow = Pick<MessagesTable, 'id' | 'batch_id' | 'recipient' | 'status' | 'segments' | 'encoding' | 'error_code' | 'error_message' | 'created_at' | 'sent_at' | 'delivered_at' | 'send_at' | 'held_until'>;
 
 /** Up to `limit` of the campaign's messages after `afterId`, in id order (a keyset page). */
 export async function campaignResultsPage(db: Executor, accountId: string, campaignId: string, afterId: string | null, limit: number): Promise<CampaignResultRow[]> {
@@ -99,6 +99,7 @@ export async function campaignResultsPage(db: Executor, accountId: string, campa
     'created_at',
     'sent_at',
     'delivered_at',
+    'held_until',
     'send_at',
   ]);
   if (afterId !== null) q = q.where('id', '>', afterId);

@@ -18,6 +18,11 @@ export interface NewJob {
   ref: string;
   payload?: unknown;
   runAt: number;
+  /**
+   * When the job joins the dispatch backlog (its `created_at`), when later than now: a held
+   * marketing message's job joins it at its release, as a scheduled message's staged job does.
+   */
+  joinsBacklogAt?: number;
 }
 
 /**
@@ -40,7 +45,7 @@ export async function enqueueJobs(db: Executor, jobs: NewJob[], now: number): Pr
     payload: j.payload === undefined ? null : JSON.stringify(j.payload),
     run_at: j.runAt,
     attempts: 0,
-    created_at: now,
+    created_at: j.joinsBacklogAt ?? now,
   }));
   await insertRows(db, 'jobs', rows);
 }
@@ -293,6 +298,14 @@ export async function deleteJobs(db: Executor, ids: string[]): Promise<void> {
 
 export async function rescheduleJob(db: Executor, id: string, runAt: number): Promise<void> {
   await db.updateTable('jobs').set({ run_at: runAt }).where('id', '=', id).execute();
+}
+
+/**
+ * Puts a claimed dispatch job back until `at` and out of the dispatch backlog until then (its
+ * `created_at`, as a staged job's): a marketing message held by quiet hours at dispatch.
+ */
+export async function holdJob(db: Executor, id: string, at: number): Promise<void> {
+  await db.updateTable('jobs').set({ run_at: at, created_at: at }).where('id', '=', id).execute();
 }
 
 /** Moves the lease of claimed jobs to `until` (jobs already done and deleted are left alone). */

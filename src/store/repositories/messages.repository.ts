@@ -124,6 +124,7 @@ export const REPORT_COLUMNS = [
   'delivered_at',
   'send_at',
   'category',
+  'held_until',
 ] as const;
 export type ReportRow = Pick<MessagesTable, (typeof REPORT_COLUMNS)[number]>;
 
@@ -133,6 +134,11 @@ export function listMessagesQuery(db: Executor, filter: ReportFilter, limit: num
   // then only its rows are read: with OFFSET, reading whole rows would also read every skipped one.
   const page = reportQuery(db, filter).select('id').orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset);
   return db.selectFrom('messages').select(REPORT_COLUMNS).where('id', 'in', page).orderBy('created_at', 'desc').orderBy('id', 'desc');
+}
+
+/** Records that a pending marketing message waits for its quiet-hours window to open at `heldUntil` (ms). */
+export async function holdMessage(db: Executor, id: string, heldUntil: number): Promise<void> {
+  await db.updateTable('messages').set({ held_until: heldUntil }).where('id', '=', id).where('status', '=', 'pending').execute();
 }
 
 /** A message's move from one state to the next (`next` is the whole row as it is after it). */

@@ -22,7 +22,7 @@ import { acting } from '../../acting.ts';
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../../errors/catalogue.ts';
-import { isTimeZone } from '../../../domain/local-time.ts';
+import { isTimeZone, localTimeToInstant } from '../../../domain/local-time.ts';
 import { COUNTRIES, countryByCode } from '../../../domain/national-number.ts';
 import { RECIPIENT_COLUMN_LABELS } from '../../../domain/recipient-column.ts';
 import { OPT_OUT_LINE } from '../../../domain/message-template.ts';
@@ -127,7 +127,17 @@ async function readComposer(request: FastifyRequest, ctx: OwnerArea['ctx'], purp
         throw new AppError('invalid_request', 'This kind of spreadsheet is not read: save the sheet as “Excel Workbook (.xlsx)” or as “CSV UTF-8” and choose that file.');
       }
       const format = /\.xlsx$/i.test(part.filename) ? 'xlsx' : 'csv';
-      const reading = { recipientColumn: values.recipient_column ?? null, country: values.country ?? null, everyRow: values.every_row === 'on', optOutLine: values.opt_out_line === 'on' };
+      // The composer's select says `marketing` unless changed; a form without it is transactional, as the API.
+      const category = values.category === 'marketing' ? ('marketing' as const) : ('transactional' as const);
+      const later = values.when === 'later' && values.send_at_local ? localTimeToInstant(values.send_at_local, values.time_zone ?? '') : null;
+      const reading = {
+        recipientColumn: values.recipient_column ?? null,
+        country: values.country ?? null,
+        everyRow: values.every_row === 'on',
+        optOutLine: values.opt_out_line === 'on',
+        category,
+        ...(later?.ok ? { sendAt: later.at } : {}),
+      };
       draft = await readCampaign(ctx, account.id, { sender: values.sender ?? '', template: values.template ?? '' }, upload(part.file), { purpose, format, fileName: part.filename, reading });
       file = undefined;
     }
@@ -192,6 +202,16 @@ function refusalFragment(err: AppError): Html {
   return alert(err.message);
 }
 
+/** What quiet hours do to a marketing campaign (DECISIONS.md §16): how many recipients wait, and until when. */
+function heldNote(draft: CampaignDraft): Html | string {
+  if (draft.category !== 'marketing') return html`<p id="held-note" data-held="0">Transactional: sent at once, whatever the time where the recipients are.</p>`;
+  const { count, from, until } = draft.held;
+  if (count === 0) return html`<p id="held-note" data-held="0">Marketing: every recipient is inside the account’s quiet-hours window at the time it goes; none is held.</p>`;
+  const at = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  const span = from !== null && until !== null && from !== until ? html`between ${at(from)} and ${at(until)}` : html`at ${at(until!)}`;
+  return html`<p id="held-note" data-held="${count}" data-held-until="${new Date(until!).toISOString()}"><strong>${plural(count, 'recipient')}</strong> ${count === 1 ? 'is' : 'are'} outside the quiet-hours window in their time zone: ${count === 1 ? 'it is' : 'they are'} held (charged now) until it opens, ${span}, then sent over its first half hour. <a href="/dashboard/settings/quiet-hours">Quiet hours</a></p>`;
+}
+
 function previewFragment(draft: CampaignDraft): Html {
   const rows = draft.preview.map((r) => [
     r.line,
@@ -223,7 +243,7 @@ ${
         draft.everyRow ? 'every row is sent, as asked.' : 'each number gets one message, the first row’s (not charged for the repeats).'
       }</p>`
     : ''
-}${draft.optOutLine ? html`<p id="opt-out-line-note">Each message ends with “${OPT_OUT_LINE}”, counted in its segments and the cost.</p>` : ''}
+}${heldNote(draft)}${draft.optOutLine ? html`<p id="opt-out-line-note">Each message ends with “${OPT_OUT_LINE}”, counted in its segments and the cost.</p>` : ''}
 ${table(`The first ${plural(draft.preview.length, 'message')}`, ['Line', 'To', 'Message', 'Encoding', 'Segments'], rows, 'No row of the file can be sent.')}
 <p id="campaign-cost">Cost: <strong data-credits="${draft.credits}">${plural(draft.credits, 'credit')}</strong>; the balance is <strong data-balance="${draft.balance}">${plural(draft.balance, 'credit')}</strong>.</p>
 ${over ? alert(`The balance does not cover this campaign: it needs ${plural(draft.credits - draft.balance, 'more credit')}. Ask the operator for a top-up, or send fewer messages.`) : ''}
@@ -299,7 +319,7 @@ export function campaignPages(app: FastifyInstance, { ctx, render }: OwnerArea):
       html`${alert(opts.error)}
 ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register one under Sender IDs first.') : ''}
 <form method="post" action="/dashboard/campaigns" enctype="multipart/form-data" id="composer" data-upload-send
- hx-post="/dashboard/campaigns/preview" hx-encoding="multipart/form-data" hx-trigger="change from:#sender, change from:#column-field, change from:#country, change from:#every-row, change from:#opt-out-line, change from:#file, input from:#template delay:600ms" hx-target="#preview" hx-sync="this:replace">${csrfField(session.csrf_token)}
+ hx-post="/dashboard/campaigns/preview" hx-encoding="multipart/form-data" hx-trigger="change from:#sender, change from:#category, change from:#send-at, change from:#column-field, change from:#country, change from:#every-row, change from:#opt-out-line, change from:#file, input from:#template delay:600ms" hx-target="#preview" hx-sync="this:replace">${csrfField(session.csrf_token)}
 <input type="hidden" name="form_key" value="${newCampaignFormKey()}">
 <label for="campaign-name">Campaign name</label>
 <input id="campaign-name" name="name" type="text" maxlength="${MAX_CAMPAIGN_NAME_CHARACTERS}" value="${v.name ?? ''}" placeholder="The file’s name and today’s date" aria-describedby="name-hint">
@@ -309,6 +329,10 @@ ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register
 <textarea id="template" name="template" rows="4" required maxlength="${MAX_TEMPLATE_CHARACTERS}" aria-describedby="template-hint">${v.template ?? ''}</textarea>
 <p class="hint" id="template-hint">Write <code>{{first_name}}</code> where a column of the file goes (any column, by its header; case does not matter, and a space is written <code>_</code>: a column “First Name” is <code>{{first_name}}</code>). Each row gets its own text, checked as the API checks a message.</p>
 <label class="check"><input type="checkbox" id="opt-out-line" name="opt_out_line"${v.opt_out_line === 'on' ? raw(' checked') : ''}> Add “${OPT_OUT_LINE}” on a line of its own at the end of each message</label>
+<label for="category">Category</label><select id="category" name="category" aria-describedby="category-hint">${(['marketing', 'transactional'] as const).map(
+        (c) => html`<option value="${c}"${c === (v.category === 'transactional' ? 'transactional' : 'marketing') ? raw(' selected') : ''}>${c === 'marketing' ? 'Marketing' : 'Transactional'}</option>`,
+      )}</select>
+<p class="hint" id="category-hint">Marketing messages reach each phone only inside your <a href="/dashboard/settings/quiet-hours">quiet hours</a> in its own time zone (08:00-20:00 unless you change them); the others wait for the window to open. Transactional (receipts, reminders, alerts the recipient expects) go at once.</p>
 <fieldset><legend>When</legend>
 <div><label><input type="radio" name="when" value="now"${later ? '' : raw(' checked')}> Send now</label>
 <label><input type="radio" name="when" value="later"${later ? raw(' checked') : ''}> At a date and time</label></div>
@@ -427,6 +451,7 @@ ${table('Your campaigns (latest 100)', ['Campaign', 'From', 'Messages', 'Skipped
       html`${alert(notice?.text, notice?.kind)}<section><dl class="detail">
 ${campaign.name !== null ? html`<dt>Campaign ID</dt><dd><code>${campaign.id}</code></dd>` : ''}
 <dt>From</dt><dd>${campaign.sender}</dd>
+<dt>Category</dt><dd id="campaign-category">${campaign.category === 'marketing' ? 'Marketing (held outside quiet hours)' : 'Transactional'}</dd>
 <dt>Template</dt><dd><span class="message-text">${campaign.template}</span>${Number(campaign.opt_out_line) === 1 ? html`<br><span class="muted">with “${OPT_OUT_LINE}” added on its own line</span>` : ''}</dd>
 <dt>File</dt><dd>${plural(Number(campaign.file_rows), 'row')}: ${plural(Number(campaign.messages), 'message')}${
         Number(campaign.invalid_rows) > 0 ? html`, ${plural(Number(campaign.invalid_rows), 'invalid row')} not sent` : ''

@@ -164,11 +164,12 @@ export function ownerPages(ctx: Context, groups: readonly OwnerPageGroup[]) {
 }
 
 /** The tabs of the Settings pages. */
-export function settingsTabs(current: 'api-keys' | 'webhook' | 'events' | 'smpp' | 'twilio' | 'privacy' | 'password' | 'audit' | 'team' | 'security'): Html {
+export function settingsTabs(current: 'api-keys' | 'webhook' | 'events' | 'quiet-hours' | 'smpp' | 'twilio' | 'privacy' | 'password' | 'audit' | 'team' | 'security'): Html {
   const tabs = [
     { key: 'api-keys', href: '/dashboard/settings/api-keys', label: 'API Keys' },
     { key: 'webhook', href: '/dashboard/settings/webhook', label: 'Webhook secret' },
     { key: 'events', href: '/dashboard/settings/events', label: 'Numbers and events' },
+    { key: 'quiet-hours', href: '/dashboard/settings/quiet-hours', label: 'Quiet hours' },
     { key: 'smpp', href: '/dashboard/settings/smpp', label: 'SMPP' },
     { key: 'twilio', href: '/dashboard/settings/twilio', label: 'Twilio-compatible API' },
     { key: 'privacy', href: '/dashboard/settings/privacy', label: 'Data retention' },

@@ -1,12 +1,14 @@
 /**
- * Settings, under /dashboard/settings: the webhook signing secret (reveal, rotate) and the password;
- * /dashboard/settings itself leads to the API keys.
+ * Settings, under /dashboard/settings: the webhook signing secret (reveal, rotate), the quiet-hours
+ * window of marketing messages (DECISIONS.md §16) and the password; /dashboard/settings itself
+ * leads to the API keys.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { acting } from '../../acting.ts';
 import { AppError } from '../../../errors/catalogue.ts';
 import { rotateWebhookSecret, WEBHOOK_SECRET_OVERLAP_MS } from '../../../services/accounts/accounts.ts';
 import { changeOwnerPassword } from '../../../services/auth/owners.ts';
+import { getQuietHours, setQuietHours } from '../../../services/accounts/quiet-hours.ts';
 import { html } from '../../html.ts';
 import { alert, csrfField, when } from '../layout.ts';
 import { field, seeOther } from '../session-guard.ts';
@@ -44,6 +46,38 @@ export function settingsPages(app: FastifyInstance, { ctx, render }: OwnerArea):
     const s = state(request);
     s.account = await rotateWebhookSecret(acting(ctx, request), s.account.id);
     return webhookPage(request, reply, true, 'The secret was rotated.');
+  });
+
+  const quietHoursPage = async (request: FastifyRequest, reply: FastifyReply, message?: { text: string; kind: 'ok' | 'error' }, typed?: { start: string; end: string }) => {
+    const { account, session } = state(request);
+    const current = await getQuietHours(ctx, account.id);
+    const shown = typed ?? current;
+    return render(
+      request,
+      reply,
+      'Quiet hours',
+      'settings',
+      html`${settingsTabs('quiet-hours')}${alert(message?.text, message?.kind)}<section><h2>Sending window for marketing messages</h2>
+<p id="quiet-hours-current">Marketing messages reach a phone only between <strong>${current.start}</strong> and <strong>${current.end}</strong> in the recipient’s own time zone (found from the number: by area code in North America, by country elsewhere; a number that may be in several zones waits until the window is open in all of them). One sent outside it is accepted and charged at once, and held until the window opens; held messages go out over its first half hour. Transactional messages are never held.</p>
+<p class="hint">The US TCPA allows marketing texts from 08:00 to 21:00 local time; Florida, Oklahoma, Maryland, Washington and Connecticut, among others, stop at 20:00, hence the default 08:00-20:00. The window can be narrowed, never widened past 08:00-21:00.</p>
+<form method="post" action="/dashboard/settings/quiet-hours">${csrfField(session.csrf_token)}
+<label for="quiet-start">From</label><input id="quiet-start" name="start" type="time" required min="08:00" max="21:00" step="60" value="${shown.start}">
+<label for="quiet-end">Until</label><input id="quiet-end" name="end" type="time" required min="08:00" max="21:00" step="60" value="${shown.end}">
+<div class="actions"><button type="submit">Save</button></div></form></section>`,
+    );
+  };
+
+  app.get('/settings/quiet-hours', async (request, reply) => quietHoursPage(request, reply));
+  app.post('/settings/quiet-hours', async (request, reply) => {
+    const typed = { start: field(request.body, 'start').trim().slice(0, 5), end: field(request.body, 'end').trim().slice(0, 5) };
+    try {
+      await setQuietHours(acting(ctx, request), state(request).account.id, typed.start, typed.end);
+    } catch (err) {
+      if (!(err instanceof AppError) || err.code !== 'invalid_request') throw err;
+      reply.code(err.status);
+      return quietHoursPage(request, reply, { text: err.message, kind: 'error' }, typed);
+    }
+    return quietHoursPage(request, reply, { text: 'The quiet hours were saved.', kind: 'ok' });
   });
 
   const passwordPage = (request: FastifyRequest, reply: FastifyReply, message?: { text: string; kind: 'ok' | 'error' }) =>
