@@ -53,6 +53,9 @@ const suites: { name: string; args: string[]; env?: Record<string, string> }[] =
   { name: 'retention', args: ['bench/retention.bench.ts', quick ? '50000' : '1000000', quick ? '3' : '6'] },
   // A 100,000-row CSV and XLSX read as the composer reads them: time, peak RSS, event loop delay.
   { name: 'campaign-files', args: ['bench/campaign-files.bench.ts', quick ? '20000' : '100000'] },
+  // Verify: creates (fraud guard on and off, ABBA) and checks per second next to plain sends (issue 44's goals).
+  { name: 'verify', args: ['bench/verify.bench.ts', quick ? '4' : '10', quick ? '2' : '3', 'sqlite'] },
+  { name: 'verify-pg', args: ['bench/verify.bench.ts', quick ? '4' : '10', quick ? '2' : '3', 'postgres'] },
   // The send rate with the audit log against the tree before it, ABBA (DECISIONS.md §15: sends are not slowed).
   { name: 'audit', args: ['bench/audit.bench.ts', quick ? '4' : '10', quick ? '2' : '4'] },
 ];

@@ -1,0 +1,143 @@
+/**
+ * Verify against plain sends (issue 44's goals): verifications created per second with the fraud
+ * guard on (`monitor`: every rule's lookups run, nothing is refused for conversion) and off, and
+ * code checks per second, next to `POST /v1/sms/send`, all through one `pigeon serve --no-workers`
+ * (acceptance only, as the `send` bench) under 64 connections. The four are interleaved round by
+ * round, in an order that turns each round (ABBA for the guard), so that each ratio compares runs
+ * seconds apart on a machine whose speed drifts.
+ *
+ * Every create goes to a number of its own, at most 30 to a number range (the fraud guard's
+ * velocity rule counts 30 per range an hour); checks are wrong codes by `verification_id`, five to
+ * a verification (its checks), over verifications made before the run.
+ *
+ * Goals: a create costs at most 1.5 × a plain send (send rate / create rate), a check at most a
+ * plain send, and the guard adds no measurable cost (creates with the guard on / off, within the
+ * spread of the rounds).
+ *
+ *   node --import tsx bench/verify.bench.ts [seconds per run=10] [rounds=3] [sqlite|postgres]
+ */
+import { createRequire } from 'node:module';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, startPigeon } from '../test/helpers/processes.ts';
+import { figure, median, report, type Figure } from './lib.ts';
+import { machine } from './peers.ts';
+import { freshDatabase, prepareCustomer } from './setup.ts';
+
+const SECONDS = Number(process.argv[2] ?? 10);
+const ROUNDS = Math.max(1, Number(process.argv[3] ?? 3));
+const STORE = process.argv[4] ?? 'sqlite';
+const CONNECTIONS = 64;
+
+type Request = { method: string; path: string; headers: Record<string, string>; body?: string };
+type Autocannon = (opts: object) => Promise<{ requests: { average: number }; latency: { p99: number }; non2xx: number; errors: number; '2xx': number; duration: number }>;
+const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+
+/**
+ * Numbers never used twice in a service (a second create to a pending number is a resend): the
+ * i-th of an area code, 30 to a range (the number without its last 3 digits), 240,000 in all.
+ */
+function numbers(areaCode: string): () => string {
+  let i = 0;
+  return () => {
+    const range = Math.floor(i / 30);
+    const number = `+1${areaCode}${200 + (Math.floor(range / 10) % 800)}${range % 10}${String(i % 30).padStart(3, '0')}`;
+    i++;
+    return number;
+  };
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'pigeon-bench-verify-'));
+try {
+  const databaseUrl = await freshDatabase(STORE, dir, 'verify_bench');
+  const { key } = await prepareCustomer(databaseUrl);
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const server = await startPigeon(['serve', '--no-workers'], {
+    DATABASE_URL: databaseUrl,
+    PORT: String(port),
+    SMPP_SERVER_PORT: '0',
+    RATE_LIMIT_MAX: '100000000',
+    DISPATCH_BACKLOG_LIMIT: '100000000',
+  });
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const api = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${base}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const json = (await res.json()) as { data: { id: string } };
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json.data;
+  };
+  const service = async (guard: 'monitor' | 'off') => (await api('POST', '/v1/verify/services', { name: `Bench ${guard}`, from: 'Bench', fraud_guard: guard })).id;
+  const guarded = await service('monitor');
+  const unguarded = await service('off');
+  const guardedNumber = numbers('415');
+  const unguardedNumber = numbers('650');
+  const poolNumber = numbers('312');
+
+  /** Runs `SECONDS` of one kind of request, each made afresh; the rate of 2xx answers. */
+  const run = async (make: () => Request): Promise<{ rate: number; p99: number }> => {
+    const r = await autocannon({
+      url: base,
+      connections: CONNECTIONS,
+      duration: SECONDS,
+      requests: [{ setupRequest: (req: object) => ({ ...req, ...make() }) }],
+    });
+    if (r.non2xx > 0 || r.errors > 0) console.error(`# ${r.non2xx} non-2xx answers and ${r.errors} errors, left out of the rate`);
+    return { rate: r['2xx'] / r.duration, p99: r.latency.p99 };
+  };
+  const send = () => run(() => ({ method: 'POST', path: '/v1/sms/send', headers: { ...headers }, body: JSON.stringify({ to: '+14155552671', from: 'Bench', message: 'Your Bench code is 123456' }) }));
+  const create = (serviceId: string, number: () => string) => run(() => ({ method: 'POST', path: `/v1/verify/services/${serviceId}/verifications`, headers: { ...headers }, body: JSON.stringify({ to: number() }) }));
+
+  // Warm-up, unmeasured: the server compiles its hot paths in its first seconds.
+  const warm = await send();
+
+  /**
+   * Checks: five wrong codes to each verification (all its checks), over verifications made just
+   * before, as many as the send rate times 1.5 would use; past them, a check is a cheap 404 and is
+   * left out of the rate.
+   */
+  const check = async () => {
+    const pool: string[] = [];
+    const count = Math.ceil((warm.rate * SECONDS * 1.5) / 5);
+    for (let i = 0; i < count; i += 200) {
+      const made = await Promise.all(Array.from({ length: Math.min(200, count - i) }, () => api('POST', `/v1/verify/services/${unguarded}/verifications`, { to: poolNumber() })));
+      pool.push(...made.map((v) => v.id));
+    }
+    let checked = 0;
+    return run(() => ({ method: 'POST', path: `/v1/verify/services/${unguarded}/checks`, headers: { ...headers }, body: JSON.stringify({ verification_id: pool[Math.floor(checked++ / 5) % pool.length], code: '000000' }) }));
+  };
+
+  const rounds: { send: number; on: number; off: number; check: number; p99: Record<string, number> }[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const r: Record<string, { rate: number; p99: number }> = {};
+    // The guard's pair turns each round: on, off / off, on.
+    const order = round % 2 === 0 ? ['send', 'on', 'off', 'check'] : ['check', 'off', 'on', 'send'];
+    for (const what of order) {
+      r[what] = what === 'send' ? await send() : what === 'on' ? await create(guarded, guardedNumber) : what === 'off' ? await create(unguarded, unguardedNumber) : await check();
+    }
+    rounds.push({ send: r.send!.rate, on: r.on!.rate, off: r.off!.rate, check: r.check!.rate, p99: Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v.p99])) });
+    console.log(
+      `# round ${round + 1}: send ${r.send!.rate.toFixed(0)}/s (p99 ${r.send!.p99} ms), create guard on ${r.on!.rate.toFixed(0)}/s (p99 ${r.on!.p99} ms), off ${r.off!.rate.toFixed(0)}/s (p99 ${r.off!.p99} ms), check ${r.check!.rate.toFixed(0)}/s (p99 ${r.check!.p99} ms) (${machine()})`,
+    );
+  }
+  await server.stop();
+
+  const spread = (values: number[]) => `${Math.min(...values).toFixed(2)}-${Math.max(...values).toFixed(2)}`;
+  const createCost = rounds.map((r) => r.send / r.on);
+  const checkCost = rounds.map((r) => r.send / r.check);
+  const guardCost = rounds.map((r) => r.off / r.on);
+  console.log(`# a create costs ${spread(createCost)} × a send, a check ${spread(checkCost)} ×, the guard ${spread(guardCost)} × over the rounds`);
+  const figures: Figure[] = [
+    figure(`verify (${STORE}) plain sends/s, median`, median(rounds.map((r) => r.send)), 'req/s'),
+    figure(`verify (${STORE}) creates/s with the guard on (monitor), median`, median(rounds.map((r) => r.on)), 'req/s'),
+    figure(`verify (${STORE}) creates/s with the guard off, median`, median(rounds.map((r) => r.off)), 'req/s'),
+    figure(`verify (${STORE}) checks/s, median`, median(rounds.map((r) => r.check)), 'req/s'),
+    figure(`verify (${STORE}) a create's cost in plain sends (send rate / create rate), median`, median(createCost), '×', { max: 1.5 }),
+    figure(`verify (${STORE}) a check's cost in plain sends, median`, median(checkCost), '×', { max: 1 }),
+    figure(`verify (${STORE}) the guard's cost (creates off / on), median`, median(guardCost), '×'),
+  ];
+  report(figures);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
