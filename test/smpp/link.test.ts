@@ -13,7 +13,8 @@ describe('SMPP: throttling, dropped links, binds', () => {
   before(async () => {
     smsc = new TestSmsc({ systemId: 'pigeon', password: 'secret' });
     const port = await smsc.listen();
-    p = await smppPigeon({ SMPP_HOST: '127.0.0.1', SMPP_PORT: String(port), SMPP_WINDOW: '5', SMPP_SYSTEM_TYPE: 'VMA', SMPP_ENQUIRE_LINK_MS: '100' });
+    // A link silent for three intervals is dropped: 250 ms keeps a loaded machine's pauses from passing for a dead link.
+    p = await smppPigeon({ SMPP_HOST: '127.0.0.1', SMPP_PORT: String(port), SMPP_WINDOW: '5', SMPP_SYSTEM_TYPE: 'VMA', SMPP_ENQUIRE_LINK_MS: '250' });
     key = (await p.h.customer({ credits: 10_000 })).key;
   });
   after(async () => {

@@ -96,6 +96,8 @@ test('Kannel configured as the guide says sends through Pigeon, gets its receipt
   boxes.push(spawn('/usr/sbin/smsbox', [config], { stdio: 'ignore' }));
   let seen = '';
   await waitFor(async () => /online/.test((seen = await status())), { message: () => `Kannel bound to Pigeon:\n${seen}\n${logs()}` });
+  // The bind is bearerbox's; smsbox opens its sendsms port on its own time.
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${sendPort}/`).then(() => true, () => false)), { message: () => `smsbox's sendsms port:\n${logs()}` });
 
   const sendsms = async (n: number, text: string) => {
     const dlr = `${sinkUrl}/dlr?n=${n}&type=%d`;
