@@ -137,18 +137,14 @@ describe('pigeon command line', () => {
     assert.equal(report.ok, false);
     assert.deepEqual(
       report.checks.map((c: { name: string }) => c.name),
-      ['configuration', 'database', 'migrations', 'carrier', 'smtp', 'public_url', 'smpp_server', 'operator_two_factor'],
+      ['configuration', 'database', 'migrations', 'carrier', 'smtp', 'public_url', 'smpp_server'],
     );
-    for (const c of report.checks) assert.deepEqual(Object.keys(c).filter((k) => k !== 'warning').sort(), ['detail', 'name', 'ok']);
+    for (const c of report.checks) assert.deepEqual(Object.keys(c).sort(), ['detail', 'name', 'ok']);
     const byName = Object.fromEntries(report.checks.map((c: { name: string; ok: boolean; detail: string }) => [c.name, c]));
     assert.equal(byName.database.ok, true);
     assert.equal(byName.migrations.ok, true);
     assert.equal(byName.public_url.ok, false);
     assert.match(byName.public_url.detail, /does not answer/);
-    // Operators without a second factor: a warning, not a failure.
-    assert.equal(byName.operator_two_factor.ok, true);
-    assert.equal(byName.operator_two_factor.warning, true);
-    assert.match(byName.operator_two_factor.detail, /OPERATOR_REQUIRE_2FA is off/);
 
     const port = await freePort();
     const server = await startPigeon(['serve', '--no-workers'], { DATABASE_URL: databaseUrl, PORT: String(port) });
@@ -158,11 +154,6 @@ describe('pigeon command line', () => {
       assert.equal(body.ok, true, healthy.stdout);
       const text = await run('./bin/pigeon', ['doctor'], { env: { ...env, PORT: String(port) } });
       assert.match(text.stdout, /^ok {4}public_url: http:\/\/localhost:\d+\/health answers$/m);
-      assert.match(text.stdout, /^WARN {2}operator_two_factor: OPERATOR_REQUIRE_2FA is off/m, 'a warning alone exits 0');
-      const required = JSON.parse((await run('./bin/pigeon', ['doctor', '--json'], { env: { ...env, PORT: String(port), OPERATOR_REQUIRE_2FA: 'true' } })).stdout);
-      const twoFactor = required.checks.find((c: { name: string }) => c.name === 'operator_two_factor');
-      assert.equal(twoFactor.warning, undefined);
-      assert.match(twoFactor.detail, /is on/);
     } finally {
       await server.stop();
     }

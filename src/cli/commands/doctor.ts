@@ -14,20 +14,6 @@ export interface Check {
   name: string;
   ok: boolean;
   detail: string;
-  /** Works, but is not what a production installation should run with (the exit code stays 0). */
-  warning?: true;
-}
-
-/** Operators move money and speak for every account: their console should ask for a second factor. */
-function checkOperatorTwoFactor(config: Config): Check {
-  return config.operatorRequire2fa
-    ? { name: 'operator_two_factor', ok: true, detail: 'OPERATOR_REQUIRE_2FA is on: every operator signs in to the console with a second factor' }
-    : {
-        name: 'operator_two_factor',
-        ok: true,
-        warning: true,
-        detail: 'OPERATOR_REQUIRE_2FA is off: an operator may sign in to the console with a password alone; set OPERATOR_REQUIRE_2FA=true',
-      };
 }
 
 const TIMEOUT_MS = 5000;
@@ -193,7 +179,7 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<C
   } else {
     checks.push({ name: 'migrations', ok: false, detail: 'not checked: no database' });
   }
-  checks.push(await checkCarrier(config, routesFrom), await checkSmtp(config), await checkPublicUrl(config), await checkSmppServer(config), checkOperatorTwoFactor(config));
+  checks.push(await checkCarrier(config, routesFrom), await checkSmtp(config), await checkPublicUrl(config), await checkSmppServer(config));
   return checks;
 }
 
@@ -201,13 +187,13 @@ export const doctorCommands: Record<string, Command> = {
   doctor: {
     usage: 'doctor',
     description:
-      'Check the configuration, the database and its migrations, the carrier link (an SMPP bind when CARRIER=smpp), SMTP, PUBLIC_URL and the SMPP listener customers bind to (SMPP_SERVER_PORT), and say what is wrong; warn when operators may sign in without two-factor (OPERATOR_REQUIRE_2FA).\n\n' +
-      'Exit code 1 when any check fails (a warning alone exits 0). With --json: {"ok":bool,"checks":[{"name","ok","detail","warning"?:true}]}.',
+      'Check the configuration, the database and its migrations, the carrier link (an SMPP bind when CARRIER=smpp), SMTP, PUBLIC_URL and the SMPP listener customers bind to (SMPP_SERVER_PORT), and say what is wrong.\n\n' +
+      'Exit code 1 when any check fails. With --json: {"ok":bool,"checks":[{"name","ok","detail"}]}.',
     standalone: true,
     async run(_ctx, _args, out) {
       const checks = await runDoctor();
       const ok = checks.every((c) => c.ok);
-      out.print({ ok, checks }, [...checks.map((c) => `${c.ok ? (c.warning ? 'WARN' : 'ok  ') : 'FAIL'}  ${c.name}: ${c.detail}`), '', ok ? 'Everything checked is fine.' : 'Something needs fixing (FAIL above).'].join('\n'));
+      out.print({ ok, checks }, [...checks.map((c) => `${c.ok ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.detail}`), '', ok ? 'Everything checked is fine.' : 'Something needs fixing (FAIL above).'].join('\n'));
       process.exitCode = ok ? 0 : 1;
     },
   },
