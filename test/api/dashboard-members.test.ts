@@ -261,31 +261,6 @@ describe('dashboard members: invitations, roles and removal', () => {
     assert.equal((await logIn(h, 'gone@example.com')).res.statusCode, 401);
   });
 
-  test('the team\'s changes and refusals are in the audit log with who made them, never a password or link', async () => {
-    const boss = await person(h, 'boss@example.com');
-    const rows = await h.ctx.store.db.selectFrom('audit_events').selectAll().where('account_id', '=', boss.account_id).orderBy('at').orderBy('id').execute();
-    const of = (action: string) => rows.filter((r) => r.action === action);
-    const invited = of('member.invited').find((r) => JSON.parse(r.changes).email?.[1] === 'viewer@example.com');
-    assert.ok(invited, 'the invitation');
-    assert.equal(invited.actor_email, 'boss@example.com');
-    assert.deepEqual(JSON.parse(invited.changes).role, [null, 'viewer']);
-    const viewer = await person(h, 'viewer@example.com');
-    const joined = of('member.joined').find((r) => r.target_id === viewer.id);
-    assert.ok(joined, 'the viewer joined');
-    assert.equal(joined.actor_email, 'viewer@example.com', 'the person joining is the actor');
-    const denied = of('member.access_denied').filter((r) => r.actor_id === viewer.id);
-    assert.ok(denied.some((r) => r.target_id === 'POST /dashboard/settings/api-keys'), 'the forged key form, recorded');
-    assert.deepEqual(JSON.parse(denied[0]!.changes).role, [null, 'viewer']);
-    const removed = of('member.removed').find((r) => JSON.parse(r.changes).email?.[0] === 'gone@example.com');
-    assert.ok(removed, 'the removal');
-    assert.equal(removed.actor_email, 'boss@example.com');
-    const text = JSON.stringify(rows);
-    assert.doesNotMatch(text, /invitation\?token=|correct horse/, 'no link or password');
-    // Another account's role change, with the role before and after.
-    const roles = await h.ctx.store.db.selectFrom('audit_events').selectAll().where('action', '=', 'member.role_changed').execute();
-    assert.ok(roles.some((r) => JSON.stringify(JSON.parse(r.changes).role) === JSON.stringify(['viewer', 'owner']) || JSON.stringify(JSON.parse(r.changes).role) === JSON.stringify(['owner', 'viewer'])), JSON.stringify(roles.map((r) => r.changes)));
-  });
-
   test('pigeon member list ACCOUNT_ID, and --json', async () => {
     const accountId = (await person(h, 'boss@example.com')).account_id;
     const printed: { result: object; text: string }[] = [];

@@ -196,21 +196,6 @@ describe('dashboard two-factor', () => {
     void ownerSecret;
   });
 
-  test('two-factor changes are in the audit log: on, off, a recovery code used, a reset by the owner, the requirement; never a code', async () => {
-    const events = await h.ctx.store.db.selectFrom('audit_events').selectAll().orderBy('at').orderBy('id').execute();
-    const by = (action: string, email: string) => events.find((e) => e.action === action && e.actor_email === email);
-    assert.ok(by('member.two_factor_enabled', 'ann@example.com'), 'turned on by the person');
-    assert.ok(by('member.recovery_code_used', 'cy@example.com'), 'a recovery code used');
-    assert.ok(by('member.two_factor_disabled', 'eve@example.com'), 'turned off');
-    const gus = await h.ctx.store.db.selectFrom('owners').select('id').where('email', '=', 'gus@example.com').executeTakeFirstOrThrow();
-    const reset = by('member.two_factor_reset', 'fay@example.com');
-    assert.equal(reset?.target_id, gus.id, "the owner reset the member's");
-    const required = by('account.two_factor_requirement_changed', 'fay@example.com');
-    assert.deepEqual(JSON.parse(required!.changes).require_2fa, [false, true]);
-    const text = JSON.stringify(events);
-    assert.doesNotMatch(text, /"[a-z2-7]{4}-[a-z2-7]{4}-[a-z2-7]{4}-[a-z2-7]{4}"|totp_secret|"\d{6}"/, 'no code, recovery code or secret');
-  });
-
   test('pigeon operator reset-2fa EMAIL turns the operator\'s two-factor off and ends their sessions', async () => {
     const ops = await signedInOperator(h.app, h.ctx, 'root@example.com');
     assert.equal((await ops.get('/operator/sender-ids')).statusCode, 200);
@@ -222,8 +207,6 @@ describe('dashboard two-factor', () => {
     assert.equal(row.totp_secret, null);
     assert.equal(row.totp_enabled_at, null);
     assert.equal((await ops.get('/operator/sender-ids')).headers.location, '/operator/login', 'their session ended');
-    const recorded = await h.ctx.store.db.selectFrom('audit_events').selectAll().where('action', '=', 'operator.two_factor_reset').execute();
-    assert.deepEqual(recorded.map((r) => r.target_id), [row.id]);
     await assert.rejects(operatorCommands['operator reset-2fa']!.run(h.ctx, { positionals: ['nobody@example.com'], values: {} }, { json: true, print: () => {} }), /No operator nobody@example\.com/);
   });
 });
@@ -249,8 +232,6 @@ describe('operator two-factor with OPERATOR_REQUIRE_2FA=true', () => {
     assert.equal(on.statusCode, 200, on.body);
     assert.equal([...on.body.matchAll(/<li><code>/g)].length, 10);
     assert.equal((await ops.get('/operator/sender-ids')).statusCode, 200);
-    const enabled = await h.ctx.store.db.selectFrom('audit_events').selectAll().where('action', '=', 'operator.two_factor_enabled').execute();
-    assert.equal(enabled[0]?.actor_email, 'root@example.com');
 
     h.clock.advance(STEP);
     const again = new DashboardClient(h.app);

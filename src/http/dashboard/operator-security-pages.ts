@@ -25,7 +25,7 @@ type Render = (request: FastifyRequest, reply: FastifyReply, title: string, curr
 export function operatorSecurityPages(app: FastifyInstance, ctx: Context, state: OperatorState, render: Render): void {
   const personOf = (request: FastifyRequest): TwoFactorPerson => {
     const { operator } = state(request);
-    return { kind: 'operator', id: operator.id, email: operator.email, accountId: null };
+    return { kind: 'operator', id: operator.id, email: operator.email };
   };
 
   if (ctx.config.operatorRequire2fa) {

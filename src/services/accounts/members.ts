@@ -33,7 +33,6 @@ import type { Context } from '../context.ts';
 import { enqueueMail } from '../mail/mail.ts';
 import { checkNewPassword, normaliseEmail } from '../auth/owners.ts';
 import { hashPassword } from '../auth/passwords.ts';
-import { recordAudit, withAudit } from '../audit/audit.ts';
 import { randomToken } from '../auth/sessions.ts';
 
 export const INVITATION_MS = 7 * 24 * 60 * 60 * 1000;
@@ -100,11 +99,7 @@ export async function inviteMember(ctx: Context, accountId: string, invitedBy: s
     expires_at: now + INVITATION_MS,
     used_at: null,
   };
-  await withAudit(
-    ctx,
-    (trx) => insertInvitation(trx, row),
-    () => ({ action: 'member.invited', accountId, target: { type: 'member_invitation', id: row.id }, changes: { email: [null, email], role: [null, role] } }),
-  );
+  await insertInvitation(ctx.store.db, row);
   const link = `${ctx.config.publicUrl}/dashboard/invitation?token=${token}`;
   await enqueueMail(ctx, [
     {
@@ -118,11 +113,7 @@ export async function inviteMember(ctx: Context, accountId: string, invitedBy: s
 
 /** Withdraws a waiting invitation of the account; its link stops working. */
 export async function revokeInvitation(ctx: Context, accountId: string, invitationId: string): Promise<void> {
-  const n = await withAudit(
-    ctx,
-    (trx) => voidInvitations(trx, accountId, { id: invitationId }, ctx.clock()),
-    (voided) => (voided === 0 ? null : { action: 'member.invitation_withdrawn', accountId, target: { type: 'member_invitation', id: invitationId } }),
-  );
+  const n = await voidInvitations(ctx.store.db, accountId, { id: invitationId }, ctx.clock());
   if (n === 0) throw new AppError('not_found', 'No such invitation waiting.');
 }
 
@@ -156,21 +147,7 @@ export async function acceptInvitation(ctx: Context, token: string, password: st
     role: used.role,
   };
   try {
-    await ctx.store.db.transaction().execute(async (trx) => {
-      await insertOwner(trx, member);
-      // Nobody was signed in: the person joining is the actor.
-      await recordAudit(
-        ctx,
-        {
-          action: 'member.joined',
-          accountId: member.account_id,
-          target: { type: 'member', id: member.id },
-          actor: { type: 'member', id: member.id, email: member.email },
-          changes: { email: [null, member.email], role: [null, member.role ?? 'owner'], invitation: [null, used.id] },
-        },
-        trx,
-      );
-    });
+    await insertOwner(ctx.store.db, member);
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
     // The address signed up or joined elsewhere meanwhile.
@@ -188,17 +165,12 @@ function refusal(outcome: 'last_owner' | 'not_found'): AppError {
 
 /** Changes a member's role; the account keeps at least one owner. */
 export async function changeMemberRole(ctx: Context, accountId: string, memberId: string, role: string): Promise<void> {
-  const next = checkRole(role);
-  const outcome = await setMemberRoleKeepingAnOwner(ctx.store.db, accountId, memberId, next, (trx, before) =>
-    recordAudit(ctx, { action: 'member.role_changed', accountId, target: { type: 'member', id: memberId }, changes: { role: [before.role ?? 'owner', next] } }, trx),
-  );
+  const outcome = await setMemberRoleKeepingAnOwner(ctx.store.db, accountId, memberId, checkRole(role));
   if (outcome !== 'ok') throw refusal(outcome);
 }
 
 /** Removes a member: their sessions end at once; the account keeps at least one owner. */
 export async function removeMember(ctx: Context, accountId: string, memberId: string): Promise<void> {
-  const outcome = await deleteMemberKeepingAnOwner(ctx.store.db, accountId, memberId, (trx, before) =>
-    recordAudit(ctx, { action: 'member.removed', accountId, target: { type: 'member', id: memberId }, changes: { email: [before.email, null], role: [before.role ?? 'owner', null] } }, trx),
-  );
+  const outcome = await deleteMemberKeepingAnOwner(ctx.store.db, accountId, memberId);
   if (outcome !== 'ok') throw refusal(outcome);
 }

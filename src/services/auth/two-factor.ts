@@ -26,9 +26,7 @@ import {
 } from '../../store/repositories/two-factor.repository.ts';
 import { findOwnerById } from '../../store/repositories/owners.repository.ts';
 import { findOperatorByEmail } from '../../store/repositories/operators.repository.ts';
-import type { Executor } from '../../store/connect.ts';
 import { newId } from '../../util/ids.ts';
-import { recordAudit } from '../audit/audit.ts';
 import type { Context } from '../context.ts';
 import { releaseLoginAttempt, reserveLoginAttempt } from './login-throttle.ts';
 import { endOtherSessions } from './sessions.ts';
@@ -42,25 +40,6 @@ export interface TwoFactorPerson {
   kind: SessionKind;
   id: string;
   email: string;
-  /** A member's account (null for an operator): where their audit records belong. */
-  accountId: string | null;
-}
-
-type TwoFactorAction = 'two_factor_enabled' | 'two_factor_disabled' | 'recovery_code_used';
-
-/** Records a change of `person`'s own two-factor, made by them. */
-function recordOwn(ctx: Context, person: TwoFactorPerson, what: TwoFactorAction, trx: Executor = ctx.store.db): Promise<void> {
-  const member = person.kind === 'owner';
-  return recordAudit(
-    ctx,
-    {
-      action: `${member ? 'member' : 'operator'}.${what}`,
-      accountId: member ? person.accountId : null,
-      target: { type: member ? 'member' : 'operator', id: person.id },
-      actor: { type: member ? 'member' : 'operator', id: person.id, email: person.email },
-    },
-    trx,
-  );
 }
 
 function digest(code: string): string {
@@ -156,23 +135,18 @@ export async function confirmTwoFactor(ctx: Context, person: TwoFactorPerson, co
   const now = ctx.clock();
   await checkCode(ctx, person, code, ip, { allowRecovery: false, enableAt: now });
   const codes = Array.from({ length: RECOVERY_CODES }, newRecoveryCode);
-  await ctx.store.db.transaction().execute(async (trx) => {
-    await replaceRecoveryCodes(
-      trx,
-      person.kind,
-      person.id,
-      codes.map((c) => ({ id: newId('rcv', now), subject_kind: person.kind, subject_id: person.id, code_digest: digest(normaliseRecoveryCode(c)), created_at: now, used_at: null })),
-    );
-    await recordOwn(ctx, person, 'two_factor_enabled', trx);
-  });
+  await replaceRecoveryCodes(
+    ctx.store.db,
+    person.kind,
+    person.id,
+    codes.map((c) => ({ id: newId('rcv', now), subject_kind: person.kind, subject_id: person.id, code_digest: digest(normaliseRecoveryCode(c)), created_at: now, used_at: null })),
+  );
   return codes;
 }
 
 /** The second step of a sign-in: a TOTP code or a recovery code. */
 export async function verifySignInCode(ctx: Context, person: TwoFactorPerson, code: string, ip: string): Promise<'totp' | 'recovery'> {
-  const used = await checkCode(ctx, person, code, ip, { allowRecovery: true });
-  if (used === 'recovery') await recordOwn(ctx, person, 'recovery_code_used');
-  return used;
+  return checkCode(ctx, person, code, ip, { allowRecovery: true });
 }
 
 /** Turns one's own two-factor off, with a valid code; refused where the account requires it. */
@@ -180,10 +154,7 @@ export async function disableTwoFactor(ctx: Context, person: TwoFactorPerson, co
   if (required) throw new AppError('invalid_request', 'Two-factor is required here: it cannot be turned off.');
   if (!(await twoFactorEnabled(ctx, person))) throw new AppError('invalid_request', 'Two-factor is not on.');
   await checkCode(ctx, person, code, ip, { allowRecovery: true });
-  await ctx.store.db.transaction().execute(async (trx) => {
-    await clearTwoFactor(trx, person.kind, person.id);
-    await recordOwn(ctx, person, 'two_factor_disabled', trx);
-  });
+  await clearTwoFactor(ctx.store.db, person.kind, person.id);
 }
 
 /**
@@ -193,10 +164,7 @@ export async function disableTwoFactor(ctx: Context, person: TwoFactorPerson, co
 export async function resetMemberTwoFactor(ctx: Context, accountId: string, memberId: string): Promise<void> {
   const member = await findOwnerById(ctx.store.db, memberId);
   if (!member || member.account_id !== accountId) throw new AppError('not_found', 'No such member of this account.');
-  await ctx.store.db.transaction().execute(async (trx) => {
-    await clearTwoFactor(trx, 'owner', memberId);
-    await recordAudit(ctx, { action: 'member.two_factor_reset', accountId, target: { type: 'member', id: memberId } }, trx);
-  });
+  await clearTwoFactor(ctx.store.db, 'owner', memberId);
   await endOtherSessions(ctx, 'owner', memberId);
 }
 
@@ -204,18 +172,12 @@ export async function resetMemberTwoFactor(ctx: Context, accountId: string, memb
 export async function resetOperatorTwoFactor(ctx: Context, email: string): Promise<{ id: string; email: string }> {
   const operator = await findOperatorByEmail(ctx.store.db, email.trim().toLowerCase());
   if (!operator) throw new AppError('not_found', `No operator ${email}.`);
-  await ctx.store.db.transaction().execute(async (trx) => {
-    await clearTwoFactor(trx, 'operator', operator.id);
-    await recordAudit(ctx, { action: 'operator.two_factor_reset', accountId: null, target: { type: 'operator', id: operator.id } }, trx);
-  });
+  await clearTwoFactor(ctx.store.db, 'operator', operator.id);
   await endOtherSessions(ctx, 'operator', operator.id);
   return { id: operator.id, email: operator.email };
 }
 
 /** An owner requires two-factor of every member of the account (or no longer does). */
 export async function setRequireTwoFactor(ctx: Context, accountId: string, on: boolean): Promise<void> {
-  await ctx.store.db.transaction().execute(async (trx) => {
-    await setAccountRequireTwoFactor(trx, accountId, on);
-    await recordAudit(ctx, { action: 'account.two_factor_requirement_changed', accountId, target: { type: 'account', id: accountId }, changes: { require_2fa: [!on, on] } }, trx);
-  });
+  await setAccountRequireTwoFactor(ctx.store.db, accountId, on);
 }

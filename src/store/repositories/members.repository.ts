@@ -20,33 +20,19 @@ export async function countOwnersOf(db: Executor, accountId: string): Promise<nu
  * change are one transaction (on PostgreSQL the account's owner rows are locked first), so two
  * owners demoting each other at once cannot both succeed. Says why when refused.
  */
-export async function setMemberRoleKeepingAnOwner(
-  db: Db,
-  accountId: string,
-  memberId: string,
-  role: MemberRole,
-  /** Runs in the change's transaction with the member as they were (the audit record). */
-  changed?: (trx: Executor, before: OwnersTable) => Promise<void>,
-): Promise<'ok' | 'last_owner' | 'not_found'> {
+export async function setMemberRoleKeepingAnOwner(db: Db, accountId: string, memberId: string, role: MemberRole): Promise<'ok' | 'last_owner' | 'not_found'> {
   return db.transaction().execute(async (trx) => {
     const owners = await lockOwners(trx, accountId);
     const member = await trx.selectFrom('owners').selectAll().where('id', '=', memberId).where('account_id', '=', accountId).executeTakeFirst();
     if (!member) return 'not_found';
     if (member.role === 'owner' && role !== 'owner' && owners <= 1) return 'last_owner';
     await trx.updateTable('owners').set({ role }).where('id', '=', memberId).execute();
-    await changed?.(trx, member);
     return 'ok';
   });
 }
 
 /** Removes a member with their sessions, links and recovery codes, unless they are the last owner. */
-export async function deleteMemberKeepingAnOwner(
-  db: Db,
-  accountId: string,
-  memberId: string,
-  /** Runs in the change's transaction with the member removed (the audit record). */
-  changed?: (trx: Executor, before: OwnersTable) => Promise<void>,
-): Promise<'ok' | 'last_owner' | 'not_found'> {
+export async function deleteMemberKeepingAnOwner(db: Db, accountId: string, memberId: string): Promise<'ok' | 'last_owner' | 'not_found'> {
   return db.transaction().execute(async (trx) => {
     const owners = await lockOwners(trx, accountId);
     const member = await trx.selectFrom('owners').selectAll().where('id', '=', memberId).where('account_id', '=', accountId).executeTakeFirst();
@@ -56,7 +42,6 @@ export async function deleteMemberKeepingAnOwner(
     await trx.deleteFrom('recovery_codes').where('subject_kind', '=', 'owner').where('subject_id', '=', memberId).execute();
     await trx.deleteFrom('owner_tokens').where('owner_id', '=', memberId).execute();
     await trx.deleteFrom('owners').where('id', '=', memberId).execute();
-    await changed?.(trx, member);
     return 'ok';
   });
 }

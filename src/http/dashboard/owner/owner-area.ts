@@ -9,8 +9,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requirementOf, requirementOfPath, roleMeets, type MemberRole, type Requirement } from '../../../domain/member-roles.ts';
 import { AppError } from '../../../errors/catalogue.ts';
 import { accountMayUseApi } from '../../../services/auth/access.ts';
-import { recordAudit } from '../../../services/audit/audit.ts';
-import { acting } from '../../acting.ts';
 import type { Context } from '../../../services/context.ts';
 import { getOwnerWithAccount, type OwnerWithAccount } from '../../../services/auth/owners.ts';
 import type { Session } from '../../../services/auth/sessions.ts';
@@ -130,15 +128,7 @@ export function ownerPages(ctx: Context, groups: readonly OwnerPageGroup[]) {
       const requirement = request.routeOptions.config.requirement;
       if (requirement === 'public' || requirement === 'code') return;
       const s = state(request);
-      if (requirement === undefined || !roleMeets(roleOf(s), requirement)) {
-        await recordAudit(acting(ctx, request), {
-          action: 'member.access_denied',
-          accountId: s.account.id,
-          target: { type: 'route', id: `${request.method} ${request.routeOptions.url ?? request.url}` },
-          changes: { role: [null, roleOf(s)], needed: [null, requirement ?? 'undeclared'] },
-        });
-        refuseForRole(request, s, requirement ?? 'owner');
-      }
+      if (requirement === undefined || !roleMeets(roleOf(s), requirement)) refuseForRole(request, s, requirement ?? 'owner');
       // An account that requires two-factor: a member without it sets it up before anything else.
       if (Number(s.account.require_2fa ?? 0) === 1 && s.owner.totp_enabled_at == null && requirement !== 'self') {
         if (request.headers['hx-request']) return reply.header('hx-redirect', SECURITY_PAGE).code(401).send('');

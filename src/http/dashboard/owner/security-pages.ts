@@ -16,8 +16,8 @@ import { settingsTabs, state, type OwnerArea } from './owner-area.ts';
 const CODE_ERRORS = ['invalid_request', 'invalid_credentials', 'login_locked'];
 
 function personOf(request: FastifyRequest): TwoFactorPerson {
-  const { owner, account } = state(request);
-  return { kind: 'owner', id: owner.id, email: owner.email, accountId: account.id };
+  const { owner } = state(request);
+  return { kind: 'owner', id: owner.id, email: owner.email };
 }
 
 export function securityPages(app: FastifyInstance, { ctx, render }: OwnerArea): void {
