@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import Fastify, { type RouteOptions } from 'fastify';
 import { harness, type Harness } from '../helpers/harness.ts';
-import { csrfToken, DashboardClient } from '../helpers/dashboard-client.ts';
+import { csrfToken, DashboardClient, dashboardLogIn, signedUpOwner } from '../helpers/dashboard-client.ts';
 import { DASHBOARD_REQUIREMENTS, requirementOf } from '../../src/domain/member-roles.ts';
 import { dashboardRoutes } from '../../src/http/dashboard/dashboard-routes.ts';
 import { MAX_PENDING_INVITATIONS } from '../../src/services/accounts/members.ts';
@@ -17,20 +17,8 @@ import { auditRecords, wholeAuditLog } from '../helpers/audit.ts';
 
 const PASSWORD = 'correct horse battery';
 
-async function signUp(h: Harness, email: string) {
-  const client = new DashboardClient(h.app);
-  const form = await client.get('/dashboard/signup');
-  const res = await client.post('/dashboard/signup', { name: 'Acme Ltd', email, password: PASSWORD }, form.body);
-  assert.equal(res.statusCode, 303, res.body);
-  return client;
-}
-
-async function logIn(h: Harness, email: string, password = PASSWORD) {
-  const client = new DashboardClient(h.app);
-  const form = await client.get('/dashboard/login');
-  const res = await client.post('/dashboard/login', { email, password }, form.body);
-  return { client, res };
-}
+const signUp = (h: Harness, email: string) => signedUpOwner(h.app, email, PASSWORD);
+const logIn = (h: Harness, email: string, password = PASSWORD) => dashboardLogIn(h.app, email, password);
 
 async function person(h: Harness, email: string) {
   return h.ctx.store.db.selectFrom('owners').selectAll().where('email', '=', email).executeTakeFirstOrThrow();

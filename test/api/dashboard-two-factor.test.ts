@@ -8,9 +8,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { harness, type Harness } from '../helpers/harness.ts';
-import { DashboardClient } from '../helpers/dashboard-client.ts';
+import { DashboardClient, dashboardLogIn, signedInOperator, signedUpOwner } from '../helpers/dashboard-client.ts';
 import { totpCodeAt } from '../../src/services/auth/totp.ts';
-import { signedInOperator } from '../helpers/dashboard-client.ts';
 import { operatorCommands } from '../../src/cli/commands/operator.ts';
 import { actingAs, cliActor } from '../../src/services/audit/audit.ts';
 import { auditRecords, wholeAuditLog } from '../helpers/audit.ts';
@@ -18,20 +17,8 @@ import { auditRecords, wholeAuditLog } from '../helpers/audit.ts';
 const PASSWORD = 'correct horse battery';
 const STEP = 30_000;
 
-async function signUp(h: Harness, email: string) {
-  const client = new DashboardClient(h.app);
-  const form = await client.get('/dashboard/signup');
-  const res = await client.post('/dashboard/signup', { name: 'Acme Ltd', email, password: PASSWORD }, form.body);
-  assert.equal(res.statusCode, 303, res.body);
-  return client;
-}
-
-async function logIn(h: Harness, email: string, password = PASSWORD) {
-  const client = new DashboardClient(h.app);
-  const form = await client.get('/dashboard/login');
-  const res = await client.post('/dashboard/login', { email, password }, form.body);
-  return { client, res };
-}
+const signUp = (h: Harness, email: string) => signedUpOwner(h.app, email, PASSWORD);
+const logIn = (h: Harness, email: string, password = PASSWORD) => dashboardLogIn(h.app, email, password);
 
 /** Turns two-factor on from Settings → Security: the secret shown and the recovery codes. */
 async function setUp(h: Harness, client: DashboardClient): Promise<{ secret: string; recovery: string[] }> {

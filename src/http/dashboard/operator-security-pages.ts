@@ -69,22 +69,17 @@ export function operatorSecurityPages(app: FastifyInstance, ctx: Context, state:
     });
     return seeOther(reply, SECURITY);
   });
-  app.post('/security/confirm', async (request, reply) => {
+  /** A change that takes a code and gives recovery codes: they are shown once, or the refusal is. */
+  const withNewCodes = async (request: FastifyRequest, reply: FastifyReply, issue: typeof confirmTwoFactor) => {
     try {
-      const codes = await confirmTwoFactor(acting(ctx, request), personOf(request), field(request.body, 'code'), request.ip);
+      const codes = await issue(acting(ctx, request), personOf(request), field(request.body, 'code'), request.ip);
       return await securityPage(request, reply, { recoveryCodes: codes });
     } catch (err) {
       return securityPage(request, reply, { error: codeRefusal(err, reply) });
     }
-  });
-  app.post('/security/recovery-codes', async (request, reply) => {
-    try {
-      const codes = await regenerateRecoveryCodes(acting(ctx, request), personOf(request), field(request.body, 'code'), request.ip);
-      return await securityPage(request, reply, { recoveryCodes: codes });
-    } catch (err) {
-      return securityPage(request, reply, { error: codeRefusal(err, reply) });
-    }
-  });
+  };
+  app.post('/security/confirm', async (request, reply) => withNewCodes(request, reply, confirmTwoFactor));
+  app.post('/security/recovery-codes', async (request, reply) => withNewCodes(request, reply, regenerateRecoveryCodes));
 
   const codePage = (csrf: string, error?: string) =>
     page({

@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../../errors/catalogue.ts';
+import type { Context } from '../../../services/context.ts';
 import { endSession } from '../../../services/auth/sessions.ts';
 import { confirmTwoFactor, disableTwoFactor, regenerateRecoveryCodes, startTwoFactorSetup, twoFactorStatus, type TwoFactorPerson } from '../../../services/auth/two-factor.ts';
 import { acting } from '../../acting.ts';
@@ -69,26 +70,33 @@ ${required ? html`<p class="hint">This account requires it: it cannot be turned 
     return seeOther(reply, '/dashboard/settings/security');
   });
 
-  app.post('/settings/security/confirm', async (request, reply) => {
+  /** A change that takes a code and gives recovery codes: they are shown once, or the refusal is. */
+  const withNewCodes = async (request: FastifyRequest, reply: FastifyReply, issue: (c: Context, person: TwoFactorPerson, code: string) => Promise<string[]>, done: string) => {
     let codes: string[];
     try {
-      codes = await confirmTwoFactor(acting(ctx, request), personOf(request), field(request.body, 'code'), request.ip);
+      codes = await issue(acting(ctx, request), personOf(request), field(request.body, 'code'));
     } catch (err) {
       return securityPage(request, reply, { message: { text: codeRefusal(err, reply), kind: 'error' } });
     }
-    state(request).owner.totp_enabled_at = ctx.clock();
-    return securityPage(request, reply, { message: { text: 'Two-factor sign-in is on.', kind: 'ok' }, recoveryCodes: codes });
-  });
+    return securityPage(request, reply, { message: { text: done, kind: 'ok' }, recoveryCodes: codes });
+  };
 
-  app.post('/settings/security/recovery-codes', async (request, reply) => {
-    let codes: string[];
-    try {
-      codes = await regenerateRecoveryCodes(acting(ctx, request), personOf(request), field(request.body, 'code'), request.ip);
-    } catch (err) {
-      return securityPage(request, reply, { message: { text: codeRefusal(err, reply), kind: 'error' } });
-    }
-    return securityPage(request, reply, { message: { text: 'New recovery codes: the old ones no longer work.', kind: 'ok' }, recoveryCodes: codes });
-  });
+  app.post('/settings/security/confirm', async (request, reply) =>
+    withNewCodes(
+      request,
+      reply,
+      async (c, person, code) => {
+        const codes = await confirmTwoFactor(c, person, code, request.ip);
+        state(request).owner.totp_enabled_at = ctx.clock();
+        return codes;
+      },
+      'Two-factor sign-in is on.',
+    ),
+  );
+
+  app.post('/settings/security/recovery-codes', async (request, reply) =>
+    withNewCodes(request, reply, (c, person, code) => regenerateRecoveryCodes(c, person, code, request.ip), 'New recovery codes: the old ones no longer work.'),
+  );
 
   app.post('/settings/security/disable', async (request, reply) => {
     const s = state(request);
