@@ -102,6 +102,7 @@ export const DASHBOARD_REQUIREMENTS: Readonly<Record<string, Requirement>> = {
   'POST /settings/security/start': 'self',
   'POST /settings/security/confirm': 'self',
   'POST /settings/security/disable': 'self',
+  'POST /settings/security/recovery-codes': 'self',
   // Developers' remit (the webhook secret is a credential: revealing it is not a read).
   'POST /settings/api-keys': 'developer',
   'POST /settings/api-keys/:id/revoke': 'developer',

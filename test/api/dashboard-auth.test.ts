@@ -6,27 +6,15 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { harness, type Harness } from '../helpers/harness.ts';
-import { csrfToken, DashboardClient, TINY_PDF } from '../helpers/dashboard-client.ts';
+import { csrfToken, DashboardClient, dashboardLogIn, signedUpOwner, TINY_PDF } from '../helpers/dashboard-client.ts';
 import { createOperator } from '../../src/services/auth/operators.ts';
 import { hashPool } from '../../src/services/auth/passwords.ts';
 import { registerSenderId } from '../../src/services/sender-ids/sender-ids.ts';
 
 const PASSWORD = 'correct horse battery';
 
-async function signUp(h: Harness, email: string, name = 'Acme Ltd') {
-  const client = new DashboardClient(h.app);
-  const form = await client.get('/dashboard/signup');
-  const res = await client.post('/dashboard/signup', { name, email, password: PASSWORD }, form.body);
-  assert.equal(res.statusCode, 303, res.body);
-  return client;
-}
-
-async function logIn(h: Harness, email: string, password = PASSWORD) {
-  const client = new DashboardClient(h.app);
-  const form = await client.get('/dashboard/login');
-  const res = await client.post('/dashboard/login', { email, password }, form.body);
-  return { client, res };
-}
+const signUp = (h: Harness, email: string, name = 'Acme Ltd') => signedUpOwner(h.app, email, PASSWORD, name);
+const logIn = (h: Harness, email: string, password = PASSWORD) => dashboardLogIn(h.app, email, password);
 
 async function owner(h: Harness, email: string) {
   return h.ctx.store.db.selectFrom('owners').selectAll().where('email', '=', email).executeTakeFirstOrThrow();

@@ -1,34 +1,24 @@
 /**
  * Members of an account through HTTP (Fastify inject): invitations by e-mail (one use, 7 days),
  * roles enforced on every dashboard route from the one table, role changes and removal (at least
- * one owner kept, a removed person's sessions ending at once), and `pigeon member list`.
+ * one owner kept, a removed person's sessions ending at once), and `pigeon member list`; each
+ * change and each refusal recorded in the audit log.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import Fastify, { type RouteOptions } from 'fastify';
 import { harness, type Harness } from '../helpers/harness.ts';
-import { csrfToken, DashboardClient } from '../helpers/dashboard-client.ts';
+import { csrfToken, DashboardClient, dashboardLogIn, signedUpOwner } from '../helpers/dashboard-client.ts';
 import { DASHBOARD_REQUIREMENTS, requirementOf, requirementOfPath, roleMeets } from '../../src/domain/member-roles.ts';
 import { dashboardRoutes } from '../../src/http/dashboard/dashboard-routes.ts';
 import { MAX_PENDING_INVITATIONS } from '../../src/services/accounts/members.ts';
 import { memberCommands } from '../../src/cli/commands/member.ts';
+import { auditRecords, wholeAuditLog } from '../helpers/audit.ts';
 
 const PASSWORD = 'correct horse battery';
 
-async function signUp(h: Harness, email: string) {
-  const client = new DashboardClient(h.app);
-  const form = await client.get('/dashboard/signup');
-  const res = await client.post('/dashboard/signup', { name: 'Acme Ltd', email, password: PASSWORD }, form.body);
-  assert.equal(res.statusCode, 303, res.body);
-  return client;
-}
-
-async function logIn(h: Harness, email: string, password = PASSWORD) {
-  const client = new DashboardClient(h.app);
-  const form = await client.get('/dashboard/login');
-  const res = await client.post('/dashboard/login', { email, password }, form.body);
-  return { client, res };
-}
+const signUp = (h: Harness, email: string) => signedUpOwner(h.app, email, PASSWORD);
+const logIn = (h: Harness, email: string, password = PASSWORD) => dashboardLogIn(h.app, email, password);
 
 async function person(h: Harness, email: string) {
   return h.ctx.store.db.selectFrom('owners').selectAll().where('email', '=', email).executeTakeFirstOrThrow();
@@ -120,6 +110,33 @@ describe('dashboard members: invitations, roles and removal', () => {
     const again = new DashboardClient(h.app);
     const mailLink = await invitationLink(h, 'dev@example.com');
     assert.equal((await again.get(mailLink)).statusCode, 400);
+
+    // Recorded: the owner's invitation, and the acceptance as the person who joined; never the link's token.
+    const boss = await person(h, 'boss@example.com');
+    const [sent] = await auditRecords(h, 'invitation.sent');
+    assert.deepEqual([sent?.actor_type, sent?.actor_email, sent?.account_id, sent?.target_type, sent?.ip], ['member', 'boss@example.com', boss.account_id, 'invitation', '127.0.0.1']);
+    assert.deepEqual(sent!.changes, { email: [null, 'dev@example.com'], role: [null, 'developer'] });
+    const [accepted] = await auditRecords(h, 'invitation.accepted');
+    assert.deepEqual([accepted?.actor_type, accepted?.actor_id, accepted?.actor_email, accepted?.target_id], ['member', devRow.id, 'dev@example.com', sent!.target_id]);
+    assert.deepEqual(accepted!.changes.role, [null, 'developer']);
+    const token = /token=([A-Za-z0-9_-]+)/.exec(mailLink)![1]!;
+    assert.ok(!(await wholeAuditLog(h)).includes(token), "the invitation's token is not recorded");
+  });
+
+  test('an owner withdraws an invitation: its link stops working, and it is recorded', async () => {
+    assert.equal((await invite(owner, 'maybe@example.com', 'billing')).statusCode, 200);
+    const link = await invitationLink(h, 'maybe@example.com');
+    const invitation = await h.ctx.store.db.selectFrom('member_invitations').selectAll().where('email', '=', 'maybe@example.com').executeTakeFirstOrThrow();
+    const team = await owner.get('/dashboard/settings/team');
+    const withdrawn = await owner.post(`/dashboard/settings/team/invitations/${invitation.id}/revoke`, {}, team.body);
+    assert.equal(withdrawn.statusCode, 200, withdrawn.body);
+    assert.equal((await new DashboardClient(h.app).get(link)).statusCode, 400);
+    assert.equal((await owner.post(`/dashboard/settings/team/invitations/${invitation.id}/revoke`, {}, team.body)).statusCode, 404, 'not twice');
+    const revoked = await auditRecords(h, 'invitation.revoked');
+    assert.deepEqual(
+      revoked.map((e) => [e.actor_email, e.target_id, e.changes.email]),
+      [['boss@example.com', invitation.id, ['maybe@example.com', null]]],
+    );
   });
 
   test('an invitation expires after 7 days, and a newer one replaces an older one', async () => {
@@ -193,6 +210,13 @@ describe('dashboard members: invitations, roles and removal', () => {
     assert.deepEqual(await h.ctx.store.db.selectFrom('api_keys').select('id').execute(), keysBefore, 'no key was made');
     assert.equal((await person(h, 'viewer@example.com')).role, 'viewer');
     assert.equal((await h.ctx.store.db.selectFrom('member_invitations').select('id').where('email', '=', 'forged@example.com').execute()).length, 0);
+    // Each refusal is recorded, with the member, the route and the role; nothing else was.
+    const viewerRow = await person(h, 'viewer@example.com');
+    const refused = (await auditRecords(h, 'member.access_denied')).filter((e) => e.actor_id === viewerRow.id);
+    assert.deepEqual(refused.map((e) => e.target_id).sort(), changes.map(([key]) => `POST /dashboard${key.slice('POST '.length)}`).sort());
+    assert.ok(refused.every((e) => e.actor_email === 'viewer@example.com' && e.account_id === viewerRow.account_id && e.target_type === 'route' && e.ip === '127.0.0.1'));
+    assert.deepEqual(refused.find((e) => e.target_id === 'POST /dashboard/settings/team/invite')!.changes, { role: [null, 'viewer'], needed: [null, 'owner'] });
+    assert.equal((await auditRecords(h, 'invitation.sent')).filter((e) => e.actor_id === viewerRow.id).length, 0);
   });
 
   test('roles: a developer manages keys but not the team; billing reads balance and usage but makes no keys', async () => {
@@ -236,6 +260,15 @@ describe('dashboard members: invitations, roles and removal', () => {
     assert.equal(nowDemote.statusCode, 200);
     assert.equal((await person(h, 'solo@example.com')).role, 'viewer');
     assert.equal((await solo.post(`/dashboard/settings/team/${second.id}/role`, { role: 'viewer' }, team.body)).statusCode, 403, 'a viewer now');
+    const roleChanges = (await auditRecords(h, 'member.role_changed')).filter((e) => e.account_id === me.account_id);
+    assert.deepEqual(
+      roleChanges.map((e) => [e.actor_email, e.target_id, e.changes.role]),
+      [
+        ['solo@example.com', second.id, ['viewer', 'owner']],
+        ['solo@example.com', me.id, ['owner', 'viewer']],
+      ],
+      'the refused changes are not recorded as changes',
+    );
 
     // Another account's member is out of reach.
     const bossTeam = await owner.get('/dashboard/settings/team');
@@ -259,6 +292,9 @@ describe('dashboard members: invitations, roles and removal', () => {
     const sessions = await h.ctx.store.db.selectFrom('sessions').select('id').where('subject_id', '=', row.id).execute();
     assert.equal(sessions.length, 0);
     assert.equal((await logIn(h, 'gone@example.com')).res.statusCode, 401);
+    const [removal] = await auditRecords(h, 'member.removed');
+    assert.deepEqual([removal?.actor_email, removal?.target_type, removal?.target_id, removal?.account_id], ['boss@example.com', 'member', row.id, row.account_id]);
+    assert.deepEqual(removal!.changes, { email: ['gone@example.com', null], role: ['developer', null] });
   });
 
   test('pigeon member list ACCOUNT_ID, and --json', async () => {

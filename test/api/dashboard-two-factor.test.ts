@@ -3,33 +3,22 @@
  * secret the page shows and the harness's clock: set-up confirmed by a code, recovery codes shown
  * once and usable once, the code step after the password, a time step not accepted twice, wrong
  * codes under the login lockout, an owner requiring two-factor of every member and resetting a
- * member's.
+ * member's; each change recorded in the audit log with its actor and target, never a secret or code.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { harness, type Harness } from '../helpers/harness.ts';
-import { DashboardClient } from '../helpers/dashboard-client.ts';
+import { DashboardClient, dashboardLogIn, signedInOperator, signedUpOwner } from '../helpers/dashboard-client.ts';
 import { totpCodeAt } from '../../src/services/auth/totp.ts';
-import { signedInOperator } from '../helpers/dashboard-client.ts';
 import { operatorCommands } from '../../src/cli/commands/operator.ts';
+import { actingAs, cliActor } from '../../src/services/audit/audit.ts';
+import { auditRecords, wholeAuditLog } from '../helpers/audit.ts';
 
 const PASSWORD = 'correct horse battery';
 const STEP = 30_000;
 
-async function signUp(h: Harness, email: string) {
-  const client = new DashboardClient(h.app);
-  const form = await client.get('/dashboard/signup');
-  const res = await client.post('/dashboard/signup', { name: 'Acme Ltd', email, password: PASSWORD }, form.body);
-  assert.equal(res.statusCode, 303, res.body);
-  return client;
-}
-
-async function logIn(h: Harness, email: string, password = PASSWORD) {
-  const client = new DashboardClient(h.app);
-  const form = await client.get('/dashboard/login');
-  const res = await client.post('/dashboard/login', { email, password }, form.body);
-  return { client, res };
-}
+const signUp = (h: Harness, email: string) => signedUpOwner(h.app, email, PASSWORD);
+const logIn = (h: Harness, email: string, password = PASSWORD) => dashboardLogIn(h.app, email, password);
 
 /** Turns two-factor on from Settings → Security: the secret shown and the recovery codes. */
 async function setUp(h: Harness, client: DashboardClient): Promise<{ secret: string; recovery: string[] }> {
@@ -81,7 +70,28 @@ describe('dashboard two-factor', () => {
     for (const r of stored) assert.ok(!recovery.some((c) => r.code_digest.includes(c) || r.code_digest.includes(c.replace(/-/g, ''))), 'only digests are kept');
     const again = await client.get('/dashboard/settings/security');
     assert.match(again.body, /id="two-factor-on"/);
-    assert.doesNotMatch(again.body, /recovery-codes/, 'the codes are not shown again');
+    assert.doesNotMatch(again.body, /id="recovery-codes"/, 'the codes are not shown again');
+
+    const [enabled] = await auditRecords(h, 'member.two_factor_enabled');
+    assert.equal(enabled?.actor_email, 'ann@example.com');
+    assert.equal(enabled.ip, '127.0.0.1');
+    assert.deepEqual([enabled.target_type, enabled.target_id, enabled.account_id], ['member', row.id, row.account_id]);
+    assert.deepEqual(enabled.changes, { two_factor: [false, true] });
+
+    // New recovery codes take a valid code, replace every old one, and are recorded without them.
+    h.clock.advance(STEP);
+    assert.equal((await client.post('/dashboard/settings/security/recovery-codes', { code: wrong }, again.body)).statusCode, 401);
+    const renewed = await client.post('/dashboard/settings/security/recovery-codes', { code: totpCodeAt(secret, h.clock.now()) }, again.body);
+    assert.equal(renewed.statusCode, 200, renewed.body);
+    const fresh = [...renewed.body.matchAll(/<li><code>([a-z2-7-]+)<\/code><\/li>/g)].map((m) => m[1]!);
+    assert.equal(fresh.length, 10);
+    assert.ok(!fresh.some((c) => recovery.includes(c)));
+    const digests = await h.ctx.store.db.selectFrom('recovery_codes').select('code_digest').where('subject_id', '=', row.id).execute();
+    assert.ok(!digests.some((d) => stored.some((old) => old.code_digest === d.code_digest)), 'the old codes are gone');
+    const [renewal] = await auditRecords(h, 'member.recovery_codes_regenerated');
+    assert.deepEqual([renewal?.actor_email, renewal?.target_id], ['ann@example.com', row.id]);
+    const log = await wholeAuditLog(h);
+    for (const secretThing of [secret, ...recovery, ...fresh, ...fresh.map((c) => c.replace(/-/g, ''))]) assert.ok(!log.includes(secretThing), 'no secret or code in the log');
   });
 
   test('sign-in asks for the code after the password; a time step is not accepted twice; one step either side is', async () => {
@@ -124,6 +134,16 @@ describe('dashboard two-factor', () => {
     const second = await logIn(h, 'cy@example.com');
     assert.equal((await codeStep(second.client, recovery[3]!)).statusCode, 401, 'used up');
     assert.equal((await codeStep(second.client, recovery[4]!.replace(/-/g, ''))).statusCode, 303);
+    const used = await auditRecords(h, 'member.recovery_code_used');
+    assert.deepEqual(
+      used.map((e) => [e.actor_email, e.ip, e.changes.unused]),
+      [
+        ['cy@example.com', '127.0.0.1', [null, 9]],
+        ['cy@example.com', '127.0.0.1', [null, 8]],
+      ],
+    );
+    const log = await wholeAuditLog(h);
+    assert.ok(!recovery.some((c) => log.includes(c) || log.includes(c.replace(/-/g, ''))), 'no recovery code in the log');
   });
 
   test('wrong codes count toward the login lockout, which then refuses the password too', async () => {
@@ -151,6 +171,9 @@ describe('dashboard two-factor', () => {
     assert.equal(off.statusCode, 200);
     assert.match(off.body, /id="two-factor-off"/);
     assert.equal((await logIn(h, 'eve@example.com')).res.headers.location, '/dashboard', 'no code asked any more');
+    const [disabled] = await auditRecords(h, 'member.two_factor_disabled');
+    assert.equal(disabled?.actor_email, 'eve@example.com');
+    assert.deepEqual(disabled.changes, { two_factor: [true, false] });
   });
 
   test('an owner requires two-factor of every member: a member without it sets it up first; an owner resets a member', async () => {
@@ -194,6 +217,15 @@ describe('dashboard two-factor', () => {
     assert.equal(again.res.headers.location, '/dashboard', 'no code: two-factor was reset');
     assert.equal((await again.client.get('/dashboard/settings/api-keys')).headers.location, '/dashboard/settings/security');
     void ownerSecret;
+
+    const fay = await h.ctx.store.db.selectFrom('owners').selectAll().where('email', '=', 'fay@example.com').executeTakeFirstOrThrow();
+    const [requirement] = await auditRecords(h, 'account.two_factor_requirement_changed');
+    assert.deepEqual([requirement?.actor_email, requirement?.target_id, requirement?.account_id], ['fay@example.com', fay.account_id, fay.account_id]);
+    assert.deepEqual(requirement!.changes, { require_2fa: [false, true] });
+    const [reset] = await auditRecords(h, 'member.two_factor_reset');
+    assert.deepEqual([reset?.actor_type, reset?.actor_email, reset?.target_type, reset?.target_id], ['member', 'fay@example.com', 'member', gus.id]);
+    assert.deepEqual(reset!.changes, { two_factor: [true, false] });
+    assert.ok(!(await wholeAuditLog(h)).includes(secret), "no member's secret in the log");
   });
 
   test('pigeon operator reset-2fa EMAIL turns the operator\'s two-factor off and ends their sessions', async () => {
@@ -201,12 +233,16 @@ describe('dashboard two-factor', () => {
     assert.equal((await ops.get('/operator/sender-ids')).statusCode, 200);
     await h.ctx.store.db.updateTable('operators').set({ totp_secret: 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ', totp_enabled_at: h.clock.now(), totp_last_step: 1 }).where('email', '=', 'root@example.com').execute();
     const printed: object[] = [];
-    await operatorCommands['operator reset-2fa']!.run(h.ctx, { positionals: ['Root@example.com'], values: {} }, { json: true, print: (r: object) => void printed.push(r) });
+    // As the command line runs it (src/cli/main.ts): acting as the machine's user.
+    await operatorCommands['operator reset-2fa']!.run(actingAs(h.ctx, cliActor()), { positionals: ['Root@example.com'], values: {} }, { json: true, print: (r: object) => void printed.push(r) });
     assert.equal((printed[0] as { email: string }).email, 'root@example.com');
     const row = await h.ctx.store.db.selectFrom('operators').selectAll().where('email', '=', 'root@example.com').executeTakeFirstOrThrow();
     assert.equal(row.totp_secret, null);
     assert.equal(row.totp_enabled_at, null);
     assert.equal((await ops.get('/operator/sender-ids')).headers.location, '/operator/login', 'their session ended');
+    const [reset] = await auditRecords(h, 'operator.two_factor_reset');
+    assert.deepEqual([reset?.actor_type, reset?.account_id, reset?.target_type, reset?.target_id], ['cli', null, 'operator', row.id]);
+    assert.deepEqual(reset!.changes, { two_factor: [true, false] });
     await assert.rejects(operatorCommands['operator reset-2fa']!.run(h.ctx, { positionals: ['nobody@example.com'], values: {} }, { json: true, print: () => {} }), /No operator nobody@example\.com/);
   });
 });
@@ -232,6 +268,8 @@ describe('operator two-factor with OPERATOR_REQUIRE_2FA=true', () => {
     assert.equal(on.statusCode, 200, on.body);
     assert.equal([...on.body.matchAll(/<li><code>/g)].length, 10);
     assert.equal((await ops.get('/operator/sender-ids')).statusCode, 200);
+    const [enabled] = await auditRecords(h, 'operator.two_factor_enabled');
+    assert.deepEqual([enabled?.actor_type, enabled?.actor_email, enabled?.target_type, enabled?.ip], ['operator', 'root@example.com', 'operator', '127.0.0.1']);
 
     h.clock.advance(STEP);
     const again = new DashboardClient(h.app);
@@ -244,5 +282,17 @@ describe('operator two-factor with OPERATOR_REQUIRE_2FA=true', () => {
     const ok = await again.post('/operator/login/code', { code: totpCodeAt(secret, h.clock.now()) }, codeForm.body);
     assert.equal(ok.statusCode, 303);
     assert.equal((await again.get('/operator/sender-ids')).statusCode, 200);
+
+    // New recovery codes from the console, with a code of the next step; recorded without them.
+    h.clock.advance(STEP);
+    const security = await again.get('/operator/security');
+    const renewed = await again.post('/operator/security/recovery-codes', { code: totpCodeAt(secret, h.clock.now()) }, security.body);
+    assert.equal(renewed.statusCode, 200, renewed.body);
+    const fresh = [...renewed.body.matchAll(/<li><code>([a-z2-7-]+)<\/code><\/li>/g)].map((m) => m[1]!);
+    assert.equal(fresh.length, 10);
+    const [renewal] = await auditRecords(h, 'operator.recovery_codes_regenerated');
+    assert.equal(renewal?.actor_email, 'root@example.com');
+    const log = await wholeAuditLog(h);
+    assert.ok(![secret, ...fresh].some((c) => log.includes(c)), 'no secret or code in the log');
   });
 });

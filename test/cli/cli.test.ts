@@ -137,14 +137,17 @@ describe('pigeon command line', () => {
     assert.equal(report.ok, false);
     assert.deepEqual(
       report.checks.map((c: { name: string }) => c.name),
-      ['configuration', 'database', 'migrations', 'carrier', 'smtp', 'public_url', 'smpp_server'],
+      ['configuration', 'database', 'migrations', 'carrier', 'smtp', 'public_url', 'smpp_server', 'operator_2fa'],
     );
-    for (const c of report.checks) assert.deepEqual(Object.keys(c).sort(), ['detail', 'name', 'ok']);
+    for (const c of report.checks) assert.deepEqual(Object.keys(c).sort(), c.name === 'operator_2fa' ? ['detail', 'name', 'ok', 'warning'] : ['detail', 'name', 'ok']);
     const byName = Object.fromEntries(report.checks.map((c: { name: string; ok: boolean; detail: string }) => [c.name, c]));
     assert.equal(byName.database.ok, true);
     assert.equal(byName.migrations.ok, true);
     assert.equal(byName.public_url.ok, false);
     assert.match(byName.public_url.detail, /does not answer/);
+    // OPERATOR_REQUIRE_2FA off (the default): a warning, which does not fail the doctor.
+    assert.deepEqual([byName.operator_2fa.ok, byName.operator_2fa.warning], [true, true]);
+    assert.match(byName.operator_2fa.detail, /OPERATOR_REQUIRE_2FA is off/);
 
     const port = await freePort();
     const server = await startPigeon(['serve', '--no-workers'], { DATABASE_URL: databaseUrl, PORT: String(port) });
@@ -154,11 +157,15 @@ describe('pigeon command line', () => {
       assert.equal(body.ok, true, healthy.stdout);
       const text = await run('./bin/pigeon', ['doctor'], { env: { ...env, PORT: String(port) } });
       assert.match(text.stdout, /^ok {4}public_url: http:\/\/localhost:\d+\/health answers$/m);
+      assert.match(text.stdout, /^WARN {2}operator_2fa: OPERATOR_REQUIRE_2FA is off/m, 'exit 0 with the warning shown');
+      assert.match(text.stdout, /consider the warnings/);
     } finally {
       await server.stop();
     }
-    const smtp = await run('./bin/pigeon', ['doctor', '--json'], { env: { ...env, SMTP_URL: `smtp://user:pw@127.0.0.1:${port}` } }).catch((e: { stdout: string }) => e);
+    const smtp = await run('./bin/pigeon', ['doctor', '--json'], { env: { ...env, SMTP_URL: `smtp://user:pw@127.0.0.1:${port}`, OPERATOR_REQUIRE_2FA: 'true' } }).catch((e: { stdout: string }) => e);
     const smtpCheck = JSON.parse(smtp.stdout).checks.find((c: { name: string }) => c.name === 'smtp');
+    const required = JSON.parse(smtp.stdout).checks.find((c: { name: string }) => c.name === 'operator_2fa');
+    assert.deepEqual(required, { name: 'operator_2fa', ok: true, detail: 'OPERATOR_REQUIRE_2FA=true: every operator signs in to the console with two-factor' });
     assert.equal(smtpCheck.ok, false);
     assert.ok(!smtpCheck.detail.includes(':pw@'), 'the SMTP password is masked');
   });
@@ -340,6 +347,7 @@ describe('pigeon command line', () => {
     assert.equal(JSON.parse(badRole.stderr).code, 'invalid_request');
     assert.equal((await pigeon('operator', 'role', 'desk@pigeon.test', '--role', 'finance', '--json')).json.role, 'finance');
     assert.equal((await pigeon('credits', 'add', accountId, '7', '--json')).code, 0);
+    assert.equal((await pigeon('operator', 'reset-2fa', 'desk@pigeon.test', '--json')).code, 0);
 
     const listed = await pigeon('audit', 'list', '--account', accountId, '--action', 'credits.added', '--json');
     assert.equal(listed.code, 0, listed.stderr);
@@ -351,8 +359,10 @@ describe('pigeon command line', () => {
     const roles = await pigeon('audit', 'list', '--action', 'operator', '--json');
     assert.deepEqual(
       roles.json.data.filter((e: { target: { id: string } }) => e.target.id === support.json.id).map((e: { action: string }) => e.action),
-      ['operator.role_changed', 'operator.created'],
+      ['operator.two_factor_reset', 'operator.role_changed', 'operator.created'],
     );
+    const reset = roles.json.data.find((e: { action: string }) => e.action === 'operator.two_factor_reset');
+    assert.equal(reset.actor.type, 'cli', 'pigeon operator reset-2fa is recorded as the command line');
     const bad = await pigeon('audit', 'list', '--since', 'last tuesday', '--json');
     assert.equal(bad.code, 1);
     assert.equal(JSON.parse(bad.stderr).code, 'invalid_request');

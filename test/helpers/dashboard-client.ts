@@ -95,3 +95,20 @@ export async function signedInOperator(app: FastifyInstance, ctx: Context, email
   if (res.statusCode !== 303) throw new Error(`operator login answered ${res.statusCode}`);
   return ops;
 }
+
+/** A person signed up in the dashboard of `app` (a new account, its owner): their signed-in client. */
+export async function signedUpOwner(app: FastifyInstance, email: string, password: string, name = 'Acme Ltd'): Promise<DashboardClient> {
+  const client = new DashboardClient(app);
+  const form = await client.get('/dashboard/signup');
+  const res = await client.post('/dashboard/signup', { name, email, password }, form.body);
+  if (res.statusCode !== 303) throw new Error(`sign-up answered ${res.statusCode}: ${res.body.slice(0, 300)}`);
+  return client;
+}
+
+/** A dashboard login with an e-mail and a password: the client and the answer, whatever it is. */
+export async function dashboardLogIn(app: FastifyInstance, email: string, password: string): Promise<{ client: DashboardClient; res: LightMyRequestResponse }> {
+  const client = new DashboardClient(app);
+  const form = await client.get('/dashboard/login');
+  const res = await client.post('/dashboard/login', { email, password }, form.body);
+  return { client, res };
+}

@@ -14,6 +14,8 @@ export interface Check {
   name: string;
   ok: boolean;
   detail: string;
+  /** Works, but is worth changing (printed WARN): it does not make the doctor fail. */
+  warning?: true;
 }
 
 const TIMEOUT_MS = 5000;
@@ -152,6 +154,18 @@ async function checkSmppServer(config: Config): Promise<Check> {
   }
 }
 
+/** Whether operators must sign in with two-factor (DECISIONS.md §15): off is a warning, not a failure. */
+export function checkOperatorTwoFactor(config: Pick<Config, 'operatorRequire2fa'>): Check {
+  return config.operatorRequire2fa
+    ? { name: 'operator_2fa', ok: true, detail: 'OPERATOR_REQUIRE_2FA=true: every operator signs in to the console with two-factor' }
+    : {
+        name: 'operator_2fa',
+        ok: true,
+        warning: true,
+        detail: 'OPERATOR_REQUIRE_2FA is off: an operator can sign in to the console, which moves money and prices, with a password alone; set OPERATOR_REQUIRE_2FA=true',
+      };
+}
+
 export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<Check[]> {
   let config: Config;
   try {
@@ -179,7 +193,7 @@ export async function runDoctor(env: NodeJS.ProcessEnv = process.env): Promise<C
   } else {
     checks.push({ name: 'migrations', ok: false, detail: 'not checked: no database' });
   }
-  checks.push(await checkCarrier(config, routesFrom), await checkSmtp(config), await checkPublicUrl(config), await checkSmppServer(config));
+  checks.push(await checkCarrier(config, routesFrom), await checkSmtp(config), await checkPublicUrl(config), await checkSmppServer(config), checkOperatorTwoFactor(config));
   return checks;
 }
 
@@ -187,13 +201,15 @@ export const doctorCommands: Record<string, Command> = {
   doctor: {
     usage: 'doctor',
     description:
-      'Check the configuration, the database and its migrations, the carrier link (an SMPP bind when CARRIER=smpp), SMTP, PUBLIC_URL and the SMPP listener customers bind to (SMPP_SERVER_PORT), and say what is wrong.\n\n' +
-      'Exit code 1 when any check fails. With --json: {"ok":bool,"checks":[{"name","ok","detail"}]}.',
+      'Check the configuration, the database and its migrations, the carrier link (an SMPP bind when CARRIER=smpp), SMTP, PUBLIC_URL, the SMPP listener customers bind to (SMPP_SERVER_PORT) and whether operators must use two-factor (OPERATOR_REQUIRE_2FA), and say what is wrong.\n\n' +
+      'Exit code 1 when any check fails; a warning (WARN) does not fail. With --json: {"ok":bool,"checks":[{"name","ok","detail","warning"?}]}.',
     standalone: true,
     async run(_ctx, _args, out) {
       const checks = await runDoctor();
       const ok = checks.every((c) => c.ok);
-      out.print({ ok, checks }, [...checks.map((c) => `${c.ok ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.detail}`), '', ok ? 'Everything checked is fine.' : 'Something needs fixing (FAIL above).'].join('\n'));
+      const warned = checks.some((c) => c.warning);
+      const verdict = !ok ? 'Something needs fixing (FAIL above).' : warned ? 'Everything checked works; consider the warnings (WARN above).' : 'Everything checked is fine.';
+      out.print({ ok, checks }, [...checks.map((c) => `${!c.ok ? 'FAIL' : c.warning ? 'WARN' : 'ok  '}  ${c.name}: ${c.detail}`), '', verdict].join('\n'));
       process.exitCode = ok ? 0 : 1;
     },
   },

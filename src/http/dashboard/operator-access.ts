@@ -24,6 +24,7 @@ export const OPERATOR_ROUTE_PERMISSIONS: Readonly<Record<string, OperatorPermiss
   'GET /operator/security': 'console',
   'POST /operator/security/start': 'console',
   'POST /operator/security/confirm': 'console',
+  'POST /operator/security/recovery-codes': 'console',
   'GET /operator': 'console',
   'GET /operator/': 'console',
   'GET /operator/sender-ids': 'sender_ids.review',

@@ -1,20 +1,20 @@
 /**
  * The operator console's two-factor sign-in: /operator/security (set up with a QR code and the
- * secret, on after a valid code, recovery codes shown once) and /operator/login/code (the sign-in's
- * second step). With OPERATOR_REQUIRE_2FA=true an operator without two-factor is sent to
+ * secret, on after a valid code, recovery codes shown once and replaced with a valid code) and
+ * /operator/login/code (the sign-in's second step). With OPERATOR_REQUIRE_2FA=true an operator without two-factor is sent to
  * /operator/security before any other page.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors/catalogue.ts';
 import type { Context } from '../../services/context.ts';
 import type { Operator } from '../../services/auth/operators.ts';
-import { createSession, endSession, type Session } from '../../services/auth/sessions.ts';
-import { confirmTwoFactor, startTwoFactorSetup, twoFactorStatus, verifySignInCode, type TwoFactorPerson } from '../../services/auth/two-factor.ts';
+import type { Session } from '../../services/auth/sessions.ts';
+import { confirmTwoFactor, regenerateRecoveryCodes, startTwoFactorSetup, twoFactorStatus, type TwoFactorPerson } from '../../services/auth/two-factor.ts';
+import { acting } from '../acting.ts';
 import { html, raw, type Html } from '../html.ts';
 import { alert, csrfField, page } from './layout.ts';
-import { field, seeOther, setSessionCookie } from './session-guard.ts';
-
-const CODE_ERRORS = ['invalid_request', 'invalid_credentials', 'login_locked'];
+import { field, seeOther } from './session-guard.ts';
+import { codeRefusal, completeCodeStep } from './two-factor-step.ts';
 const SECURITY = '/operator/security';
 /** Where an operator required to use two-factor may go before setting it up. */
 const BEFORE_SETUP = new Set(['/operator/security', '/operator/security/start', '/operator/security/confirm', '/operator/logout']);
@@ -46,7 +46,9 @@ export function operatorSecurityPages(app: FastifyInstance, ctx: Context, state:
       body = html`<section><h2>Recovery codes</h2><p><strong>Keep these codes somewhere safe now: they are shown only once.</strong></p>
 <ul id="recovery-codes">${opts.recoveryCodes.map((c) => html`<li><code>${c}</code></li>`)}</ul><p><a href="/operator">Continue</a></p></section>`;
     } else if (status.enabled) {
-      body = html`<p id="two-factor-on">Two-factor sign-in is <strong>on</strong>. Recovery codes left: ${status.recoveryCodesLeft}. <code>pigeon operator reset-2fa EMAIL</code> resets it.</p>`;
+      body = html`<p id="two-factor-on">Two-factor sign-in is <strong>on</strong>. Recovery codes left: ${status.recoveryCodesLeft}. <code>pigeon operator reset-2fa EMAIL</code> resets it.</p>
+<form method="post" action="/operator/security/recovery-codes">${csrf}<label for="regenerate-code">Code from your authenticator</label><input id="regenerate-code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required maxlength="6">
+<div class="actions"><button type="submit" class="secondary">Replace my recovery codes</button></div></form>`;
     } else if (status.setup) {
       body = html`<section><p>Scan this QR code with an authenticator app (or type the secret), then enter the 6-digit code it shows.</p>
 <div class="qr" id="totp-qr">${raw(status.setup.qrSvg)}</div><p>Secret: <code class="secret" id="totp-secret">${status.setup.secret}</code></p>
@@ -67,17 +69,17 @@ export function operatorSecurityPages(app: FastifyInstance, ctx: Context, state:
     });
     return seeOther(reply, SECURITY);
   });
-  app.post('/security/confirm', async (request, reply) => {
+  /** A change that takes a code and gives recovery codes: they are shown once, or the refusal is. */
+  const withNewCodes = async (request: FastifyRequest, reply: FastifyReply, issue: typeof confirmTwoFactor) => {
     try {
-      const codes = await confirmTwoFactor(ctx, personOf(request), field(request.body, 'code'), request.ip);
+      const codes = await issue(acting(ctx, request), personOf(request), field(request.body, 'code'), request.ip);
       return await securityPage(request, reply, { recoveryCodes: codes });
     } catch (err) {
-      if (!(err instanceof AppError) || !CODE_ERRORS.includes(err.code)) throw err;
-      if (err.headers) reply.headers(err.headers);
-      reply.code(err.status);
-      return securityPage(request, reply, { error: err.message });
+      return securityPage(request, reply, { error: codeRefusal(err, reply) });
     }
-  });
+  };
+  app.post('/security/confirm', async (request, reply) => withNewCodes(request, reply, confirmTwoFactor));
+  app.post('/security/recovery-codes', async (request, reply) => withNewCodes(request, reply, regenerateRecoveryCodes));
 
   const codePage = (csrf: string, error?: string) =>
     page({
@@ -91,16 +93,6 @@ export function operatorSecurityPages(app: FastifyInstance, ctx: Context, state:
   app.get('/login/code', { config: { codeStep: true } }, async (request, reply) => reply.type('text/html; charset=utf-8').send(codePage(state(request).session.csrf_token)));
   app.post('/login/code', { config: { codeStep: true } }, async (request, reply) => {
     const s = state(request);
-    try {
-      await verifySignInCode(ctx, personOf(request), field(request.body, 'code'), request.ip);
-    } catch (err) {
-      if (!(err instanceof AppError) || !CODE_ERRORS.includes(err.code)) throw err;
-      if (err.headers) reply.headers(err.headers);
-      return reply.code(err.status).type('text/html; charset=utf-8').send(codePage(s.session.csrf_token, err.message));
-    }
-    await endSession(ctx, s.session.id);
-    const { token } = await createSession(ctx, 'operator', s.operator.id);
-    setSessionCookie(ctx, reply, 'operator', token);
-    return seeOther(reply, '/operator');
+    return completeCodeStep(ctx, request, reply, personOf(request), s.session, (error) => codePage(s.session.csrf_token, error));
   });
 }

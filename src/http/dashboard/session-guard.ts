@@ -36,7 +36,7 @@ const COOKIE_PATH: Record<Area, string> = { owner: '/dashboard', operator: '/ope
 const PRE_LOGIN_COOKIE = 'pigeon_csrf';
 const LOGIN_PAGE: Record<Area, string> = { owner: '/dashboard/login', operator: '/operator/login' };
 export const CODE_PAGE: Record<Area, string> = { owner: '/dashboard/login/code', operator: '/operator/login/code' };
-const HOME: Record<Area, string> = { owner: '/dashboard', operator: '/operator' };
+export const HOME: Record<Area, string> = { owner: '/dashboard', operator: '/operator' };
 
 function cookieOptions(ctx: Context, path: string, maxAgeSeconds: number) {
   return { path, httpOnly: true, sameSite: 'lax' as const, secure: ctx.config.publicUrl.startsWith('https:'), maxAge: maxAgeSeconds };

@@ -6,7 +6,7 @@
  * owner, and a removed person's sessions end at once.
  *
  * Each change a person makes here is one exported function (invite, revoke, accept, change role,
- * remove), so that each is one place to record it.
+ * remove), recorded in the audit log in the change's own transaction.
  */
 import { createHash } from 'node:crypto';
 import { isMemberRole, type MemberRole } from '../../domain/member-roles.ts';
@@ -24,12 +24,12 @@ import {
   membersOfAccount,
   pendingInvitations,
   setMemberRoleKeepingAnOwner,
-  unconsumeInvitation,
   voidInvitations,
 } from '../../store/repositories/members.repository.ts';
 import { findOwnerByEmail, insertOwner } from '../../store/repositories/owners.repository.ts';
 import { newId } from '../../util/ids.ts';
 import type { Context } from '../context.ts';
+import { recordAudit } from '../audit/audit.ts';
 import { enqueueMail } from '../mail/mail.ts';
 import { checkNewPassword, normaliseEmail } from '../auth/owners.ts';
 import { hashPassword } from '../auth/passwords.ts';
@@ -83,10 +83,6 @@ export async function inviteMember(ctx: Context, accountId: string, invitedBy: s
   if (await findOwnerByEmail(ctx.store.db, email)) throw new AppError('invalid_request', `${email} already signs in to Pigeon and cannot be invited.`);
   const now = ctx.clock();
   await deleteExpiredInvitations(ctx.store.db, now);
-  await voidInvitations(ctx.store.db, accountId, { email }, now);
-  if ((await countPendingInvitations(ctx.store.db, accountId, now)) >= MAX_PENDING_INVITATIONS) {
-    throw new AppError('quota_exceeded', `An account has at most ${MAX_PENDING_INVITATIONS} invitations waiting; withdraw some or wait for them to be accepted.`);
-  }
   const token = randomToken();
   const row: MemberInvitationsTable = {
     id: newId('inv', now),
@@ -99,7 +95,14 @@ export async function inviteMember(ctx: Context, accountId: string, invitedBy: s
     expires_at: now + INVITATION_MS,
     used_at: null,
   };
-  await insertInvitation(ctx.store.db, row);
+  await ctx.store.db.transaction().execute(async (trx) => {
+    await voidInvitations(trx, accountId, { email }, now);
+    if ((await countPendingInvitations(trx, accountId, now)) >= MAX_PENDING_INVITATIONS) {
+      throw new AppError('quota_exceeded', `An account has at most ${MAX_PENDING_INVITATIONS} invitations waiting; withdraw some or wait for them to be accepted.`);
+    }
+    await insertInvitation(trx, row);
+    await recordAudit(ctx, { action: 'invitation.sent', accountId, target: { type: 'invitation', id: row.id }, changes: { email: [null, email], role: [null, role] } }, trx);
+  });
   const link = `${ctx.config.publicUrl}/dashboard/invitation?token=${token}`;
   await enqueueMail(ctx, [
     {
@@ -113,8 +116,11 @@ export async function inviteMember(ctx: Context, accountId: string, invitedBy: s
 
 /** Withdraws a waiting invitation of the account; its link stops working. */
 export async function revokeInvitation(ctx: Context, accountId: string, invitationId: string): Promise<void> {
-  const n = await voidInvitations(ctx.store.db, accountId, { id: invitationId }, ctx.clock());
-  if (n === 0) throw new AppError('not_found', 'No such invitation waiting.');
+  await ctx.store.db.transaction().execute(async (trx) => {
+    const [voided] = await voidInvitations(trx, accountId, { id: invitationId }, ctx.clock());
+    if (!voided) throw new AppError('not_found', 'No such invitation waiting.');
+    await recordAudit(ctx, { action: 'invitation.revoked', accountId, target: { type: 'invitation', id: voided.id }, changes: { email: [voided.email, null], role: [voided.role, null] } }, trx);
+  });
 }
 
 /** The live invitation behind a link, with its account's name (to show the form), or null. */
@@ -132,29 +138,37 @@ export async function invitationOfLink(ctx: Context, token: string): Promise<{ i
  */
 export async function acceptInvitation(ctx: Context, token: string, password: string): Promise<OwnersTable> {
   checkNewPassword(password);
-  if (!(await invitationOfLink(ctx, token))) throw new AppError('invalid_request', LINK_DEAD);
+  const link = await invitationOfLink(ctx, token);
+  if (!link) throw new AppError('invalid_request', LINK_DEAD);
   const hash = await hashPassword(password);
   const now = ctx.clock();
-  const used = await consumeInvitation(ctx.store.db, digest(token), now);
-  if (!used) throw new AppError('invalid_request', LINK_DEAD);
-  const member: OwnersTable = {
-    id: newId('own', now),
-    account_id: used.account_id,
-    email: used.email,
-    password_hash: hash,
-    created_at: now,
-    email_verified_at: now,
-    role: used.role,
-  };
   try {
-    await insertOwner(ctx.store.db, member);
+    return await ctx.store.db.transaction().execute(async (trx) => {
+      const used = await consumeInvitation(trx, digest(token), now);
+      if (!used) throw new AppError('invalid_request', LINK_DEAD);
+      const member: OwnersTable = {
+        id: newId('own', now),
+        account_id: used.account_id,
+        email: used.email,
+        password_hash: hash,
+        created_at: now,
+        email_verified_at: now,
+        role: used.role,
+      };
+      await insertOwner(trx, member);
+      // Nobody is signed in yet: the actor is the person joining.
+      await recordAudit(
+        ctx,
+        { action: 'invitation.accepted', accountId: used.account_id, target: { type: 'invitation', id: used.id }, actor: { type: 'member', id: member.id, email: member.email }, changes: { member: [null, member.id], role: [null, used.role] } },
+        trx,
+      );
+      return member;
+    });
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
-    // The address signed up or joined elsewhere meanwhile.
-    await unconsumeInvitation(ctx.store.db, used.id);
-    throw new AppError('invalid_request', `${used.email} already signs in to Pigeon; log in instead.`);
+    // The address signed up or joined elsewhere meanwhile; the invitation stays unused.
+    throw new AppError('invalid_request', `${link.invitation.email} already signs in to Pigeon; log in instead.`);
   }
-  return member;
 }
 
 function refusal(outcome: 'last_owner' | 'not_found'): AppError {
@@ -165,12 +179,21 @@ function refusal(outcome: 'last_owner' | 'not_found'): AppError {
 
 /** Changes a member's role; the account keeps at least one owner. */
 export async function changeMemberRole(ctx: Context, accountId: string, memberId: string, role: string): Promise<void> {
-  const outcome = await setMemberRoleKeepingAnOwner(ctx.store.db, accountId, memberId, checkRole(role));
-  if (outcome !== 'ok') throw refusal(outcome);
+  const chosen = checkRole(role);
+  await ctx.store.db.transaction().execute(async (trx) => {
+    const before = await setMemberRoleKeepingAnOwner(trx, accountId, memberId, chosen);
+    if (typeof before === 'string') throw refusal(before);
+    if ((before.role ?? 'owner') !== chosen) {
+      await recordAudit(ctx, { action: 'member.role_changed', accountId, target: { type: 'member', id: memberId }, changes: { role: [before.role ?? 'owner', chosen] } }, trx);
+    }
+  });
 }
 
 /** Removes a member: their sessions end at once; the account keeps at least one owner. */
 export async function removeMember(ctx: Context, accountId: string, memberId: string): Promise<void> {
-  const outcome = await deleteMemberKeepingAnOwner(ctx.store.db, accountId, memberId);
-  if (outcome !== 'ok') throw refusal(outcome);
+  await ctx.store.db.transaction().execute(async (trx) => {
+    const before = await deleteMemberKeepingAnOwner(trx, accountId, memberId);
+    if (typeof before === 'string') throw refusal(before);
+    await recordAudit(ctx, { action: 'member.removed', accountId, target: { type: 'member', id: memberId }, changes: { email: [before.email, null], role: [before.role ?? 'owner', null] } }, trx);
+  });
 }

@@ -2,7 +2,7 @@
  * The people of an account (rows of `owners`, each with a role) and their e-mailed invitations.
  * Removing a person takes their sessions, links and recovery codes with them in one transaction.
  */
-import type { Db, Executor } from '../connect.ts';
+import type { Executor } from '../connect.ts';
 import { dialectOf } from '../dialect.ts';
 import type { MemberInvitationsTable, MemberRole, OwnersTable } from '../database.ts';
 
@@ -16,34 +16,34 @@ export async function countOwnersOf(db: Executor, accountId: string): Promise<nu
 }
 
 /**
- * Sets a member's role, unless that would leave the account without an owner: the count and the
- * change are one transaction (on PostgreSQL the account's owner rows are locked first), so two
- * owners demoting each other at once cannot both succeed. Says why when refused.
+ * Sets a member's role, unless that would leave the account without an owner. Run it in a
+ * transaction (`trx`): the count and the change are then one (on PostgreSQL the account's owner
+ * rows are locked first), so two owners demoting each other at once cannot both succeed. Returns
+ * the member as they were, or why it was refused.
  */
-export async function setMemberRoleKeepingAnOwner(db: Db, accountId: string, memberId: string, role: MemberRole): Promise<'ok' | 'last_owner' | 'not_found'> {
-  return db.transaction().execute(async (trx) => {
-    const owners = await lockOwners(trx, accountId);
-    const member = await trx.selectFrom('owners').selectAll().where('id', '=', memberId).where('account_id', '=', accountId).executeTakeFirst();
-    if (!member) return 'not_found';
-    if (member.role === 'owner' && role !== 'owner' && owners <= 1) return 'last_owner';
-    await trx.updateTable('owners').set({ role }).where('id', '=', memberId).execute();
-    return 'ok';
-  });
+export async function setMemberRoleKeepingAnOwner(trx: Executor, accountId: string, memberId: string, role: MemberRole): Promise<OwnersTable | 'last_owner' | 'not_found'> {
+  const owners = await lockOwners(trx, accountId);
+  const member = await trx.selectFrom('owners').selectAll().where('id', '=', memberId).where('account_id', '=', accountId).executeTakeFirst();
+  if (!member) return 'not_found';
+  if (member.role === 'owner' && role !== 'owner' && owners <= 1) return 'last_owner';
+  await trx.updateTable('owners').set({ role }).where('id', '=', memberId).execute();
+  return member;
 }
 
-/** Removes a member with their sessions, links and recovery codes, unless they are the last owner. */
-export async function deleteMemberKeepingAnOwner(db: Db, accountId: string, memberId: string): Promise<'ok' | 'last_owner' | 'not_found'> {
-  return db.transaction().execute(async (trx) => {
-    const owners = await lockOwners(trx, accountId);
-    const member = await trx.selectFrom('owners').selectAll().where('id', '=', memberId).where('account_id', '=', accountId).executeTakeFirst();
-    if (!member) return 'not_found';
-    if (member.role === 'owner' && owners <= 1) return 'last_owner';
-    await trx.deleteFrom('sessions').where('kind', '=', 'owner').where('subject_id', '=', memberId).execute();
-    await trx.deleteFrom('recovery_codes').where('subject_kind', '=', 'owner').where('subject_id', '=', memberId).execute();
-    await trx.deleteFrom('owner_tokens').where('owner_id', '=', memberId).execute();
-    await trx.deleteFrom('owners').where('id', '=', memberId).execute();
-    return 'ok';
-  });
+/**
+ * Removes a member with their sessions, links and recovery codes, unless they are the last owner.
+ * Run it in a transaction (`trx`). Returns the member as they were, or why it was refused.
+ */
+export async function deleteMemberKeepingAnOwner(trx: Executor, accountId: string, memberId: string): Promise<OwnersTable | 'last_owner' | 'not_found'> {
+  const owners = await lockOwners(trx, accountId);
+  const member = await trx.selectFrom('owners').selectAll().where('id', '=', memberId).where('account_id', '=', accountId).executeTakeFirst();
+  if (!member) return 'not_found';
+  if (member.role === 'owner' && owners <= 1) return 'last_owner';
+  await trx.deleteFrom('sessions').where('kind', '=', 'owner').where('subject_id', '=', memberId).execute();
+  await trx.deleteFrom('recovery_codes').where('subject_kind', '=', 'owner').where('subject_id', '=', memberId).execute();
+  await trx.deleteFrom('owner_tokens').where('owner_id', '=', memberId).execute();
+  await trx.deleteFrom('owners').where('id', '=', memberId).execute();
+  return member;
 }
 
 /** Counts the account's owners, locking their rows on PostgreSQL (SQLite's writer lock serialises anyway). */
@@ -86,13 +86,12 @@ export async function countPendingInvitations(db: Executor, accountId: string, n
   return Number(row?.n ?? 0);
 }
 
-/** Voids the account's live invitations of an address (a new one replaces them), or one by id. */
-export async function voidInvitations(db: Executor, accountId: string, match: { email?: string; id?: string }, now: number): Promise<number> {
+/** Voids the account's live invitations of an address (a new one replaces them), or one by id; returns those voided. */
+export async function voidInvitations(db: Executor, accountId: string, match: { email?: string; id?: string }, now: number): Promise<MemberInvitationsTable[]> {
   let q = db.updateTable('member_invitations').set({ used_at: now }).where('account_id', '=', accountId).where('used_at', 'is', null);
   if (match.email !== undefined) q = q.where('email', '=', match.email);
   if (match.id !== undefined) q = q.where('id', '=', match.id);
-  const result = await q.executeTakeFirst();
-  return Number(result.numUpdatedRows);
+  return q.returningAll().execute();
 }
 
 export async function findLiveInvitation(db: Executor, digest: string, now: number): Promise<MemberInvitationsTable | undefined> {
@@ -109,11 +108,6 @@ export async function consumeInvitation(db: Executor, digest: string, now: numbe
     .where('expires_at', '>', now)
     .returningAll()
     .executeTakeFirst();
-}
-
-/** Gives an invitation back (its acceptance failed after it was used, e.g. the address was taken meanwhile). */
-export async function unconsumeInvitation(db: Executor, id: string): Promise<void> {
-  await db.updateTable('member_invitations').set({ used_at: null }).where('id', '=', id).execute();
 }
 
 /** Expired invitations go away; swept when new ones are made. */

@@ -8,10 +8,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requirementOf, requirementOfPath, roleMeets, type MemberRole, type Requirement } from '../../../domain/member-roles.ts';
 import { AppError } from '../../../errors/catalogue.ts';
+import { recordAudit } from '../../../services/audit/audit.ts';
 import { accountMayUseApi } from '../../../services/auth/access.ts';
 import type { Context } from '../../../services/context.ts';
 import { getOwnerWithAccount, type OwnerWithAccount } from '../../../services/auth/owners.ts';
 import type { Session } from '../../../services/auth/sessions.ts';
+import { acting } from '../../acting.ts';
 import { html, raw, type Html } from '../../html.ts';
 import { alert, csrfField, page } from '../layout.ts';
 import { seeOther, sessionGuard } from '../session-guard.ts';
@@ -39,10 +41,17 @@ export function roleOf(s: OwnerWithAccount): MemberRole {
 
 /**
  * Refuses a request the member's role does not allow (a 403 page). One function, so that every
- * refusal, a forged POST included, is handled, and can be recorded, in one place.
+ * refusal, a forged POST included, is handled and recorded in the audit log in one place.
  */
-export function refuseForRole(request: FastifyRequest, s: OwnerWithAccount, requirement: Requirement): never {
-  request.log.warn({ member: s.owner.id, role: roleOf(s), requirement, route: `${request.method} ${request.routeOptions.url}` }, 'dashboard request refused for the member role');
+export async function refuseForRole(ctx: Context, request: FastifyRequest, s: OwnerWithAccount, requirement: Requirement): Promise<never> {
+  const route = `${request.method === 'HEAD' ? 'GET' : request.method} ${request.routeOptions.url ?? request.url}`;
+  request.log.warn({ member: s.owner.id, role: roleOf(s), requirement, route }, 'dashboard request refused for the member role');
+  await recordAudit(acting(ctx, request), {
+    action: 'member.access_denied',
+    accountId: s.account.id,
+    target: { type: 'route', id: route },
+    changes: { role: [null, roleOf(s)], needed: [null, requirement] },
+  });
   throw new AppError('insufficient_permissions', `Your role (${roleOf(s)}) does not allow this; ask an owner of the account.`);
 }
 
@@ -128,7 +137,7 @@ export function ownerPages(ctx: Context, groups: readonly OwnerPageGroup[]) {
       const requirement = request.routeOptions.config.requirement;
       if (requirement === 'public' || requirement === 'code') return;
       const s = state(request);
-      if (requirement === undefined || !roleMeets(roleOf(s), requirement)) refuseForRole(request, s, requirement ?? 'owner');
+      if (requirement === undefined || !roleMeets(roleOf(s), requirement)) await refuseForRole(ctx, request, s, requirement ?? 'owner');
       // An account that requires two-factor: a member without it sets it up before anything else.
       if (Number(s.account.require_2fa ?? 0) === 1 && s.owner.totp_enabled_at == null && requirement !== 'self') {
         if (request.headers['hx-request']) return reply.header('hx-redirect', SECURITY_PAGE).code(401).send('');

@@ -1,21 +1,22 @@
 /**
  * Settings → Security, /dashboard/settings/security: the signed-in person's two-factor sign-in.
  * Set-up shows a QR code of the otpauth:// URI and the secret, and turns two-factor on only after
- * a valid code, showing the 10 recovery codes once. /dashboard/login/code is the sign-in's second
- * step.
+ * a valid code, showing the 10 recovery codes once; with it on, a valid code turns it off or
+ * replaces the recovery codes. /dashboard/login/code is the sign-in's second step.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../../errors/catalogue.ts';
-import { createSession, endSession } from '../../../services/auth/sessions.ts';
-import { confirmTwoFactor, disableTwoFactor, startTwoFactorSetup, twoFactorStatus, verifySignInCode, type TwoFactorPerson } from '../../../services/auth/two-factor.ts';
+import type { Context } from '../../../services/context.ts';
+import { endSession } from '../../../services/auth/sessions.ts';
+import { confirmTwoFactor, disableTwoFactor, regenerateRecoveryCodes, startTwoFactorSetup, twoFactorStatus, type TwoFactorPerson } from '../../../services/auth/two-factor.ts';
+import { acting } from '../../acting.ts';
 import { html, raw } from '../../html.ts';
 import { alert, csrfField, page } from '../layout.ts';
-import { clearSessionCookie, field, seeOther, setSessionCookie } from '../session-guard.ts';
+import { clearSessionCookie, field, seeOther } from '../session-guard.ts';
+import { codeRefusal, completeCodeStep } from '../two-factor-step.ts';
 import { settingsTabs, state, type OwnerArea } from './owner-area.ts';
 
-const CODE_ERRORS = ['invalid_request', 'invalid_credentials', 'login_locked'];
-
-function personOf(request: FastifyRequest): TwoFactorPerson {
+function personOf(request: FastifyRequest): TwoFactorPerson & { kind: 'owner' } {
   const { owner } = state(request);
   return { kind: 'owner', id: owner.id, email: owner.email };
 }
@@ -36,6 +37,9 @@ export function securityPages(app: FastifyInstance, { ctx, render }: OwnerArea):
 <p><a href="/dashboard">Continue to the dashboard</a></p></section>`;
     } else if (status.enabled) {
       body = html`<section><p id="two-factor-on">Two-factor sign-in is <strong>on</strong>. Recovery codes left: ${status.recoveryCodesLeft}.</p>
+<form method="post" action="/dashboard/settings/security/recovery-codes">${csrf}
+<label for="regenerate-code">Code from your authenticator</label><input id="regenerate-code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required pattern="[0-9]{6}" maxlength="6">
+<div class="actions"><button type="submit" class="secondary">Replace my recovery codes</button></div></form>
 ${required ? html`<p class="hint">This account requires it: it cannot be turned off.</p>` : html`<form method="post" action="/dashboard/settings/security/disable">${csrf}
 <label for="disable-code">Code from your authenticator (or a recovery code)</label><input id="disable-code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required maxlength="64">
 <div class="actions"><button type="submit" class="danger">Turn two-factor off</button></div></form>`}</section>`;
@@ -66,29 +70,40 @@ ${required ? html`<p class="hint">This account requires it: it cannot be turned 
     return seeOther(reply, '/dashboard/settings/security');
   });
 
-  app.post('/settings/security/confirm', async (request, reply) => {
+  /** A change that takes a code and gives recovery codes: they are shown once, or the refusal is. */
+  const withNewCodes = async (request: FastifyRequest, reply: FastifyReply, issue: (c: Context, person: TwoFactorPerson, code: string) => Promise<string[]>, done: string) => {
     let codes: string[];
     try {
-      codes = await confirmTwoFactor(ctx, personOf(request), field(request.body, 'code'), request.ip);
+      codes = await issue(acting(ctx, request), personOf(request), field(request.body, 'code'));
     } catch (err) {
-      if (!(err instanceof AppError) || !CODE_ERRORS.includes(err.code)) throw err;
-      if (err.headers) reply.headers(err.headers);
-      reply.code(err.status);
-      return securityPage(request, reply, { message: { text: err.message, kind: 'error' } });
+      return securityPage(request, reply, { message: { text: codeRefusal(err, reply), kind: 'error' } });
     }
-    state(request).owner.totp_enabled_at = ctx.clock();
-    return securityPage(request, reply, { message: { text: 'Two-factor sign-in is on.', kind: 'ok' }, recoveryCodes: codes });
-  });
+    return securityPage(request, reply, { message: { text: done, kind: 'ok' }, recoveryCodes: codes });
+  };
+
+  app.post('/settings/security/confirm', async (request, reply) =>
+    withNewCodes(
+      request,
+      reply,
+      async (c, person, code) => {
+        const codes = await confirmTwoFactor(c, person, code, request.ip);
+        state(request).owner.totp_enabled_at = ctx.clock();
+        return codes;
+      },
+      'Two-factor sign-in is on.',
+    ),
+  );
+
+  app.post('/settings/security/recovery-codes', async (request, reply) =>
+    withNewCodes(request, reply, (c, person, code) => regenerateRecoveryCodes(c, person, code, request.ip), 'New recovery codes: the old ones no longer work.'),
+  );
 
   app.post('/settings/security/disable', async (request, reply) => {
     const s = state(request);
     try {
-      await disableTwoFactor(ctx, personOf(request), field(request.body, 'code'), request.ip, Number(s.account.require_2fa ?? 0) === 1);
+      await disableTwoFactor(acting(ctx, request), personOf(request), field(request.body, 'code'), request.ip, Number(s.account.require_2fa ?? 0) === 1);
     } catch (err) {
-      if (!(err instanceof AppError) || !CODE_ERRORS.includes(err.code)) throw err;
-      if (err.headers) reply.headers(err.headers);
-      reply.code(err.status);
-      return securityPage(request, reply, { message: { text: err.message, kind: 'error' } });
+      return securityPage(request, reply, { message: { text: codeRefusal(err, reply), kind: 'error' } });
     }
     return securityPage(request, reply, { message: { text: 'Two-factor sign-in is off.', kind: 'ok' } });
   });
@@ -111,18 +126,7 @@ ${required ? html`<p class="hint">This account requires it: it cannot be turned 
 
   app.post('/login/code', async (request, reply) => {
     const s = state(request);
-    try {
-      await verifySignInCode(ctx, personOf(request), field(request.body, 'code'), request.ip);
-    } catch (err) {
-      if (!(err instanceof AppError) || !CODE_ERRORS.includes(err.code)) throw err;
-      if (err.headers) reply.headers(err.headers);
-      return reply.code(err.status).type('text/html; charset=utf-8').send(codePage(s.session.csrf_token, err.message));
-    }
-    // A new session (and cookie) for the signed-in person: the waiting one is not promoted.
-    await endSession(ctx, s.session.id);
-    const { token } = await createSession(ctx, 'owner', s.owner.id);
-    setSessionCookie(ctx, reply, 'owner', token);
-    return seeOther(reply, '/dashboard');
+    return completeCodeStep(ctx, request, reply, personOf(request), s.session, (error) => codePage(s.session.csrf_token, error));
   });
 
   app.post('/login/code/cancel', async (request, reply) => {

@@ -9,6 +9,7 @@ import { AppError } from '../../../errors/catalogue.ts';
 import { acceptInvitation, changeMemberRole, invitationOfLink, inviteMember, listMembers, listPendingInvitations, removeMember, revokeInvitation } from '../../../services/accounts/members.ts';
 import { createSession } from '../../../services/auth/sessions.ts';
 import { resetMemberTwoFactor, setRequireTwoFactor } from '../../../services/auth/two-factor.ts';
+import { acting } from '../../acting.ts';
 import { html, raw, type Html } from '../../html.ts';
 import { alert, csrfField, page, table, when } from '../layout.ts';
 import { checkPreLoginToken, field, preLoginToken, seeOther, setSessionCookie } from '../session-guard.ts';
@@ -99,15 +100,15 @@ ${inviteForm}${requireForm}`,
   app.post('/settings/team/invite', async (request, reply) => {
     const s = state(request);
     const email = field(request.body, 'email');
-    return act(request, reply, async () => void (await inviteMember(ctx, s.account.id, s.owner.id, { email, role: field(request.body, 'role') })), `An invitation was mailed to ${email.trim().toLowerCase()}.`);
+    return act(request, reply, async () => void (await inviteMember(acting(ctx, request), s.account.id, s.owner.id, { email, role: field(request.body, 'role') })), `An invitation was mailed to ${email.trim().toLowerCase()}.`);
   });
 
   app.post<{ Params: { id: string } }>('/settings/team/invitations/:id/revoke', async (request, reply) =>
-    act(request, reply, () => revokeInvitation(ctx, state(request).account.id, request.params.id), 'The invitation was withdrawn.'),
+    act(request, reply, () => revokeInvitation(acting(ctx, request), state(request).account.id, request.params.id), 'The invitation was withdrawn.'),
   );
 
   app.post<{ Params: { id: string } }>('/settings/team/:id/role', async (request, reply) =>
-    act(request, reply, () => changeMemberRole(ctx, state(request).account.id, request.params.id, field(request.body, 'role')), 'The role was changed.'),
+    act(request, reply, () => changeMemberRole(acting(ctx, request), state(request).account.id, request.params.id, field(request.body, 'role')), 'The role was changed.'),
   );
 
   app.post<{ Params: { id: string } }>('/settings/team/:id/remove', async (request, reply) => {
@@ -115,7 +116,7 @@ ${inviteForm}${requireForm}`,
     if (request.params.id === s.owner.id) {
       // Removing oneself ends this very session: there is no page to show after it.
       try {
-        await removeMember(ctx, s.account.id, s.owner.id);
+        await removeMember(acting(ctx, request), s.account.id, s.owner.id);
       } catch (err) {
         if (!(err instanceof AppError) || err.code !== 'invalid_request') throw err;
         reply.code(err.status);
@@ -123,17 +124,17 @@ ${inviteForm}${requireForm}`,
       }
       return seeOther(reply, '/dashboard/login');
     }
-    return act(request, reply, () => removeMember(ctx, s.account.id, request.params.id), 'The member was removed; their sessions have ended.');
+    return act(request, reply, () => removeMember(acting(ctx, request), s.account.id, request.params.id), 'The member was removed; their sessions have ended.');
   });
 
   app.post<{ Params: { id: string } }>('/settings/team/:id/reset-2fa', async (request, reply) =>
-    act(request, reply, () => resetMemberTwoFactor(ctx, state(request).account.id, request.params.id), 'Their two-factor sign-in was reset and their sessions ended.'),
+    act(request, reply, () => resetMemberTwoFactor(acting(ctx, request), state(request).account.id, request.params.id), 'Their two-factor sign-in was reset and their sessions ended.'),
   );
 
   app.post('/settings/team/require-2fa', async (request, reply) => {
     const s = state(request);
     const on = field(request.body, 'required') === 'on';
-    await setRequireTwoFactor(ctx, s.account.id, on);
+    await setRequireTwoFactor(acting(ctx, request), s.account.id, on);
     s.account = { ...s.account, require_2fa: on ? 1 : 0 };
     // The owner too, without two-factor, goes to set it up first.
     if (on && s.owner.totp_enabled_at == null) return seeOther(reply, '/dashboard/settings/security');
@@ -174,7 +175,7 @@ ${inviteForm}${requireForm}`,
     checkPreLoginToken(request, field(request.body, '_csrf'));
     const token = field(request.body, 'token');
     try {
-      const member = await acceptInvitation(ctx, token, field(request.body, 'password'));
+      const member = await acceptInvitation(acting(ctx, request), token, field(request.body, 'password'));
       const { token: cookie } = await createSession(ctx, 'owner', member.id);
       setSessionCookie(ctx, reply, 'owner', cookie);
       return seeOther(reply, '/dashboard');
