@@ -14,6 +14,7 @@ import { dashboardRoutes } from '../../src/http/dashboard/dashboard-routes.ts';
 import { MAX_PENDING_INVITATIONS } from '../../src/services/accounts/members.ts';
 import { memberCommands } from '../../src/cli/commands/member.ts';
 import { auditRecords, wholeAuditLog } from '../helpers/audit.ts';
+import { MAX_REFUSALS_RECORDED_PER_HOUR, recordAudit } from '../../src/services/audit/audit.ts';
 
 const PASSWORD = 'correct horse battery';
 
@@ -217,6 +218,20 @@ describe('dashboard members: invitations, roles and removal', () => {
     assert.ok(refused.every((e) => e.actor_email === 'viewer@example.com' && e.account_id === viewerRow.account_id && e.target_type === 'route' && e.ip === '127.0.0.1'));
     assert.deepEqual(refused.find((e) => e.target_id === 'POST /dashboard/settings/team/invite')!.changes, { role: [null, 'viewer'], needed: [null, 'owner'] });
     assert.equal((await auditRecords(h, 'invitation.sent')).filter((e) => e.actor_id === viewerRow.id).length, 0);
+
+    // Refusals recorded are bounded per account and hour: beyond the bound they are still refused.
+    const room = MAX_REFUSALS_RECORDED_PER_HOUR - (await auditRecords(h, 'member.access_denied')).filter((e) => e.account_id === viewerRow.account_id).length;
+    for (let i = 0; i < room; i++) await recordAudit(h.ctx, { action: 'member.access_denied', accountId: viewerRow.account_id, target: { type: 'route', id: 'POST /dashboard/x' } });
+    const denied = async () => (await auditRecords(h, 'member.access_denied')).filter((e) => e.account_id === viewerRow.account_id).length;
+    assert.equal(await denied(), MAX_REFUSALS_RECORDED_PER_HOUR);
+    assert.equal((await viewer.post('/dashboard/settings/team/invite', { _csrf: csrf, email: 'again@example.com', role: 'owner' })).statusCode, 403);
+    assert.equal(await denied(), MAX_REFUSALS_RECORDED_PER_HOUR, 'not recorded beyond the bound');
+    h.clock.advance(3_600_001);
+    const later = await logIn(h, 'viewer@example.com');
+    const laterCsrf = csrfToken((await later.client.get('/dashboard/settings/team')).body);
+    assert.equal((await later.client.post('/dashboard/settings/team/invite', { _csrf: laterCsrf, email: 'again@example.com', role: 'owner' })).statusCode, 403);
+    assert.equal(await denied(), MAX_REFUSALS_RECORDED_PER_HOUR + 1, 'an hour later, recorded again');
+    owner = (await logIn(h, 'boss@example.com')).client;
   });
 
   test('roles: a developer manages keys but not the team; billing reads balance and usage but makes no keys', async () => {

@@ -82,6 +82,20 @@ export async function recordAudit(ctx: Context, entry: AuditEntry, db: Executor 
 }
 
 /**
+ * Refusals recorded per account and action in an hour, at most: a member who forges requests in a
+ * loop cannot grow the log without bound (beyond it the refusals are still refused, and logged).
+ */
+export const MAX_REFUSALS_RECORDED_PER_HOUR = 100;
+
+/** Records a refusal (nothing changed) on its own, within MAX_REFUSALS_RECORDED_PER_HOUR; says whether it did. */
+export async function recordRefusal(ctx: Context, entry: AuditEntry & { accountId: string }): Promise<boolean> {
+  const since = ctx.clock() - 3_600_000;
+  if ((await countAuditEvents(ctx.store.db, { accountId: entry.accountId, action: entry.action, since })) >= MAX_REFUSALS_RECORDED_PER_HOUR) return false;
+  await recordAudit(ctx, entry);
+  return true;
+}
+
+/**
  * Runs `work` in a transaction and records `entry` (or the entry `work` returns) in it. For
  * services whose change is otherwise a single statement.
  */

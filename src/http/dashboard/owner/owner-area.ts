@@ -8,7 +8,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requirementOf, requirementOfPath, roleMeets, type MemberRole, type Requirement } from '../../../domain/member-roles.ts';
 import { AppError } from '../../../errors/catalogue.ts';
-import { recordAudit } from '../../../services/audit/audit.ts';
+import { recordRefusal } from '../../../services/audit/audit.ts';
 import { accountMayUseApi } from '../../../services/auth/access.ts';
 import type { Context } from '../../../services/context.ts';
 import { getOwnerWithAccount, type OwnerWithAccount } from '../../../services/auth/owners.ts';
@@ -41,12 +41,13 @@ export function roleOf(s: OwnerWithAccount): MemberRole {
 
 /**
  * Refuses a request the member's role does not allow (a 403 page). One function, so that every
- * refusal, a forged POST included, is handled and recorded in the audit log in one place.
+ * refusal, a forged POST included, is handled and recorded in the audit log in one place (at most
+ * MAX_REFUSALS_RECORDED_PER_HOUR an hour per account).
  */
 export async function refuseForRole(ctx: Context, request: FastifyRequest, s: OwnerWithAccount, requirement: Requirement): Promise<never> {
   const route = `${request.method === 'HEAD' ? 'GET' : request.method} ${request.routeOptions.url ?? request.url}`;
   request.log.warn({ member: s.owner.id, role: roleOf(s), requirement, route }, 'dashboard request refused for the member role');
-  await recordAudit(acting(ctx, request), {
+  await recordRefusal(acting(ctx, request), {
     action: 'member.access_denied',
     accountId: s.account.id,
     target: { type: 'route', id: route },
