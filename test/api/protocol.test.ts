@@ -13,7 +13,8 @@ describe('protocol: unknown routes, methods, errors page, rate limits', () => {
   after(() => h.close());
 
   test('unknown routes and versions are 404 not_found in JSON', async () => {
-    for (const url of ['/v2/sms/send', '/v1/sms/nope', '/nothing', '/v1']) {
+    // /v2 is Twilio Verify's (it answers as Twilio does: credentials first); /v3 is no version.
+    for (const url of ['/v3/sms/send', '/v1/sms/nope', '/nothing', '/v1']) {
       const res = await h.request('GET', url);
       assert.equal(res.statusCode, 404, url);
       assert.match(res.headers['content-type'] as string, /application\/json/);
@@ -21,6 +22,9 @@ describe('protocol: unknown routes, methods, errors page, rate limits', () => {
       assert.equal(res.json().status, 'error');
       assert.equal(res.json().docs_url, 'https://pigeon.test/docs/errors#not_found');
     }
+    const twilio = await h.request('GET', '/v2/sms/send');
+    assert.equal(twilio.statusCode, 401);
+    assert.equal(twilio.json().code, 20003, 'Twilio\'s "authenticate" before anything else under /v2');
   });
 
   test('a known path with the wrong method is 405 method_not_allowed with Allow', async () => {
