@@ -100,9 +100,11 @@ export interface Config {
   /**
    * Tracked links (DECISIONS.md §16, docs/guides/marketing.md): LINK_BASE_URL, what a link in a
    * message is rewritten to before its code (default PUBLIC_URL + `/l`); LINK_TTL_DAYS, how long
-   * a link redirects; LINK_FALLBACK_URL, where an unknown or expired link goes (null: a 404 page).
+   * a link redirects; LINK_FALLBACK_URL, where an unknown or expired link goes (null: a 404 page);
+   * LINK_RATE_LIMIT_MAX fetches of `/l/` per client address (IPv6: per /64) per
+   * LINK_RATE_LIMIT_WINDOW_MS.
    */
-  links: { baseUrl: string; ttlDays: number; fallbackUrl: string | null };
+  links: { baseUrl: string; ttlDays: number; fallbackUrl: string | null; rateLimit: { max: number; windowMs: number } };
   /** Account limits (docs/security.md); each account may override them (`pigeon account limits`). */
   limits: {
     /** Sender IDs an account may have pending review at once (SENDER_ID_PENDING_MAX). */
@@ -375,6 +377,7 @@ function readConfig(env: Env): Config {
       baseUrl: (url(env, 'LINK_BASE_URL', `${publicUrl}/l`, ['http:', 'https:']) as string).replace(/\/+$/, ''),
       ttlDays: int(env, 'LINK_TTL_DAYS', 90, 1, 100_000),
       fallbackUrl: url(env, 'LINK_FALLBACK_URL', null, ['http:', 'https:']),
+      rateLimit: { max: int(env, 'LINK_RATE_LIMIT_MAX', 300, 1), windowMs: int(env, 'LINK_RATE_LIMIT_WINDOW_MS', 60_000, 1000) },
     },
     limits: {
       senderIdPendingMax: int(env, 'SENDER_ID_PENDING_MAX', 20, 0, 1_000_000),

@@ -33,6 +33,7 @@ import * as m028 from './migrations/028-verify.ts';
 import * as m029 from './migrations/029-members.ts';
 import * as m030 from './migrations/030-audit.ts';
 import * as m031 from './migrations/031-marketing.ts';
+import * as m034 from './migrations/034-tracked-links.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': m001,
@@ -63,6 +64,7 @@ const migrations: Record<string, Migration> = {
   '029-members': m029,
   '030-audit': m030,
   '031-marketing': m031,
+  '034-tracked-links': m034,
 };
 
 class InCodeMigrationProvider implements MigrationProvider {
