@@ -25,10 +25,11 @@ export function linkRoutes(ctx: Context, rateLimits: RateLimitStore): FastifyPlu
       method: ['GET', 'HEAD'],
       url: '/l/:code',
       schema: {
+        // A page for people, not part of the API's document.
+        hide: true,
         summary: 'Follow a tracked link',
         description:
           'Public: 302 to the original URL; an unknown code, or a link older than LINK_TTL_DAYS, is a 404 page, or a 302 to LINK_FALLBACK_URL when set. HEAD requests and known preview, crawler and scanner user agents are redirected but not counted as clicks.',
-        tags: ['Links'],
         params: Type.Object({ code: Type.String({ maxLength: 64 }) }),
       },
       handler: async (request, reply) => {
