@@ -13,6 +13,8 @@ import { WebhookDispatcher } from '../../src/webhooks/dispatcher.ts';
 import { getAccount } from '../../src/services/accounts/accounts.ts';
 import { verifyWebhookSignature } from '../../src/domain/webhook-signature.ts';
 import { twilioCredentials } from '../../src/services/twilio/credentials.ts';
+import { runPurge } from '../../src/services/retention/purge.ts';
+import { setAccountRetention } from '../../src/services/retention/account-retention.ts';
 import { makeTestCa, startReceiver, type Receiver, type TestCa } from './webhooks-receiver.ts';
 
 const BASE = 'https://127.0.0.1:8443/l';
@@ -296,5 +298,23 @@ describe('tracked links', () => {
       limit.max = saved;
       h.clock.advance(limit.windowMs);
     }
+  });
+
+  test('retention deletes a message\'s links and clicks with it; the link then answers 404', async () => {
+    const gone = await h.customer({ credits: 10 });
+    const kept = (await h.request('POST', '/v1/sms/send', { key, body: { to: '+447911123456', from: 'Acme', message: 'https://127.0.0.1/kept', track_links: true } })).json();
+    const sent = (await h.request('POST', '/v1/sms/send', { key: gone.key, body: { to: '+447911123456', from: 'Acme', message: 'https://127.0.0.1/gone', track_links: true } })).json();
+    const [code] = codesIn(await body(sent.message_id));
+    await follow(code!);
+    await waitFor(async () => (await clicksOf(code!)).clicks === 1);
+    await workers.drain();
+    h.clock.advance(2000);
+    await workers.drain();
+    await setAccountRetention(h.ctx, gone.accountId, { messageDays: 0 });
+    await runPurge(h.ctx);
+    assert.deepEqual(await linksOf(sent.message_id), []);
+    assert.deepEqual(await h.ctx.store.db.selectFrom('link_clicks').select('code').where('code', '=', code!).execute(), []);
+    assert.equal((await follow(code!)).statusCode, 404);
+    assert.equal((await linksOf(kept.message_id)).length, 1, 'another account\'s links stay');
   });
 });

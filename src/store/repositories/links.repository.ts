@@ -93,14 +93,6 @@ export async function clicksByMessage(db: Executor, batchIds: readonly string[])
   return out;
 }
 
-/** Deletes the links (and their clicks) of these messages: retention's purge, beside the messages. */
-export async function deleteLinksOfMessages(db: Executor, messageIds: readonly string[]): Promise<void> {
-  for (const part of chunked(messageIds, 1)) {
-    await db.deleteFrom('link_clicks').where('code', 'in', db.selectFrom('links').select('code').where('message_id', 'in', part)).execute();
-    await db.deleteFrom('links').where('message_id', 'in', part).execute();
-  }
-}
-
 /** What a link's click event needs of its message and account; undefined when the message is gone. */
 export async function clickEventTarget(db: Executor, messageId: string) {
   return db

@@ -135,8 +135,8 @@ export async function addDailyTotals(db: Executor, rows: DailyTotalsTable[]): Pr
 
 /**
  * Deletes those of these messages that are final, and everything kept per message: webhook events
- * and their attempts, carrier part ids, SMPP receipt data and queued deliver_sm, purge
- * bookkeeping. Returns the ids deleted (another process's purge may have taken some first) and
+ * and their attempts, carrier part ids, SMPP receipt data and queued deliver_sm, tracked links
+ * and their clicks, purge bookkeeping. Returns the ids deleted (another process's purge may have taken some first) and
  * the number of webhook events.
  */
 export async function deleteMessagesWithRecords(db: Executor, ids: readonly string[]): Promise<{ deleted: string[]; events: number }> {
@@ -153,6 +153,8 @@ export async function deleteMessagesWithRecords(db: Executor, ids: readonly stri
     await db.deleteFrom('smpp_messages').where('message_id', 'in', part).execute();
     await db.deleteFrom('smpp_outbox').where('message_id', 'in', part).execute();
     await db.deleteFrom('retention_deferred').where('message_id', 'in', part).execute();
+    await db.deleteFrom('link_clicks').where('code', 'in', db.selectFrom('links').select('code').where('message_id', 'in', part)).execute();
+    await db.deleteFrom('links').where('message_id', 'in', part).execute();
   }
   return { deleted, events };
 }
