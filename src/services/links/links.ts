@@ -11,7 +11,9 @@ import type { Executor } from '../../store/connect.ts';
 import { insertRows } from '../../store/insert-rows.ts';
 import { enqueueJobs } from '../../store/repositories/jobs.repository.ts';
 import {
+  campaignClicks,
   clickEventTarget,
+  clicksOfMessages,
   codesTakenByOthers,
   countClick,
   insertClick,
@@ -262,4 +264,15 @@ export async function listLinks(
     })),
     pagination: { page, limit, total },
   };
+}
+
+/** A campaign's clicks and click-through rate: recipients who clicked over those delivered (null before any is). */
+export async function campaignClickThrough(ctx: Context, accountId: string, campaignId: string, delivered: number): Promise<{ clicks: number; clicked: number; rate: number | null }> {
+  const { clicks, clickedMessages } = await campaignClicks(ctx.store.db, accountId, campaignId);
+  return { clicks, clicked: clickedMessages, rate: delivered > 0 ? clickedMessages / delivered : null };
+}
+
+/** Counted clicks per message of those given (absent: no tracked link). */
+export async function messageClicks(ctx: Context, messageIds: readonly string[]): Promise<Map<string, number>> {
+  return clicksOfMessages(ctx.store.db, messageIds);
 }

@@ -78,19 +78,31 @@ export async function linksPage(db: Executor, accountId: string, filter: { messa
   return { rows, total: Number(total.n) };
 }
 
-/** Per message of the batches: its links' counted clicks (messages with at least one link). */
-export async function clicksByMessage(db: Executor, batchIds: readonly string[]): Promise<Map<string, number>> {
+/** Per message (of those given that have links): its links' counted clicks. */
+export async function clicksOfMessages(db: Executor, messageIds: readonly string[]): Promise<Map<string, number>> {
   const out = new Map<string, number>();
-  for (const part of chunked(batchIds, 1)) {
+  for (const part of chunked(messageIds, 1)) {
     const rows = await db
       .selectFrom('links')
       .select(['message_id', (eb) => eb.fn.sum<number | string>('clicks').as('clicks')])
-      .where('batch_id', 'in', part)
+      .where('message_id', 'in', part)
       .groupBy('message_id')
       .execute();
     for (const r of rows) out.set(r.message_id, Number(r.clicks));
   }
   return out;
+}
+
+/** A campaign's counted clicks, and how many of its messages (so recipients) had at least one. */
+export async function campaignClicks(db: Executor, accountId: string, campaignId: string): Promise<{ clicks: number; clickedMessages: number }> {
+  const row = await db
+    .selectFrom('links')
+    .select([(eb) => eb.fn.sum<number | string | null>('clicks').as('clicks'), (eb) => eb.fn.count<number | string>('message_id').distinct().as('clicked')])
+    .where('account_id', '=', accountId)
+    .where('batch_id', 'in', db.selectFrom('batches').select('id').where('campaign_id', '=', campaignId).where('account_id', '=', accountId))
+    .where('clicks', '>', 0)
+    .executeTakeFirstOrThrow();
+  return { clicks: Number(row.clicks ?? 0), clickedMessages: Number(row.clicked) };
 }
 
 /** What a link's click event needs of its message and account; undefined when the message is gone. */
