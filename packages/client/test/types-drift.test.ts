@@ -11,6 +11,7 @@ import type * as Server from '../../../src/http/schemas.ts';
 import type { OptOutEvent as ServerOptOutEvent, SmsReceivedEvent as ServerSmsReceivedEvent, WebhookEvent as ServerWebhookEvent } from '../../../src/http/openapi.ts';
 import { KNOWN_ERROR_CODES } from '../src/errors.ts';
 import type * as Client from '../src/types.ts';
+import type { LinksList as ServerLinksList, LinksQuery as ServerLinksQuery } from '../../../src/http/routes/sms-links.ts';
 import type { AuditEventRecord as ServerAuditEvent, AuditEventsQuery as ServerAuditQuery } from '../../../src/http/routes/audit-events.ts';
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -27,6 +28,8 @@ same<Same<Omit<Static<typeof Server.SenderIdRecord>, 'id'>, Omit<Client.SenderId
 same<Same<Static<typeof Server.DeliveryReport>, Client.DeliveryReport>>(true);
 same<Same<Static<typeof Server.ReportsQuery>, Client.DeliveryReportQuery>>(true);
 same<Same<Static<typeof Server.ReportsList>, Client.DeliveryReportPage>>(true);
+same<Same<Static<typeof ServerLinksQuery>, Client.LinkQuery>>(true);
+same<Same<Static<typeof ServerLinksList>, Client.LinkPage>>(true);
 same<Same<Static<typeof Server.AccountBody>['data'], Client.Account>>(true);
 same<Same<Static<typeof ServerWebhookEvent>, Client.WebhookEvent>>(true);
 same<Same<Static<typeof Server.CancelResult>, Client.CancelResult>>(true);

@@ -6,14 +6,14 @@ import { listLinks } from '../../services/links/links.ts';
 import { principalOf } from '../auth.ts';
 import { NullableString, Pagination } from '../schemas.ts';
 
-const LinksQuery = Type.Object({
+export const LinksQuery = Type.Object({
   message_id: Type.Optional(Type.String({ maxLength: 100, description: 'The links of this message; give this or `batch_id`.' })),
   batch_id: Type.Optional(Type.String({ maxLength: 100, description: 'The links of every message of this batch; give this or `message_id`.' })),
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
 });
 
-const Link = Type.Object({
+export const Link = Type.Object({
   message_id: Type.String(),
   url: Type.String({ description: 'The original URL the short link redirects to.' }),
   short_url: Type.String({ description: 'LINK_BASE_URL/<code>, as the message carried it.' }),
@@ -21,7 +21,7 @@ const Link = Type.Object({
   first_clicked_at: NullableString({ format: 'date-time', description: 'The first counted click; null before it.' }),
 });
 
-const LinksList = Type.Object({ status: Type.Literal('success'), data: Type.Array(Link), pagination: Pagination });
+export const LinksList = Type.Object({ status: Type.Literal('success'), data: Type.Array(Link), pagination: Pagination });
 
 export function smsLinkRoutes(ctx: Context): FastifyPluginAsyncTypebox {
   return async (app) => {
