@@ -40,8 +40,8 @@ describe('links queries', () => {
       assert.match(redrawn, /^[0-9A-Za-z]{8}$/);
       assert.equal(messages[0]!.body, `Hi ${BASE}/${redrawn} and ${BASE}/BBBBBBBB`);
       assert.equal(messages[1]!.body, `Hi ${BASE}/CCCCCCCC`, 'the other message untouched');
-      assert.equal((await linkByCode(store.db, 'AAAAAAAA'))!.url, 'https://127.0.0.1/old', 'the first holder keeps its code');
-      assert.equal((await linkByCode(store.db, redrawn))!.url, 'https://127.0.0.1/a');
+      assert.equal((await linkByCode(store, 'AAAAAAAA'))!.url, 'https://127.0.0.1/old', 'the first holder keeps its code');
+      assert.equal((await linkByCode(store, redrawn))!.url, 'https://127.0.0.1/a');
       const page = await linksPage(store.db, 'acc_1', { batchId: 'bat_1' }, 10, 0);
       assert.equal(page.total, 3);
       assert.deepEqual(page.rows.map((r) => r.url).sort(), ['https://127.0.0.1/a', 'https://127.0.0.1/b', 'https://127.0.0.1/c']);

@@ -175,7 +175,7 @@ function clickRecorder(ctx: Context): ClickRecorder {
 export async function followLink(ctx: Context, code: string, method: string, userAgent: string | undefined): Promise<LinkOutcome> {
   const fallback = { found: false as const, location: ctx.config.links.fallbackUrl };
   if (!LINK_CODE_PATTERN.test(code)) return fallback;
-  const link = await linkByCode(ctx.store.db, code);
+  const link = await linkByCode(ctx.store, code);
   const now = ctx.clock();
   if (!link || now - Number(link.created_at) > ctx.config.links.ttlDays * DAY_MS) return fallback;
   clickRecorder(ctx).add({ link, bot: isBotFetch(method, userAgent), userAgent: userAgent === undefined ? null : userAgent.slice(0, MAX_USER_AGENT), at: now });

@@ -3,7 +3,8 @@
  * reads, the click counters, and the lists of `GET /v1/sms/links` and a campaign's results.
  */
 import { sql } from 'kysely';
-import type { Executor } from '../connect.ts';
+import type { Executor, Store } from '../connect.ts';
+import { preparedRead } from '../prepared-statements.ts';
 import type { LinkClicksTable, LinksTable } from '../database.ts';
 import { insertRows } from '../insert-rows.ts';
 import { chunked } from '../chunk.ts';
@@ -38,10 +39,13 @@ export async function codesTakenByOthers(db: Executor, links: readonly Pick<Link
   return taken;
 }
 
-/** The link of that code: the one row the redirect reads. */
-export async function linkByCode(db: Executor, code: string): Promise<Pick<LinksTable, 'code' | 'url' | 'created_at' | 'message_id'> | undefined> {
-  return db.selectFrom('links').select(['code', 'url', 'created_at', 'message_id']).where('code', '=', code).executeTakeFirst();
-}
+/**
+ * The link of that code: the one row the redirect reads, by its primary key, as a prepared
+ * statement on the read connection (on SQLite it never queues behind the writer's transactions).
+ */
+export const linkByCode: (store: Store, code: string) => Promise<Pick<LinksTable, 'code' | 'url' | 'created_at' | 'message_id'> | undefined> = preparedRead((db, code: string) =>
+  db.selectFrom('links').select(['code', 'url', 'created_at', 'message_id']).where('code', '=', code),
+);
 
 /**
  * Counts a click (or a bot's fetch) on the link; returns whether it was the link's first counted
