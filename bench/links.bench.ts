@@ -2,7 +2,8 @@
  * The tracked-link redirect (DECISIONS.md §16): `GET /l/<code>` through a real `pigeon serve`
  * offered 1,000 clicks/s by autocannon (-R), each one counted (a phone's user agent), on links
  * made by a bulk send with `track_links`. The issue's target: p99 under 10 ms on both stores.
- * Prints the redirects/s answered, p50 and p99.
+ * Prints the redirects/s answered, p50 and p99, beside the p99 of a static route of the same
+ * server at the same rate (on a shared machine, what any request costs at that moment).
  *
  *   node --import tsx bench/links.bench.ts [seconds=10] [sqlite|postgres] [rate=1000]
  */
@@ -42,8 +43,11 @@ try {
     const bulk = (await (await fetch(`${base}/v1/sms/bulk`, { method: 'POST', headers: auth, body: JSON.stringify({ from: 'Bench', track_links: true, messages }) })).json()) as { batch_id: string };
     const listed = (await (await fetch(`${base}/v1/sms/links?batch_id=${bulk.batch_id}&limit=1`, { headers: auth })).json()) as { data: { short_url: string }[] };
     const link = listed.data[0]!.short_url;
+    // The same server's static favicon at the same rate: what the machine itself costs a request now.
+    const floor = await load(`${base}/favicon.ico`, { connections: 16, seconds: SECONDS, rate: RATE });
     const r = await load(link, { connections: 16, seconds: SECONDS, rate: RATE, headers: { 'user-agent': PHONE }, ok: '3xx' });
     report([
+      figure(`static route (${STORE}) at ${RATE}/s: p99, for comparison`, floor.p99, 'ms'),
       figure(`redirect /l/<code> (${STORE}) at ${RATE}/s offered: answered/s`, r.requestsPerSecond, 'req/s', { min: RATE * 0.95 }),
       figure(`redirect /l/<code> (${STORE}) p50`, r.p50, 'ms'),
       figure(`redirect /l/<code> (${STORE}) p99`, r.p99, 'ms', { max: 10 }),
