@@ -6,10 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../../errors/catalogue.ts';
 import { isBotFetch, LINK_CODE_PATTERN, linkCode, MAX_TRACKED_LINKS, rewriteLinks, type RewrittenText } from '../../domain/tracked-links.ts';
-import type { LinksTable, MessagesTable, WebhookEventsTable } from '../../store/database.ts';
+import type { LinksTable, MessagesTable } from '../../store/database.ts';
 import type { Executor } from '../../store/connect.ts';
-import { insertRows } from '../../store/insert-rows.ts';
-import { enqueueJobs } from '../../store/repositories/jobs.repository.ts';
 import {
   campaignClicks,
   clickEventTarget,
@@ -22,7 +20,8 @@ import {
   linksPage,
   storedLinkCounts,
 } from '../../store/repositories/links.repository.ts';
-import { iso, newId } from '../../util/ids.ts';
+import { iso } from '../../util/ids.ts';
+import { queueWebhookEvent } from '../webhooks/account-events.ts';
 import type { Context } from '../context.ts';
 
 const DAY_MS = 86_400_000;
@@ -211,22 +210,7 @@ async function queueClickEvent(trx: Executor, link: Pick<LinksTable, 'url' | 'me
     user_agent: userAgent,
     timestamp: iso(now),
   };
-  const event: WebhookEventsTable = {
-    id: newId('evt', now),
-    account_id: m.account_id,
-    message_id: m.id,
-    batch_id: m.batch_id,
-    event: 'sms.link_clicked',
-    url,
-    payload: JSON.stringify(payload),
-    status: 'pending',
-    attempts: 0,
-    last_error: null,
-    created_at: now,
-    updated_at: now,
-  };
-  await insertRows(trx, 'webhook_events', [event]);
-  await enqueueJobs(trx, [{ queue: 'webhook', ref: event.id, runAt: now }], now);
+  await queueWebhookEvent(trx, { accountId: m.account_id, messageId: m.id, batchId: m.batch_id, inboundId: null, event: 'sms.link_clicked', url, body: payload }, now);
   return true;
 }
 
