@@ -55,6 +55,18 @@ describe('client against a live server', () => {
     await assert.rejects(pigeon.sms.quote({ to: '+44', from: 'Acme', message: 'x' }), (err: PigeonApiError) => err.code === 'invalid_recipient');
   });
 
+  test('sms.send with track_links shortens the link; sms.links lists it with its clicks', async () => {
+    const { key } = await server.h.customer({ credits: 10 });
+    const pigeon = client(key);
+    const sent = await pigeon.sms.send({ to: '+447911123456', from: 'Acme', message: 'Sale: https://127.0.0.1/sale', track_links: true });
+    const page = await pigeon.sms.links({ message_id: sent.message_id });
+    assert.equal(page.pagination.total, 1);
+    const [link] = page.data;
+    assert.deepEqual({ ...link!, short_url: undefined }, { message_id: sent.message_id, url: 'https://127.0.0.1/sale', short_url: undefined, clicks: 0, first_clicked_at: null });
+    assert.match(link!.short_url, /\/l\/[0-9A-Za-z]{8}$/);
+    await assert.rejects(pigeon.sms.links({}), (err: PigeonApiError) => err.code === 'invalid_request' && err.status === 400);
+  });
+
   test('account.get reads the balance', async () => {
     const { key, accountId } = await server.h.customer({ credits: 42 });
     const account = await client(key).account.get();
