@@ -317,4 +317,23 @@ describe('tracked links', () => {
     assert.equal((await follow(code!)).statusCode, 404);
     assert.equal((await linksOf(kept.message_id)).length, 1, 'another account\'s links stay');
   });
+
+  test('redaction removes a message\'s links with its text: the link stops redirecting, the click event loses its URL', async () => {
+    const sent = (await h.request('POST', '/v1/sms/send', { key, body: { to: '+447911123456', from: 'Acme', message: 'Private: https://127.0.0.1/p?token=abc', track_links: true, callback_url: receiver.url('/redacted') } })).json();
+    const [code] = codesIn(await body(sent.message_id));
+    await follow(code!);
+    await waitFor(async () => (await clicksOf(code!)).clicks === 1);
+    await workers.drain();
+    h.clock.advance(2000);
+    await workers.drain();
+    const redacted = await h.request('POST', `/v1/sms/${sent.message_id}/redact`, { key });
+    assert.equal(redacted.statusCode, 200, redacted.body);
+    assert.deepEqual(await linksOf(sent.message_id), []);
+    assert.equal((await follow(code!)).statusCode, 404);
+    assert.deepEqual((await h.request('GET', `/v1/sms/links?message_id=${sent.message_id}`, { key })).json().data, []);
+    const [event] = await h.ctx.store.db.selectFrom('webhook_events').select('payload').where('message_id', '=', sent.message_id).where('event', '=', 'sms.link_clicked').execute();
+    const payload = JSON.parse(event!.payload);
+    assert.equal(payload.url, '');
+    assert.equal(payload.to, '+44791112XXXX');
+  });
 });

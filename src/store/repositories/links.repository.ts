@@ -118,3 +118,9 @@ export async function clickEventTarget(db: Executor, messageId: string) {
     .where('messages.id', '=', messageId)
     .executeTakeFirst();
 }
+
+/** Deletes the links of these messages (at most a chunk's worth of ids) and their clicks: retention's purge and redaction. */
+export async function deleteLinksOfMessages(db: Executor, messageIds: readonly string[]): Promise<void> {
+  await db.deleteFrom('link_clicks').where('code', 'in', db.selectFrom('links').select('code').where('message_id', 'in', messageIds)).execute();
+  await db.deleteFrom('links').where('message_id', 'in', messageIds).execute();
+}

@@ -3,6 +3,7 @@
  * daily totals purged messages are counted into, the purge cursors and the erasure requests.
  * Every read is bounded by a `limit` so that each transaction stays short.
  */
+import { deleteLinksOfMessages } from './links.repository.ts';
 import { sql } from 'kysely';
 import type { Executor } from '../connect.ts';
 import type { DailyTotalsTable, ErasuresTable, MessagesTable, RetentionCursorKind } from '../database.ts';
@@ -153,8 +154,7 @@ export async function deleteMessagesWithRecords(db: Executor, ids: readonly stri
     await db.deleteFrom('smpp_messages').where('message_id', 'in', part).execute();
     await db.deleteFrom('smpp_outbox').where('message_id', 'in', part).execute();
     await db.deleteFrom('retention_deferred').where('message_id', 'in', part).execute();
-    await db.deleteFrom('link_clicks').where('code', 'in', db.selectFrom('links').select('code').where('message_id', 'in', part)).execute();
-    await db.deleteFrom('links').where('message_id', 'in', part).execute();
+    await deleteLinksOfMessages(db, part);
   }
   return { deleted, events };
 }
