@@ -300,32 +300,32 @@ describe('tracked links', () => {
     }
   });
 
-  test('retention deletes a message\'s links and clicks with it; the link then answers 404', async () => {
-    const gone = await h.customer({ credits: 10 });
-    const kept = (await h.request('POST', '/v1/sms/send', { key, body: { to: '+447911123456', from: 'Acme', message: 'https://127.0.0.1/kept', track_links: true } })).json();
-    const sent = (await h.request('POST', '/v1/sms/send', { key: gone.key, body: { to: '+447911123456', from: 'Acme', message: 'https://127.0.0.1/gone', track_links: true } })).json();
+  /** A tracked send whose one link was clicked once, then delivered (final). */
+  async function clickedAndDelivered(apiKey: string, fields: { message: string; callback_url?: string }) {
+    const sent = (await h.request('POST', '/v1/sms/send', { key: apiKey, body: { to: '+447911123456', from: 'Acme', track_links: true, ...fields } })).json();
     const [code] = codesIn(await body(sent.message_id));
     await follow(code!);
     await waitFor(async () => (await clicksOf(code!)).clicks === 1);
     await workers.drain();
     h.clock.advance(2000);
     await workers.drain();
+    return { sent, code: code! };
+  }
+
+  test('retention deletes a message\'s links and clicks with it; the link then answers 404', async () => {
+    const gone = await h.customer({ credits: 10 });
+    const kept = (await h.request('POST', '/v1/sms/send', { key, body: { to: '+447911123456', from: 'Acme', message: 'https://127.0.0.1/kept', track_links: true } })).json();
+    const { sent, code } = await clickedAndDelivered(gone.key, { message: 'https://127.0.0.1/gone' });
     await setAccountRetention(h.ctx, gone.accountId, { messageDays: 0 });
     await runPurge(h.ctx);
     assert.deepEqual(await linksOf(sent.message_id), []);
-    assert.deepEqual(await h.ctx.store.db.selectFrom('link_clicks').select('code').where('code', '=', code!).execute(), []);
-    assert.equal((await follow(code!)).statusCode, 404);
+    assert.deepEqual(await h.ctx.store.db.selectFrom('link_clicks').select('code').where('code', '=', code).execute(), []);
+    assert.equal((await follow(code)).statusCode, 404);
     assert.equal((await linksOf(kept.message_id)).length, 1, 'another account\'s links stay');
   });
 
   test('redaction removes a message\'s links with its text: the link stops redirecting, the click event loses its URL', async () => {
-    const sent = (await h.request('POST', '/v1/sms/send', { key, body: { to: '+447911123456', from: 'Acme', message: 'Private: https://127.0.0.1/p?token=abc', track_links: true, callback_url: receiver.url('/redacted') } })).json();
-    const [code] = codesIn(await body(sent.message_id));
-    await follow(code!);
-    await waitFor(async () => (await clicksOf(code!)).clicks === 1);
-    await workers.drain();
-    h.clock.advance(2000);
-    await workers.drain();
+    const { sent, code } = await clickedAndDelivered(key, { message: 'Private: https://127.0.0.1/p?token=abc', callback_url: receiver.url('/redacted') });
     const redacted = await h.request('POST', `/v1/sms/${sent.message_id}/redact`, { key });
     assert.equal(redacted.statusCode, 200, redacted.body);
     assert.deepEqual(await linksOf(sent.message_id), []);
