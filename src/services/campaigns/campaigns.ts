@@ -586,7 +586,7 @@ export async function cancelCampaign(ctx: Context, accountId: string, id: string
   return { canceled, credits };
 }
 
-const RESULT_COLUMNS = ['message_id', 'batch_id', 'to', 'status', 'segments', 'encoding', 'error_code', 'error_message', 'created_at', 'send_at', 'sent_at', 'delivered_at', 'campaign', 'clicks'];
+const RESULT_COLUMNS = ['message_id', 'batch_id', 'to', 'status', 'segments', 'encoding', 'error_code', 'error_message', 'created_at', 'send_at', 'sent_at', 'delivered_at', 'clicks', 'campaign'];
 
 /** What a campaign is called in the dashboard: its name, or its id for those made before names. */
 export function campaignTitle(campaign: Campaign): string {
@@ -609,7 +609,7 @@ export async function* campaignResultsCsv(ctx: Context, accountId: string, id: s
     let chunk = '';
     for (const m of page) {
       const clicked = clicks === null ? '' : (clicks.get(m.id) ?? 0);
-      chunk += csvLine([m.id, m.batch_id, m.recipient, m.status, m.segments, m.encoding, m.error_code, m.error_message, iso(m.created_at), iso(m.send_at), iso(m.sent_at), iso(m.delivered_at), title, clicked]);
+      chunk += csvLine([m.id, m.batch_id, m.recipient, m.status, m.segments, m.encoding, m.error_code, m.error_message, iso(m.created_at), iso(m.send_at), iso(m.sent_at), iso(m.delivered_at), clicked, title]);
     }
     yield chunk;
     after = page[page.length - 1]!.id;
