@@ -34,7 +34,7 @@ describe('OpenAPI document', () => {
   const succeeded = new Set<string>();
 
   before(async () => {
-    h = await harness({ RATE_LIMIT_MAX: '25', WEBHOOK_RETRY_DELAYS_MS: '0' });
+    h = await harness({ RATE_LIMIT_MAX: '25', WEBHOOK_RETRY_DELAYS_MS: '0', LINK_BASE_URL: 'https://127.0.0.1:8443/l' });
     const res = await h.request('GET', OPENAPI_PATH);
     assert.equal(res.statusCode, 200);
     doc = res.json();

@@ -15,7 +15,7 @@ describe('client against a live server', () => {
   let server: LiveServer;
   before(async () => {
     // One webhook attempt only, so an event to an unreachable receiver is soon `undelivered`.
-    server = await liveServer({ WEBHOOK_RETRY_DELAYS_MS: '0' });
+    server = await liveServer({ WEBHOOK_RETRY_DELAYS_MS: '0', LINK_BASE_URL: 'https://127.0.0.1:8443/l' });
   });
   after(() => server.close());
 
@@ -63,7 +63,7 @@ describe('client against a live server', () => {
     assert.equal(page.pagination.total, 1);
     const [link] = page.data;
     assert.deepEqual({ ...link!, short_url: undefined }, { message_id: sent.message_id, url: 'https://127.0.0.1/sale', short_url: undefined, clicks: 0, first_clicked_at: null });
-    assert.match(link!.short_url, /\/l\/[0-9A-Za-z]{8}$/);
+    assert.match(link!.short_url, /^https:\/\/127\.0\.0\.1:8443\/l\/[0-9A-Za-z]{8}$/);
     await assert.rejects(pigeon.sms.links({}), (err: PigeonApiError) => err.code === 'invalid_request' && err.status === 400);
   });
 
