@@ -60,18 +60,21 @@ export interface LoadResult {
 /** Runs autocannon in its own process against `url`. */
 export async function load(
   url: string,
-  opts: { connections: number; seconds: number; method?: string; headers?: Record<string, string>; body?: string },
+  opts: { connections: number; seconds: number; method?: string; headers?: Record<string, string>; body?: string; /** Requests per second in all (autocannon's -R); absent, as fast as answered. */ rate?: number; /** The answers that count as success: 2xx (default), or 3xx for a redirect. */ ok?: '2xx' | '3xx' },
 ): Promise<LoadResult> {
   const args = ['-c', String(opts.connections), '-d', String(opts.seconds), '-j'];
+  if (opts.rate) args.push('-R', String(opts.rate));
   if (opts.method) args.push('-m', opts.method);
   for (const [k, v] of Object.entries(opts.headers ?? {})) args.push('-H', `${k}=${v}`);
   if (opts.body) args.push('-b', opts.body);
   args.push(url);
   const { stdout } = await run(process.execPath, ['node_modules/autocannon/autocannon.js', ...args], { maxBuffer: 64 * 1024 * 1024 });
   const r = JSON.parse(stdout);
-  if (r.non2xx > 0 || r.errors > 0) console.error(`# ${url}: ${r.non2xx} non-2xx answers and ${r.errors} errors, left out of the rate`);
+  const ok = opts.ok ?? '2xx';
+  const other = r.requests.total - r[ok] - r.errors;
+  if (other > 0 || r.errors > 0) console.error(`# ${url}: ${other} non-${ok} answers and ${r.errors} errors, left out of the rate`);
   return {
-    requestsPerSecond: r['2xx'] / r.duration,
+    requestsPerSecond: r[ok] / r.duration,
     p50: r.latency.p50,
     p99: r.latency.p99,
     non2xx: r.non2xx,

@@ -57,6 +57,9 @@ const suites: { name: string; args: string[]; env?: Record<string, string> }[] =
   { name: 'verify', args: ['bench/verify.bench.ts', quick ? '4' : '10', quick ? '2' : '3', 'sqlite'] },
   { name: 'verify-pg', args: ['bench/verify.bench.ts', quick ? '4' : '10', quick ? '2' : '3', 'postgres'] },
   // The send rate with the audit log against the tree before it, ABBA (DECISIONS.md §15: sends are not slowed).
+  // The tracked-link redirect offered 1,000 clicks/s, each counted (DECISIONS.md §16: p99 under 10 ms).
+  { name: 'links', args: ['bench/links.bench.ts', quick ? '5' : '20', 'sqlite'] },
+  { name: 'links-pg', args: ['bench/links.bench.ts', quick ? '5' : '20', 'postgres'] },
   { name: 'audit', args: ['bench/audit.bench.ts', quick ? '4' : '10', quick ? '2' : '4'] },
 ];
 

@@ -97,6 +97,14 @@ export interface Config {
    * set shorter (`pigeon account retention`). `maskNumbersDays` 0: numbers are never masked.
    */
   retention: { bodyDays: number; messageDays: number; maskNumbersDays: number; /** RETENTION_AUDIT_DAYS: days the audit log keeps a record (DECISIONS.md §15). */ auditDays: number };
+  /**
+   * Tracked links (DECISIONS.md §16, docs/guides/marketing.md): LINK_BASE_URL, what a link in a
+   * message is rewritten to before its code (default PUBLIC_URL + `/l`); LINK_TTL_DAYS, how long
+   * a link redirects; LINK_FALLBACK_URL, where an unknown or expired link goes (null: a 404 page);
+   * LINK_RATE_LIMIT_MAX fetches of `/l/` per client address (IPv6: per /64) per
+   * LINK_RATE_LIMIT_WINDOW_MS.
+   */
+  links: { baseUrl: string; ttlDays: number; fallbackUrl: string | null; rateLimit: { max: number; windowMs: number } };
   /** Account limits (docs/security.md); each account may override them (`pigeon account limits`). */
   limits: {
     /** Sender IDs an account may have pending review at once (SENDER_ID_PENDING_MAX). */
@@ -364,6 +372,12 @@ function readConfig(env: Env): Config {
       messageDays: int(env, 'RETENTION_MESSAGE_DAYS', 400, 0, 100_000),
       maskNumbersDays: int(env, 'RETENTION_MASK_NUMBERS_DAYS', 0, 0, 100_000),
       auditDays: int(env, 'RETENTION_AUDIT_DAYS', 730, 1, 100_000),
+    },
+    links: {
+      baseUrl: (url(env, 'LINK_BASE_URL', `${publicUrl}/l`, ['http:', 'https:']) as string).replace(/\/+$/, ''),
+      ttlDays: int(env, 'LINK_TTL_DAYS', 90, 1, 100_000),
+      fallbackUrl: url(env, 'LINK_FALLBACK_URL', null, ['http:', 'https:']),
+      rateLimit: { max: int(env, 'LINK_RATE_LIMIT_MAX', 300, 1), windowMs: int(env, 'LINK_RATE_LIMIT_WINDOW_MS', 60_000, 1000) },
     },
     limits: {
       senderIdPendingMax: int(env, 'SENDER_ID_PENDING_MAX', 20, 0, 1_000_000),

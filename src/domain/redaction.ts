@@ -30,21 +30,25 @@ export function redactPayload(payload: string, numbers: readonly string[]): stri
 }
 
 /**
- * A stored payload with `numbers` masked and, when `text` is true, every `message` field emptied:
+ * A stored payload with `numbers` masked and, when `text` is true, every `message` field (and the
+ * `url` of `sms.link_clicked`) emptied:
  * what the retention purge does to the events of a message whose text or number is due.
  */
 export function rewritePayload(payload: string, opts: { text: boolean; numbers: readonly string[] }): string {
   const { text, numbers } = opts;
   const masked = new Set(numbers.filter((n) => !isMasked(n)));
+  const parsed = JSON.parse(payload) as unknown;
+  // A link of the text, in `sms.link_clicked` (DECISIONS.md §16), is text too.
+  const linkClick = (parsed as { event?: unknown } | null)?.event === 'sms.link_clicked';
   const walk = (value: unknown, key: string | null): unknown => {
     if (typeof value === 'string') {
       // `Body`: the text in a Twilio-style inbound post (DECISIONS.md §12).
-      if (text && (key === 'message' || key === 'Body')) return REDACTED_TEXT;
+      if (text && (key === 'message' || key === 'Body' || (linkClick && key === 'url'))) return REDACTED_TEXT;
       return masked.has(value) ? maskNumber(value) : value;
     }
     if (Array.isArray(value)) return value.map((v) => walk(v, null));
     if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, k)]));
     return value;
   };
-  return JSON.stringify(walk(JSON.parse(payload), null));
+  return JSON.stringify(walk(parsed, null));
 }

@@ -31,6 +31,8 @@ import { deliveryReportRoutes } from './routes/delivery-reports.ts';
 import { docsRoutes } from './routes/docs.ts';
 import { OPENAPI_PATH, openApiRoute, registerOpenApi } from './openapi.ts';
 import { healthRoutes, type DeliveryStatus } from './routes/health.ts';
+import { linkRoutes } from './routes/links.ts';
+import { smsLinkRoutes } from './routes/sms-links.ts';
 import { inboundRoutes } from './routes/inbound.ts';
 import { numberRoutes } from './routes/numbers.ts';
 import { optOutRoutes } from './routes/opt-outs.ts';
@@ -244,12 +246,14 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const authFailures = authFailureCounter(ctx, rateLimits);
   await app.register(twilioRoutes(ctx, rateLimits, authFailures), { prefix: TWILIO_PREFIX });
   await app.register(twilioVerifyRoutes(ctx, rateLimits, authFailures), { prefix: TWILIO_VERIFY_PREFIX });
+  await app.register(linkRoutes(ctx, rateLimits));
   await app.register(
     async (v1) => {
       installAuth(v1, ctx, rateLimits, authFailures);
       await v1.register(smsRoutes(ctx));
       await v1.register(senderIdRoutes(ctx));
       await v1.register(deliveryReportRoutes(ctx));
+      await v1.register(smsLinkRoutes(ctx));
       await v1.register(webhookRoutes(ctx));
       await v1.register(accountRoutes(ctx));
       await v1.register(pricingRoutes(ctx));

@@ -63,6 +63,14 @@ export const Category = Type.Union([Type.Literal('transactional'), Type.Literal(
   description: '`transactional` (the default) or `marketing`: marketing messages are held outside the account\'s quiet-hours window in the recipient\'s time zone.',
 });
 
+/** DECISIONS.md §16: tracked links, the same on a single send and a bulk. */
+const TrackLinks = Type.Optional(
+  Type.Boolean({
+    description:
+      'Replace every http:// and https:// URL of the text by a short link of its own (LINK_BASE_URL/<code>, 8 characters) that redirects to it and counts its clicks (`GET /v1/sms/links`, the `sms.link_clicked` event). Segments and credits count the rewritten text. At most 10 links per message.',
+  }),
+);
+
 /** `send_at` and `validity_period`, the same on a single send and at the top level of a bulk. */
 const SchedulingFields = {
   category: Type.Optional(Category),
@@ -123,6 +131,7 @@ export const SendBody = Type.Object({
   callback_url: Type.Optional(
     Type.String({ maxLength: LIMITS.callbackUrl, description: 'HTTPS URL that receives the delivery webhook events of this message; at most 2,048 characters.' }),
   ),
+  track_links: TrackLinks,
   ...SchedulingFields,
 });
 
@@ -188,6 +197,7 @@ export const BulkBody = Type.Object({
   callback_url: Type.Optional(
     Type.String({ maxLength: LIMITS.callbackUrl, description: 'HTTPS URL that receives the events of every message of the batch; at most 2,048 characters.' }),
   ),
+  track_links: TrackLinks,
   ...SchedulingFields,
 });
 

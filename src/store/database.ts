@@ -144,6 +144,8 @@ export interface CampaignsTable {
   opt_out_line: number;
   /** `marketing` (migration 033); null: transactional. */
   category?: 'marketing' | null;
+  /** 1 when the messages' links were tracked (migration 034). */
+  track_links?: number;
 }
 
 /** What the campaign composer remembers per account for the next file (migration 019). */
@@ -219,6 +221,30 @@ export interface JobsTable {
   run_at: number;
   attempts: number;
   created_at: number;
+}
+
+/** A tracked link of a message (migration 034, DECISIONS.md §16). */
+export interface LinksTable {
+  /** 8 to 10 characters of [0-9A-Za-z]: the short URL is LINK_BASE_URL/<code>. */
+  code: string;
+  message_id: string;
+  batch_id: string | null;
+  account_id: string;
+  /** The original URL the link redirects to. */
+  url: string;
+  created_at: number;
+  /** Counted clicks: not HEAD, not a preview, crawler or scanner. */
+  clicks: number;
+  bot_clicks: number;
+  first_clicked_at: number | null;
+}
+
+/** The time and user agent of one of a link's first fetches (no address). */
+export interface LinkClicksTable {
+  code: string;
+  clicked_at: number;
+  user_agent: string | null;
+  bot: number;
 }
 
 export interface WebhookEventsTable {
@@ -717,6 +743,8 @@ export interface Database {
   messages: MessagesTable;
   jobs: JobsTable;
   webhook_events: WebhookEventsTable;
+  links: LinksTable;
+  link_clicks: LinkClicksTable;
   webhook_attempts: WebhookAttemptsTable;
   idempotency_keys: IdempotencyKeysTable;
   carrier_parts: CarrierPartsTable;

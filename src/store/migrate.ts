@@ -35,6 +35,7 @@ import * as m030 from './migrations/030-audit.ts';
 import * as m031 from './migrations/031-marketing.ts';
 import * as m032 from './migrations/032-verify-one-pending.ts';
 import * as m033 from './migrations/033-quiet-hours.ts';
+import * as m034 from './migrations/034-tracked-links.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': m001,
@@ -67,6 +68,7 @@ const migrations: Record<string, Migration> = {
   '031-marketing': m031,
   '032-verify-one-pending': m032,
   '033-quiet-hours': m033,
+  '034-tracked-links': m034,
 };
 
 class InCodeMigrationProvider implements MigrationProvider {

@@ -638,7 +638,7 @@ describe('dashboard: campaigns', () => {
     assert.match(String(download.headers['content-disposition']), /^attachment; filename="cmp_[a-z0-9]+-results\.csv"$/);
     const lines = download.body.trimEnd().split('\r\n');
     assert.equal(lines.length, 2);
-    assert.equal(lines[0], 'message_id,batch_id,to,status,segments,encoding,error_code,error_message,created_at,send_at,sent_at,delivered_at,campaign,category,held_until');
+    assert.equal(lines[0], 'message_id,batch_id,to,status,segments,encoding,error_code,error_message,created_at,send_at,sent_at,delivered_at,clicks,campaign,category,held_until');
     assert.match(lines[1]!, /^msg_[a-z0-9]+,bat_[a-z0-9]+,'\+33612345678,pending,1,GSM-7,,,2026-/);
 
     const other = await owner(0);
@@ -815,6 +815,45 @@ describe('dashboard: campaigns', () => {
     assert.ok(stored.every((m) => m.body.endsWith('\nReply STOP to opt out') && Number(m.segments) === 2));
     assert.equal(await balance(accountId), 6);
     assert.match((await client.get(String(sent.headers.location))).body, /with “Reply STOP to opt out” added on its own line/);
+  });
+
+  test('tracked links: each recipient a short link of their own, priced as shortened; the page and the CSV show clicks and the click-through rate', async () => {
+    const base = h.config.links.baseUrl;
+    h.config.links.baseUrl = 'https://127.0.0.1:8443/l';
+    try {
+      const { client, accountId } = await owner(10);
+      // As written 2 segments (the URL alone is over 160 characters); shortened, one.
+      const template = `Hi {{name}}, our sale: https://127.0.0.1/sale?ref=${'r'.repeat(130)}&who={{name}}`;
+      const file = csv('to,name\n+447400123401,Ann\n+447400123402,Bob\n');
+      assert.match((await post(client, { template }, file, PREVIEW)).body, /data-credits="4"/);
+      const preview = await post(client, { template, track_links: 'on' }, file, PREVIEW);
+      assert.match(preview.body, /id="track-links-note"/);
+      assert.match(preview.body, /data-credits="2"/);
+      const sent = await post(client, { template, track_links: 'on' }, file);
+      assert.equal(sent.statusCode, 303, sent.body);
+      assert.equal(await balance(accountId), 8);
+      const stored = await messages(accountId);
+      const codes = stored.map((m) => /^Hi (Ann|Bob), our sale: https:\/\/127\.0\.0\.1:8443\/l\/([0-9A-Za-z]{8})$/.exec(m.body)?.[2]);
+      assert.ok(codes[0] && codes[1] && codes[0] !== codes[1], stored.map((m) => m.body).join(' | '));
+      const location = String(sent.headers.location);
+      assert.match((await client.get(location)).body, /no click-through rate before a message is delivered/);
+      await h.workers.drain();
+      h.clock.advance(5_000);
+      await h.workers.drain();
+      const clicked = await h.app.inject({ method: 'GET', url: `/l/${codes[0]}`, headers: { 'user-agent': 'Mozilla/5.0 (Android 14; Mobile) Firefox/120.0' } });
+      assert.equal(clicked.statusCode, 302);
+      assert.equal(clicked.headers.location, `https://127.0.0.1/sale?ref=${'r'.repeat(130)}&who=${stored[0]!.body.includes('Ann') ? 'Ann' : 'Bob'}`);
+      const page = await waitFor(async () => {
+        const body = (await client.get(location)).body;
+        return /data-clicks="1"/.test(body) && body;
+      });
+      assert.match(page, /1 click; 1 recipient clicked: <span id="click-through">50\.0% of the 2 delivered<\/span>/);
+      const lines = (await client.get(`${location}/results.csv`)).body.trimEnd().split('\r\n');
+      const clicks = new Map(lines.slice(1).map((l) => [l.split(',')[0], l.split(',').at(-2)]));
+      assert.deepEqual([clicks.get(stored[0]!.id), clicks.get(stored[1]!.id)], ['1', '0']);
+    } finally {
+      h.config.links.baseUrl = base;
+    }
   });
 
   test('an XLSX file follows the same rules: the column by its name or asked, national numbers (typed as numbers too), duplicates', async () => {

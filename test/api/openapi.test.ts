@@ -34,7 +34,7 @@ describe('OpenAPI document', () => {
   const succeeded = new Set<string>();
 
   before(async () => {
-    h = await harness({ RATE_LIMIT_MAX: '25', WEBHOOK_RETRY_DELAYS_MS: '0' });
+    h = await harness({ RATE_LIMIT_MAX: '25', WEBHOOK_RETRY_DELAYS_MS: '0', LINK_BASE_URL: 'https://127.0.0.1:8443/l' });
     const res = await h.request('GET', OPENAPI_PATH);
     assert.equal(res.statusCode, 200);
     doc = res.json();
@@ -203,6 +203,11 @@ describe('OpenAPI document', () => {
     check('GET', '/v1/sms/delivery-reports', await h.request('GET', '/v1/sms/delivery-reports', { key }));
     check('GET', '/v1/sms/delivery-reports', await h.request('GET', `/v1/sms/delivery-reports?batch_id=${bulk.json().batch_id}&status=failed&limit=5`, { key }));
     check('GET', '/v1/sms/delivery-reports', await h.request('GET', '/v1/sms/delivery-reports?limit=500', { key }));
+    const tracked = await h.request('POST', '/v1/sms/send', { key, body: { to: '+447911123456', from: 'Acme', message: 'Sale: https://127.0.0.1/sale', track_links: true } });
+    check('POST', '/v1/sms/send', tracked);
+    check('GET', '/v1/sms/links', await h.request('GET', `/v1/sms/links?message_id=${tracked.json().message_id}`, { key }));
+    check('GET', '/v1/sms/links', await h.request('GET', `/v1/sms/links?batch_id=${bulk.json().batch_id}`, { key }));
+    check('GET', '/v1/sms/links', await h.request('GET', '/v1/sms/links', { key }));
     check('GET', '/v1/account', await h.request('GET', '/v1/account', { key }));
     // Prices, on an account of its own (this one's requests are counted against RATE_LIMIT_MAX).
     const p = await h.customer();

@@ -16,6 +16,8 @@ import type {
   CancelResult,
   DeliveryReport,
   DeliveryReportPage,
+  LinkPage,
+  LinkQuery,
   DeliveryReportQuery,
   SendRequest,
   SendResult,
@@ -156,6 +158,11 @@ export class Pigeon {
     cancel: async (messageId: string, options: CallOptions = {}): Promise<CancelResult> => {
       const response = await this.#http.request({ method: 'POST', path: `/sms/${encodeURIComponent(messageId)}/cancel`, signal: options.signal });
       return object(response) as unknown as CancelResult;
+    },
+    /** `GET /v1/sms/links`: one page of the tracked links of a message or a batch, with their clicks. */
+    links: async (query: LinkQuery, options: CallOptions = {}): Promise<LinkPage> => {
+      const response = await this.#http.request({ method: 'GET', path: '/sms/links', query: { ...query }, signal: options.signal });
+      return object(response) as unknown as LinkPage;
     },
     /** `POST /v1/sms/batches/{batch_id}/cancel`: cancels what is still `scheduled` of a batch, in one refund. */
     cancelBatch: async (batchId: string, options: CallOptions = {}): Promise<CancelResult> => {

@@ -26,6 +26,8 @@ export interface SendRequest {
   validity_period?: number;
   /** Default `transactional`. */
   category?: Category;
+  /** Every http(s) URL of the text becomes a short link of its own whose clicks are counted. */
+  track_links?: boolean;
 }
 
 export interface SendResult {
@@ -56,6 +58,8 @@ export interface BulkRequest {
   validity_period?: number;
   /** For every message of the batch; default `transactional`. */
   category?: Category;
+  /** Every http(s) URL of each text becomes a short link of its own whose clicks are counted. */
+  track_links?: boolean;
 }
 
 export interface BulkResult {
@@ -145,6 +149,33 @@ export interface SenderIdList {
 export interface SenderIdCreated {
   status: 'success';
   data: SenderId;
+}
+
+/** `GET /v1/sms/links`: exactly one of `message_id` and `batch_id`. */
+export interface LinkQuery {
+  message_id?: string;
+  batch_id?: string;
+  page?: number;
+  /** 1 to 200, default 50. */
+  limit?: number;
+}
+
+/** A tracked link of a message sent with `track_links`. */
+export interface TrackedLink {
+  message_id: string;
+  /** The original URL. */
+  url: string;
+  /** What the message carried: LINK_BASE_URL/<code>. */
+  short_url: string;
+  /** Counted clicks (previews, crawlers, scanners and HEAD requests are not). */
+  clicks: number;
+  first_clicked_at: string | null;
+}
+
+export interface LinkPage {
+  status: 'success';
+  data: TrackedLink[];
+  pagination: Pagination;
 }
 
 export interface DeliveryReportPage {

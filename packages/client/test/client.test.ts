@@ -15,7 +15,7 @@ describe('client against a live server', () => {
   let server: LiveServer;
   before(async () => {
     // One webhook attempt only, so an event to an unreachable receiver is soon `undelivered`.
-    server = await liveServer({ WEBHOOK_RETRY_DELAYS_MS: '0' });
+    server = await liveServer({ WEBHOOK_RETRY_DELAYS_MS: '0', LINK_BASE_URL: 'https://127.0.0.1:8443/l' });
   });
   after(() => server.close());
 
@@ -53,6 +53,18 @@ describe('client against a live server', () => {
     assert.deepEqual(price, { status: 'success', data: { to: '+447911123456', prefix: '+', credits_per_segment: 1, effective_from: '1970-01-01T00:00:00.000Z', next_change: null } });
     await assert.rejects(pigeon.account.pricing('+44'), (err: PigeonApiError) => err.code === 'invalid_recipient' && err.status === 400);
     await assert.rejects(pigeon.sms.quote({ to: '+44', from: 'Acme', message: 'x' }), (err: PigeonApiError) => err.code === 'invalid_recipient');
+  });
+
+  test('sms.send with track_links shortens the link; sms.links lists it with its clicks', async () => {
+    const { key } = await server.h.customer({ credits: 10 });
+    const pigeon = client(key);
+    const sent = await pigeon.sms.send({ to: '+447911123456', from: 'Acme', message: 'Sale: https://127.0.0.1/sale', track_links: true });
+    const page = await pigeon.sms.links({ message_id: sent.message_id });
+    assert.equal(page.pagination.total, 1);
+    const [link] = page.data;
+    assert.deepEqual({ ...link!, short_url: undefined }, { message_id: sent.message_id, url: 'https://127.0.0.1/sale', short_url: undefined, clicks: 0, first_clicked_at: null });
+    assert.match(link!.short_url, /^https:\/\/127\.0\.0\.1:8443\/l\/[0-9A-Za-z]{8}$/);
+    await assert.rejects(pigeon.sms.links({}), (err: PigeonApiError) => err.code === 'invalid_request' && err.status === 400);
   });
 
   test('account.get reads the balance', async () => {

@@ -12,6 +12,7 @@ import type { OptOutEvent as ServerOptOutEvent, SmsReceivedEvent as ServerSmsRec
 import { KNOWN_ERROR_CODES } from '../src/errors.ts';
 import type * as Client from '../src/types.ts';
 import type * as ServerVerify from '../../../src/http/routes/verify.ts';
+import type { LinksList as ServerLinksList, LinksQuery as ServerLinksQuery } from '../../../src/http/routes/sms-links.ts';
 import type { AuditEventRecord as ServerAuditEvent, AuditEventsQuery as ServerAuditQuery } from '../../../src/http/routes/audit-events.ts';
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -28,6 +29,8 @@ same<Same<Omit<Static<typeof Server.SenderIdRecord>, 'id'>, Omit<Client.SenderId
 same<Same<Static<typeof Server.DeliveryReport>, Client.DeliveryReport>>(true);
 same<Same<Static<typeof Server.ReportsQuery>, Client.DeliveryReportQuery>>(true);
 same<Same<Static<typeof Server.ReportsList>, Client.DeliveryReportPage>>(true);
+same<Same<Static<typeof ServerLinksQuery>, Client.LinkQuery>>(true);
+same<Same<Static<typeof ServerLinksList>, Client.LinkPage>>(true);
 same<Same<Static<typeof Server.AccountBody>['data'], Client.Account>>(true);
 same<Same<Static<typeof ServerWebhookEvent>, Client.WebhookEvent>>(true);
 same<Same<Static<typeof Server.CancelResult>, Client.CancelResult>>(true);

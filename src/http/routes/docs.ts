@@ -47,6 +47,7 @@ export const GUIDES = [
   'delivery-reports',
   'webhooks',
   'receiving-and-opt-outs',
+  'marketing',
   'moving-from-twilio',
   'errors',
   'limits',

@@ -32,7 +32,7 @@ import { countryByCode, countryOfNumber, readPhoneNumber } from '../../domain/na
 import type { Encoding } from '../../domain/segmentation.ts';
 import { csvLine } from '../../domain/csv-cell.ts';
 import type { MessageStatus } from '../../domain/message-status.ts';
-import type { MessagesTable } from '../../store/database.ts';
+import type { LinksTable, MessagesTable } from '../../store/database.ts';
 import { isUniqueViolation } from '../../store/dialect.ts';
 import { creditBalance } from '../../store/repositories/ledger.repository.ts';
 import { listNumberRows } from '../../store/repositories/numbers.repository.ts';
@@ -62,6 +62,7 @@ import { listSenderIds } from '../sender-ids/sender-ids.ts';
 import { accept, checkEntry, messageRow, timingOf, type ValidEntry } from '../messages/submit-messages.ts';
 import { holdAtAcceptance, openings } from '../messages/quiet-hours-hold.ts';
 import { accountWindow } from '../accounts/quiet-hours.ts';
+import { linkRows, messageClicks, trackedText } from '../links/links.ts';
 import { cancelScheduled } from '../messages/cancel-messages.ts';
 import { columnList, readCampaignCsv, type CampaignFileSummary } from './campaign-file.ts';
 import { readCampaignXlsx } from './campaign-xlsx.ts';
@@ -107,6 +108,8 @@ export interface CampaignReading {
   category?: 'transactional' | 'marketing';
   /** When the campaign would go, for the preview's count of held recipients; absent, now. */
   sendAt?: number;
+  /** Replace each message's links by tracked short links (DECISIONS.md §16). */
+  trackLinks?: boolean;
 }
 
 export interface InvalidRow {
@@ -145,6 +148,8 @@ export interface CampaignDraft {
   country: string | null;
   everyRow: boolean;
   optOutLine: boolean;
+  /** The messages' links are tracked: texts, segments and credits are those of the short links. */
+  trackLinks: boolean;
   /** Valid rows whose number an earlier row of the file already has. */
   duplicateCount: number;
   /** Of those, the rows skipped (all of them, unless every row is sent). */
@@ -247,6 +252,7 @@ async function readCampaignRows(
   const category = reading.category === 'marketing' ? 'marketing' : 'transactional';
   const openingOf = category === 'marketing' ? openings(await accountWindow(ctx.store.db, accountId), reading.sendAt ?? ctx.clock()) : null;
   const held: CampaignDraft['held'] = { count: 0, until: null, from: null };
+  const trackLinks = reading.trackLinks === true;
   // Every number met, to find the rows that repeat one: at most one per row of the file.
   const seen = new Set<string>();
   let duplicateCount = 0;
@@ -306,13 +312,18 @@ async function readCampaignRows(
       const to = (cells[toColumn] ?? '').trim();
       if (to === '') return refuseRow(line, to, `The \`${toHeader}\` cell is empty.`);
       const filled = fillTemplate(input.template, rowValues(headers, cells)).text;
-      const text = optOutLine ? `${filled}\n${OPT_OUT_LINE}` : filled;
+      const written = optOutLine ? `${filled}\n${OPT_OUT_LINE}` : filled;
+      // Each row's links get codes of their own; the preview shows one row's as it will go.
+      const tracked = trackLinks ? trackedText(ctx, written) : null;
+      if (tracked && !tracked.ok) return refuseRow(line, to, tracked.message.replaceAll('`message`', 'The filled message').replace('`track_links`', 'link tracking'));
+      const text = tracked ? tracked.rewritten.text : written;
       const number = readPhoneNumber(to, country);
       // A national number that cannot be read says so in its own words; one with its `+` is
       // refused in the API's words for `to`.
       if (!number.ok && number.national) return refuseRow(line, to, number.reason);
       const check = checkEntry(to, text, destinations, prices, number.ok ? { ok: true, e164: number.e164 } : { ok: false, reason: number.reason });
       if (!check.ok) return refuseRow(line, to, check.message.replaceAll('`message`', 'The filled message'));
+      if (tracked) check.entry.links = tracked.rewritten.links;
       if (seen.has(check.entry.e164)) {
         duplicateCount++;
         if (!everyRow) {
@@ -346,6 +357,7 @@ async function readCampaignRows(
     country,
     everyRow,
     optOutLine,
+    trackLinks,
     duplicateCount,
     duplicatesSkipped,
     preview,
@@ -416,6 +428,7 @@ export async function sendCampaign(ctx: Context, draft: CampaignDraft, input: Se
   const campaignId = newId('cmp', now);
   const size = ctx.config.bulkMaxMessages;
   const rows: MessagesTable[] = [];
+  const links: LinksTable[] = [];
   const batches: { id: string; total: number; queued: number; credits: number }[] = [];
   for (let start = 0; start < draft.entries.length; start += size) {
     const part = draft.entries.slice(start, start + size);
@@ -424,6 +437,7 @@ export async function sendCampaign(ctx: Context, draft: CampaignDraft, input: Se
     for (const entry of part) {
       const row = messageRow(accountId, batchId, draft.sender, entry, null, timing, now);
       if (draft.category === 'marketing') row.category = 'marketing';
+      if (entry.links) links.push(...linkRows(row, entry.links, now));
       rows.push(row);
       credits += entry.credits;
     }
@@ -447,6 +461,7 @@ export async function sendCampaign(ctx: Context, draft: CampaignDraft, input: Se
     duplicate_rows: draft.duplicatesSkipped,
     opt_out_line: draft.optOutLine ? 1 : 0,
     category: draft.category === 'marketing' ? 'marketing' : null,
+    track_links: draft.trackLinks ? 1 : 0,
   };
   try {
     await accept(ctx, {
@@ -457,6 +472,7 @@ export async function sendCampaign(ctx: Context, draft: CampaignDraft, input: Se
       credits: draft.credits,
       batch: null,
       campaign: { id: campaignId, batches },
+      ...(links.length > 0 ? { links } : {}),
       respond: () => null,
       // The campaign row commits with its messages; its unique form key refuses a second one.
       write: async (trx) => {
@@ -597,7 +613,7 @@ export async function cancelCampaign(ctx: Context, accountId: string, id: string
   return { canceled, credits };
 }
 
-const RESULT_COLUMNS = ['message_id', 'batch_id', 'to', 'status', 'segments', 'encoding', 'error_code', 'error_message', 'created_at', 'send_at', 'sent_at', 'delivered_at', 'campaign', 'category', 'held_until'];
+const RESULT_COLUMNS = ['message_id', 'batch_id', 'to', 'status', 'segments', 'encoding', 'error_code', 'error_message', 'created_at', 'send_at', 'sent_at', 'delivered_at', 'clicks', 'campaign', 'category', 'held_until'];
 
 /** What a campaign is called in the dashboard: its name, or its id for those made before names. */
 export function campaignTitle(campaign: Campaign): string {
@@ -610,14 +626,18 @@ export async function* campaignResultsCsv(ctx: Context, accountId: string, id: s
   const campaign = await getCampaign(ctx, accountId, id);
   const title = campaignTitle(campaign);
   const category = campaign.category === 'marketing' ? 'marketing' : 'transactional';
+  // `clicks`: the message's counted clicks on its tracked links; empty when links were not tracked.
+  const tracked = Number(campaign.track_links ?? 0) === 1;
   yield csvLine(RESULT_COLUMNS);
   let after: string | null = null;
   for (;;) {
     const page = await campaignResultsPage(ctx.store.db, accountId, id, after, 1000);
     if (page.length === 0) return;
+    const clicks = tracked ? await messageClicks(ctx, page.map((m) => m.id)) : null;
     let chunk = '';
     for (const m of page) {
-      chunk += csvLine([m.id, m.batch_id, m.recipient, m.status, m.segments, m.encoding, m.error_code, m.error_message, iso(m.created_at), iso(m.send_at), iso(m.sent_at), iso(m.delivered_at), title, category, iso(m.held_until ?? null)]);
+      const clicked = clicks === null ? '' : (clicks.get(m.id) ?? 0);
+      chunk += csvLine([m.id, m.batch_id, m.recipient, m.status, m.segments, m.encoding, m.error_code, m.error_message, iso(m.created_at), iso(m.send_at), iso(m.sent_at), iso(m.delivered_at), clicked, title, category, iso(m.held_until ?? null)]);
     }
     yield chunk;
     after = page[page.length - 1]!.id;

@@ -17,7 +17,8 @@
 import type { Transaction } from 'kysely';
 import { AppError } from '../../errors/catalogue.ts';
 import { creditsDebited, messageTransitions } from '../../metrics.ts';
-import type { BatchesTable, CreditLedgerTable, Database, MessagesTable } from '../../store/database.ts';
+import type { BatchesTable, CreditLedgerTable, Database, LinksTable, MessagesTable } from '../../store/database.ts';
+import { writeLinks } from '../links/links.ts';
 import type { Executor, Store } from '../../store/connect.ts';
 import { enqueueJobs } from '../../store/repositories/jobs.repository.ts';
 import { insertLedgerRows } from '../../store/repositories/ledger.repository.ts';
@@ -68,6 +69,11 @@ export interface Acceptance<R> {
    * quiet-hours-hold.ts), by message id; every other pending message's is due at once.
    */
   releaseAt?: ReadonlyMap<string, number>;
+  /**
+   * The rows' tracked links (DECISIONS.md §16), written before them: a code drawn twice is
+   * drawn again and replaced in its row's text (links.ts). A group with links takes the general path.
+   */
+  links?: LinksTable[];
   /** Builds the response from the balance after this acceptance's debit. */
   respond: (remaining: number) => R;
   /** The idempotency record, written in the same transaction. */
@@ -227,7 +233,7 @@ export class AcceptanceBatcher {
     // On PostgreSQL the group is one statement, one round trip, in the common case. Idempotency
     // records need the balance the debits return, so a group with any (or with SMPP details) is
     // that statement and those rows in one transaction.
-    if (acceptsInOneStatement(this.ctx.store.db) && !acceptances.some((a) => a.campaign || a.write || a.wholeRows || a.releaseAt)) {
+    if (acceptsInOneStatement(this.ctx.store.db) && !acceptances.some((a) => a.campaign || a.write || a.wholeRows || a.releaseAt || a.links)) {
       const outcomes = acceptances.some((a) => a.finish || a.smppMessage)
         ? await this.#commitInOneStatementWithRecords(acceptances, now)
         : await this.#commitInOneStatement(this.ctx.store.db, acceptances, now);
@@ -244,6 +250,7 @@ export class AcceptanceBatcher {
       const writes: ((trx: Executor) => Promise<void>)[] = [];
       const smpp: SmppMessageRow[] = [];
       const releaseAt = new Map<string, number>();
+      const links: LinksTable[] = [];
       acceptances.forEach((a, i) => {
         const refusal = refusals[i];
         if (refusal) {
@@ -261,6 +268,7 @@ export class AcceptanceBatcher {
         }
         messages.push(...a.rows);
         a.releaseAt?.forEach((at, id) => releaseAt.set(id, at));
+        if (a.links) links.push(...a.links);
         if (a.write) writes.push(a.write);
         if (a.smppMessage) smpp.push(a.smppMessage);
         const value = a.respond(balance);
@@ -272,6 +280,7 @@ export class AcceptanceBatcher {
         for (const write of writes) await write(trx);
         await insertSmppMessages(trx, smpp);
         await insertBatches(trx, batches);
+        if (links.length > 0) await writeLinks(trx, this.ctx.config.links.baseUrl, links, messages);
         await insertMessages(trx, messages);
         // Scheduled messages get no dispatch job: the scheduler enqueues it when it releases them.
         const dispatchNow = messages.filter((m) => m.status === 'pending');

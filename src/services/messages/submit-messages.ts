@@ -8,7 +8,7 @@ import { AppError, type ErrorCode } from '../../errors/catalogue.ts';
 import { parseRecipient } from '../../domain/phone-number.ts';
 import { segmentMessage, type Encoding } from '../../domain/segmentation.ts';
 import { checkSendAt, validValidityPeriod } from '../../domain/scheduling.ts';
-import type { MessagesTable } from '../../store/database.ts';
+import type { LinksTable, MessagesTable } from '../../store/database.ts';
 import type { SmppMessageRow } from '../../store/repositories/smpp-outbox.repository.ts';
 import type { Executor } from '../../store/connect.ts';
 import { creditBalance } from '../../store/repositories/ledger.repository.ts';
@@ -22,6 +22,7 @@ import type { Context } from '../context.ts';
 import { priceRule, type PriceRule } from '../pricing/pricing.ts';
 import type { Finish } from './idempotency.ts';
 import { holdAtAcceptance } from './quiet-hours-hold.ts';
+import { linkRows, trackedText, trackedTextOrThrow } from '../links/links.ts';
 
 export const MAX_MESSAGE_CHARACTERS = 1600;
 /** The longest `to` looked at (DECISIONS.md §9): E.164's 15 digits with visual separators. */
@@ -36,6 +37,8 @@ export interface ValidEntry {
   /** The destination's price at acceptance, and `segments` times it: what the message is charged. */
   creditsPerSegment: number;
   credits: number;
+  /** With `track_links`: the links `body` has as short links (DECISIONS.md §16). */
+  links?: { code: string; url: string }[];
 }
 
 export type EntryCheck = { ok: true; entry: ValidEntry } | { ok: false; code: ErrorCode; message: string };
@@ -240,6 +243,8 @@ export interface SendInput {
   /** `twilio`: the callback URL gets Twilio's form-encoded status callbacks (DECISIONS.md §12). */
   callback_format?: 'twilio';
   category?: 'transactional' | 'marketing';
+  /** Every http(s) URL of the text becomes a short link of its own (DECISIONS.md §16). */
+  track_links?: boolean;
 }
 
 export interface SendResult {
@@ -286,8 +291,11 @@ async function checkSend(ctx: Context, sender: Sender, input: SendInput) {
   const recipient = parseRecipient(input.to);
   if (!recipient.ok) throw new AppError('invalid_recipient', `\`to\` is not a valid E.164 number: ${recipient.reason}`);
   const from = await approvedSenderName(ctx, accountId, input.from, sender.access);
-  const check = (await checkEntries(ctx, accountId, sender.access, await priceRule(ctx, accountId), [{ to: input.to, message: input.message, recipient }]))[0]!;
+  const tracked = input.track_links ? trackedTextOrThrow(ctx, input.message) : null;
+  const message = tracked ? tracked.text : input.message;
+  const check = (await checkEntries(ctx, accountId, sender.access, await priceRule(ctx, accountId), [{ to: input.to, message, recipient }]))[0]!;
   if (!check.ok) throw new AppError(check.code, check.message);
+  if (tracked) check.entry.links = tracked.links;
   if ((await optedOutRecipients(ctx, accountId, [check.entry.e164], sender.access)).size > 0) {
     throw new AppError('recipient_opted_out', `${check.entry.e164} opted out of messages from this account (they replied STOP, or were added to its opt-out list).`);
   }
@@ -319,10 +327,12 @@ export async function sendMessage(ctx: Context, sender: Sender, input: SendInput
   if (input.callback_format !== undefined && callbackUrl !== null) row.callback_format = input.callback_format;
   if (input.category === 'marketing') row.category = 'marketing';
   const releaseAt = await holdAtAcceptance(ctx.store.db, accountId, [row], now);
+  const links = check.entry.links ? linkRows(row, check.entry.links, now) : [];
   return accept(ctx, {
     accountId,
     rows: [row],
     ...(releaseAt ? { releaseAt } : {}),
+    ...(links.length > 0 ? { links } : {}),
     ...(options.write ? { write: (trx: Executor) => options.write!(trx, row) } : {}),
     ...(options.smppMessage ? { smppMessage: options.smppMessage } : {}),
     ...(row.callback_format || row.category ? { wholeRows: true } : {}),
@@ -352,6 +362,8 @@ export interface BulkInput {
   send_at?: string;
   validity_period?: number;
   category?: 'transactional' | 'marketing';
+  /** Every http(s) URL of each text becomes a short link of its own (DECISIONS.md §16). */
+  track_links?: boolean;
 }
 
 export interface BulkResult {
@@ -387,8 +399,12 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
   const rows: MessagesTable[] = [];
   const accepted: BulkResult['messages'] = [];
   const errors: BulkResult['errors'] = [];
+  const links: LinksTable[] = [];
   let credits = 0;
-  const checks = await checkEntries(ctx, accountId, sender.access, prices, input.messages);
+  // With `track_links` each entry's text is rewritten (its own codes) before it is checked and priced.
+  const tracked = input.track_links ? input.messages.map((m) => trackedText(ctx, m.message)) : null;
+  const entries = tracked ? input.messages.map((m, i) => { const t = tracked[i]!; return { to: m.to, message: t.ok ? t.rewritten.text : m.message }; }) : input.messages;
+  const checks = await checkEntries(ctx, accountId, sender.access, prices, entries);
   const optedOut = await optedOutRecipients(
     ctx,
     accountId,
@@ -397,6 +413,8 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
   );
   input.messages.forEach((m, index) => {
     let check = checks[index]!;
+    const t = tracked?.[index];
+    if (t && !t.ok && check.ok) check = t;
     if (check.ok && optedOut.has(check.entry.e164)) {
       check = { ok: false, code: 'recipient_opted_out', message: `${check.entry.e164} opted out of messages from this account.` };
     }
@@ -408,6 +426,7 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
     }
     const row = messageRow(accountId, batchId, from, check.entry, callbackUrl, timing, now);
     if (input.category === 'marketing') row.category = 'marketing';
+    if (t?.ok) links.push(...linkRows(row, t.rewritten.links, now));
     rows.push(row);
     accepted.push({ index, message_id: row.id, to: m.to, segments: row.segments, encoding: row.encoding });
     credits += check.entry.credits;
@@ -432,6 +451,7 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
       reference: batchId,
       credits,
       batch: { id: batchId, total: input.messages.length },
+      ...(links.length > 0 ? { links } : {}),
       respond,
       ...(releaseAt ? { releaseAt } : {}),
       // Only the general path writes the category column; transactional bulks keep the fast one.

@@ -94,7 +94,6 @@ const UNSUPPORTED: Record<string, () => TwilioError> = {
   ContentVariables: () => new TwilioError(20001, 'Content templates (ContentVariables) are not supported: send the text in Body.'),
   ApplicationSid: () => new TwilioError(20001, 'ApplicationSid is not supported: set StatusCallback on each message.'),
   PersistentAction: () => new TwilioError(20001, 'PersistentAction is not supported.'),
-  ShortenUrls: () => new TwilioError(20001, 'ShortenUrls is not supported: Pigeon sends the text as written.'),
   MaxPrice: () => new TwilioError(20001, 'MaxPrice is not supported: a message costs one credit per segment.'),
 };
 
@@ -135,6 +134,12 @@ export async function createTwilioMessage(ctx: Context, caller: TwilioCaller, pa
   if (validity !== undefined) {
     // Not a whole number: the one rule's own refusal (`validValidityPeriod`) explains the range.
     input.validity_period = /^[0-9]{1,9}$/.test(validity) ? Number(validity) : Number.NaN;
+  }
+  // DECISIONS.md §16: Twilio's link shortening is Pigeon's tracked links.
+  const shorten = single(params, 'ShortenUrls');
+  if (shorten !== undefined) {
+    if (shorten !== 'true' && shorten !== 'false') throw new TwilioError(20001, "ShortenUrls must be 'true' or 'false'.");
+    if (shorten === 'true') input.track_links = true;
   }
   const sendAt = single(params, 'SendAt');
   const scheduleType = single(params, 'ScheduleType');

@@ -6,6 +6,7 @@
  */
 import type { Transaction } from 'kysely';
 import type { Database, WebhookEventsTable } from '../../store/database.ts';
+import type { Executor } from '../../store/connect.ts';
 import { insertRows } from '../../store/insert-rows.ts';
 import { enqueueJobs } from '../../store/repositories/jobs.repository.ts';
 import { iso, newId } from '../../util/ids.ts';
@@ -33,16 +34,28 @@ export async function queueAccountEvent(
   inboundId: string | null,
 ): Promise<string | null> {
   if (!account.events_url) return null;
+  return queueWebhookEvent(trx, { accountId: account.account_id, messageId: null, batchId: null, inboundId, event, url: account.events_url, body: { event, timestamp: iso(now), data } }, now);
+}
+
+/**
+ * Writes one event to the webhook outbox, with its delivery job, in the caller's transaction:
+ * delivered, signed and retried by the webhook worker like every event. Returns its id.
+ */
+export async function queueWebhookEvent(
+  trx: Executor,
+  e: { accountId: string; messageId: string | null; batchId: string | null; inboundId: string | null; event: string; url: string; body: Record<string, unknown> },
+  now: number,
+): Promise<string> {
   const id = newId('evt', now);
   const row: WebhookEventsTable = {
     id,
-    account_id: account.account_id,
-    message_id: null,
-    inbound_id: inboundId,
-    batch_id: null,
-    event,
-    url: account.events_url,
-    payload: JSON.stringify({ event, timestamp: iso(now), data }),
+    account_id: e.accountId,
+    message_id: e.messageId,
+    inbound_id: e.inboundId,
+    batch_id: e.batchId,
+    event: e.event,
+    url: e.url,
+    payload: JSON.stringify(e.body),
     status: 'pending',
     attempts: 0,
     last_error: null,

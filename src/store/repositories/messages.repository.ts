@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { deleteLinksOfMessages } from './links.repository.ts';
 import type { Executor } from '../connect.ts';
 import type { BatchesTable, MessagesTable, WebhookAttemptsTable, WebhookEventsTable } from '../database.ts';
 import type { MessageStatus } from '../../domain/message-status.ts';
@@ -267,6 +268,8 @@ export async function redactMessageRows(db: Executor, ids: readonly string[]): P
       })
       .where('id', 'in', part)
       .execute();
+    // Tracked links carry the text's URLs: a redacted message's links and clicks go, and they stop redirecting.
+    await deleteLinksOfMessages(db, part);
   }
 }
 

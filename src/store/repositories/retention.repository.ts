@@ -3,6 +3,7 @@
  * daily totals purged messages are counted into, the purge cursors and the erasure requests.
  * Every read is bounded by a `limit` so that each transaction stays short.
  */
+import { deleteLinksOfMessages } from './links.repository.ts';
 import { sql } from 'kysely';
 import type { Executor } from '../connect.ts';
 import type { DailyTotalsTable, ErasuresTable, MessagesTable, RetentionCursorKind } from '../database.ts';
@@ -135,8 +136,8 @@ export async function addDailyTotals(db: Executor, rows: DailyTotalsTable[]): Pr
 
 /**
  * Deletes those of these messages that are final, and everything kept per message: webhook events
- * and their attempts, carrier part ids, SMPP receipt data and queued deliver_sm, purge
- * bookkeeping. Returns the ids deleted (another process's purge may have taken some first) and
+ * and their attempts, carrier part ids, SMPP receipt data and queued deliver_sm, tracked links
+ * and their clicks, purge bookkeeping. Returns the ids deleted (another process's purge may have taken some first) and
  * the number of webhook events.
  */
 export async function deleteMessagesWithRecords(db: Executor, ids: readonly string[]): Promise<{ deleted: string[]; events: number }> {
@@ -153,6 +154,7 @@ export async function deleteMessagesWithRecords(db: Executor, ids: readonly stri
     await db.deleteFrom('smpp_messages').where('message_id', 'in', part).execute();
     await db.deleteFrom('smpp_outbox').where('message_id', 'in', part).execute();
     await db.deleteFrom('retention_deferred').where('message_id', 'in', part).execute();
+    await deleteLinksOfMessages(db, part);
   }
   return { deleted, events };
 }

@@ -27,6 +27,7 @@ import { COUNTRIES, countryByCode } from '../../../domain/national-number.ts';
 import { RECIPIENT_COLUMN_LABELS } from '../../../domain/recipient-column.ts';
 import { OPT_OUT_LINE } from '../../../domain/message-template.ts';
 import { RecipientColumnUnclear } from '../../../services/campaigns/campaign-file.ts';
+import { campaignClickThrough } from '../../../services/links/links.ts';
 import { MESSAGE_STATUSES } from '../../../domain/message-status.ts';
 import {
   CAMPAIGN_MAX_BYTES,
@@ -136,6 +137,7 @@ async function readComposer(request: FastifyRequest, ctx: OwnerArea['ctx'], purp
         everyRow: values.every_row === 'on',
         optOutLine: values.opt_out_line === 'on',
         category,
+        trackLinks: values.track_links === 'on',
         ...(later?.ok ? { sendAt: later.at } : {}),
       };
       draft = await readCampaign(ctx, account.id, { sender: values.sender ?? '', template: values.template ?? '' }, upload(part.file), { purpose, format, fileName: part.filename, reading });
@@ -243,7 +245,9 @@ ${
         draft.everyRow ? 'every row is sent, as asked.' : 'each number gets one message, the first row’s (not charged for the repeats).'
       }</p>`
     : ''
-}${heldNote(draft)}${draft.optOutLine ? html`<p id="opt-out-line-note">Each message ends with “${OPT_OUT_LINE}”, counted in its segments and the cost.</p>` : ''}
+}${heldNote(draft)}${draft.optOutLine ? html`<p id="opt-out-line-note">Each message ends with “${OPT_OUT_LINE}”, counted in its segments and the cost.</p>` : ''}${
+  draft.trackLinks ? html`<p id="track-links-note">Each link becomes a short link of its own for each recipient, as in the messages below, counted in the segments and the cost; the campaign’s page shows the clicks.</p>` : ''
+}
 ${table(`The first ${plural(draft.preview.length, 'message')}`, ['Line', 'To', 'Message', 'Encoding', 'Segments'], rows, 'No row of the file can be sent.')}
 <p id="campaign-cost">Cost: <strong data-credits="${draft.credits}">${plural(draft.credits, 'credit')}</strong>; the balance is <strong data-balance="${draft.balance}">${plural(draft.balance, 'credit')}</strong>.</p>
 ${over ? alert(`The balance does not cover this campaign: it needs ${plural(draft.credits - draft.balance, 'more credit')}. Ask the operator for a top-up, or send fewer messages.`) : ''}
@@ -333,6 +337,7 @@ ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register
         (c) => html`<option value="${c}"${c === (v.category === 'transactional' ? 'transactional' : 'marketing') ? raw(' selected') : ''}>${c === 'marketing' ? 'Marketing' : 'Transactional'}</option>`,
       )}</select>
 <p class="hint" id="category-hint">Marketing messages reach each phone only inside your <a href="/dashboard/settings/quiet-hours">quiet hours</a> in its own time zone (08:00-20:00 unless you change them); the others wait for the window to open. Transactional (receipts, reminders, alerts the recipient expects) go at once.</p>
+<label class="check"><input type="checkbox" id="track-links" name="track_links"${v.track_links === 'on' ? raw(' checked') : ''}> Track links: each link becomes a short link per recipient, and its clicks are counted</label>
 <fieldset><legend>When</legend>
 <div><label><input type="radio" name="when" value="now"${later ? '' : raw(' checked')}> Send now</label>
 <label><input type="radio" name="when" value="later"${later ? raw(' checked') : ''}> At a date and time</label></div>
@@ -439,6 +444,7 @@ ${table('Your campaigns (latest 100)', ['Campaign', 'From', 'Messages', 'Skipped
     const progress = await campaignProgress(ctx, account.id, campaign.id);
     const scheduled = progress.counts.scheduled ?? 0;
     const refunded = await campaignRefundedOnCancel(ctx, account.id, campaign.id, progress);
+    const clicks = Number(campaign.track_links ?? 0) === 1 ? await campaignClickThrough(ctx, account.id, campaign.id, progress.counts.delivered ?? 0) : null;
     const localSendAt =
       campaign.send_at !== null && campaign.time_zone
         ? html` (${new Intl.DateTimeFormat('en-GB', { timeZone: campaign.time_zone, dateStyle: 'medium', timeStyle: 'short' }).format(new Date(Number(campaign.send_at)))} ${campaign.time_zone})`
@@ -457,7 +463,13 @@ ${campaign.name !== null ? html`<dt>Campaign ID</dt><dd><code>${campaign.id}</co
         Number(campaign.invalid_rows) > 0 ? html`, ${plural(Number(campaign.invalid_rows), 'invalid row')} not sent` : ''
       }${Number(campaign.duplicate_rows) > 0 ? html`, <span id="duplicates-skipped">${plural(Number(campaign.duplicate_rows), 'row')} repeating a number skipped</span>` : ''}${optedOutSkipped(campaign) > 0 ? html`, <span id="opted-out-skipped">${plural(optedOutSkipped(campaign), 'row')} to recipients who opted out skipped</span>` : ''}</dd>
 <dt>Credits</dt><dd id="campaign-credits">${Number(campaign.credits).toLocaleString('en')} debited${refunded > 0 ? html`, ${refunded.toLocaleString('en')} refunded for canceled messages` : ''}</dd>
-<dt>Send at</dt><dd>${campaign.send_at !== null ? html`${when(campaign.send_at)}${localSendAt}` : 'at once'}</dd>
+${
+  clicks
+    ? html`<dt>Clicks</dt><dd id="campaign-clicks" data-clicks="${clicks.clicks}" data-clicked="${clicks.clicked}">${plural(clicks.clicks, 'click')}; ${plural(clicks.clicked, 'recipient')} clicked: <span id="click-through">${
+        clicks.rate === null ? 'no click-through rate before a message is delivered' : `${(clicks.rate * 100).toFixed(1)}% of the ${(progress.counts.delivered ?? 0).toLocaleString('en')} delivered`
+      }</span></dd>`
+    : ''
+}<dt>Send at</dt><dd>${campaign.send_at !== null ? html`${when(campaign.send_at)}${localSendAt}` : 'at once'}</dd>
 <dt>Created</dt><dd>${when(campaign.created_at)}</dd></dl></section>
 ${progressFragment(campaign, progress, stillRunning(progress))}
 <div id="chart" aria-label="Delivered per minute" role="img"></div>

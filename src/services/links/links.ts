@@ -1,0 +1,262 @@
+/**
+ * Tracked links (DECISIONS.md §16): rewriting a message's URLs into short links at acceptance, the
+ * links' rows written in the acceptance's transaction (a taken code is drawn again), the public
+ * redirect with its click counting and `sms.link_clicked` event, and `GET /v1/sms/links`.
+ */
+import { randomBytes } from 'node:crypto';
+import { AppError } from '../../errors/catalogue.ts';
+import { isBotFetch, LINK_CODE_PATTERN, linkCode, MAX_TRACKED_LINKS, rewriteLinks, type RewrittenText } from '../../domain/tracked-links.ts';
+import type { LinksTable, MessagesTable } from '../../store/database.ts';
+import type { Executor } from '../../store/connect.ts';
+import {
+  campaignClicks,
+  clickEventTarget,
+  clicksOfMessages,
+  codesTakenByOthers,
+  countClick,
+  insertClick,
+  insertLinksSkippingTaken,
+  linkByCode,
+  linksPage,
+  storedLinkCounts,
+} from '../../store/repositories/links.repository.ts';
+import { iso } from '../../util/ids.ts';
+import { queueWebhookEvent } from '../webhooks/account-events.ts';
+import type { Context } from '../context.ts';
+
+const DAY_MS = 86_400_000;
+
+/** Click rows (time, user agent) kept per link; past them only the counters move. */
+export const MAX_RECORDED_CLICKS = 100;
+
+/** The longest user agent kept with a click or sent in the event. */
+const MAX_USER_AGENT = 512;
+
+/** Clicks waiting to be recorded after their redirect was answered; past it, more are not recorded. */
+const MAX_PENDING_RECORDS = 1000;
+
+/** The message text with its URLs as short links, or an `invalid_message` refusal. */
+export function trackedText(ctx: Context, text: string): { ok: true; rewritten: RewrittenText } | { ok: false; code: 'invalid_message'; message: string } {
+  const rewritten = rewriteLinks(text, ctx.config.links.baseUrl, () => linkCode(randomBytes));
+  if (rewritten) return { ok: true, rewritten };
+  return { ok: false, code: 'invalid_message', message: `\`message\` has more than ${MAX_TRACKED_LINKS} links; \`track_links\` tracks at most ${MAX_TRACKED_LINKS} per message.` };
+}
+
+/** `trackedText` for a single send, refusing with an error. */
+export function trackedTextOrThrow(ctx: Context, text: string): RewrittenText {
+  const t = trackedText(ctx, text);
+  if (!t.ok) throw new AppError(t.code, t.message);
+  return t.rewritten;
+}
+
+/** The rows of a message's links. */
+export function linkRows(message: MessagesTable, links: readonly { code: string; url: string }[], now: number): LinksTable[] {
+  return links.map((l) => ({
+    code: l.code,
+    message_id: message.id,
+    batch_id: message.batch_id,
+    account_id: message.account_id,
+    url: l.url,
+    created_at: now,
+    clicks: 0,
+    bot_clicks: 0,
+    first_clicked_at: null,
+  }));
+}
+
+/**
+ * Writes the links in the acceptance's transaction, before their messages: a code another link
+ * already has (a 1 in 10^14 chance per link, but possible) is drawn again and replaced in its
+ * message's text, which keeps its length, so its segments and price. One query to write, one per
+ * batch or single message to check, more only after a collision.
+ */
+export async function writeLinks(trx: Executor, baseUrl: string, links: LinksTable[], messages: readonly MessagesTable[]): Promise<void> {
+  let pending = links;
+  for (let round = 0; pending.length > 0; round++) {
+    if (round > 5) throw new Error('could not draw free link codes');
+    await insertLinksSkippingTaken(trx, pending);
+    const expected = new Map<string, number>();
+    for (const l of pending) {
+      const key = l.batch_id ?? l.message_id;
+      expected.set(key, (expected.get(key) ?? 0) + 1);
+    }
+    const batchIds = [...new Set(pending.flatMap((l) => (l.batch_id ? [l.batch_id] : [])))];
+    const messageIds = [...new Set(pending.flatMap((l) => (l.batch_id ? [] : [l.message_id])))];
+    const stored = await storedLinkCounts(trx, { batchIds, messageIds });
+    // A first round expects all of a key's links stored; a later one, all of the links written so far.
+    const short = round === 0 ? pending.filter((l) => stored.get(l.batch_id ?? l.message_id) !== expected.get(l.batch_id ?? l.message_id)) : pending;
+    if (short.length === 0) return;
+    const taken = await codesTakenByOthers(trx, short);
+    const byId = new Map(messages.map((m) => [m.id, m]));
+    const redrawn: LinksTable[] = [];
+    for (const l of short) {
+      if (!taken.has(l.code)) continue;
+      const code = linkCode(randomBytes);
+      const message = byId.get(l.message_id);
+      if (message) message.body = message.body.replace(`${baseUrl}/${l.code}`, `${baseUrl}/${code}`);
+      // In place: a transaction run again (a conflict on PostgreSQL) writes the link and text as they are now.
+      l.code = code;
+      redrawn.push(l);
+    }
+    pending = redrawn;
+  }
+}
+
+export type LinkOutcome = { found: true; location: string } | { found: false; location: string | null };
+
+/** A click waiting to be recorded. */
+interface Click {
+  link: Pick<LinksTable, 'code' | 'url' | 'message_id'>;
+  bot: boolean;
+  userAgent: string | null;
+  at: number;
+}
+
+/**
+ * Records clicks after their redirects were answered: what arrives while a transaction is being
+ * written waits for the next, and goes in it together (one commit for many clicks, one writer at
+ * a time, as SQLite needs). Bounded: past MAX_PENDING_RECORDS waiting, a click is not recorded.
+ */
+class ClickRecorder {
+  #queue: Click[] = [];
+  #running = false;
+
+  constructor(private readonly ctx: Context) {}
+
+  add(click: Click): void {
+    if (this.#queue.length >= MAX_PENDING_RECORDS) {
+      this.ctx.log.warn({ code: click.link.code }, 'too many link clicks waiting to be recorded: this one is not');
+      return;
+    }
+    this.#queue.push(click);
+    if (!this.#running) void this.#run();
+  }
+
+  async #run(): Promise<void> {
+    this.#running = true;
+    try {
+      while (this.#queue.length > 0) {
+        const clicks = this.#queue.splice(0, this.#queue.length);
+        try {
+          const queued = await this.ctx.store.db.transaction().execute(async (trx) => {
+            let events = 0;
+            for (const c of clicks) if (await recordClick(trx, c)) events++;
+            return events;
+          });
+          if (queued > 0) this.ctx.wake('webhook');
+        } catch (error) {
+          this.ctx.log.error({ err: error, clicks: clicks.length }, 'recording link clicks failed');
+        }
+      }
+    } finally {
+      this.#running = false;
+    }
+  }
+}
+
+const recorders = new WeakMap<object, ClickRecorder>();
+
+function clickRecorder(ctx: Context): ClickRecorder {
+  let r = recorders.get(ctx.store);
+  if (!r) {
+    r = new ClickRecorder(ctx);
+    recorders.set(ctx.store, r);
+  }
+  return r;
+}
+
+/**
+ * `GET|HEAD /l/<code>`: where the link goes, read from its one row. An unknown code, or a link
+ * older than LINK_TTL_DAYS, goes to LINK_FALLBACK_URL, or nowhere (the caller answers 404). The
+ * click is recorded after the answer, without holding it up: counted for a person, flagged for
+ * HEAD and previews, crawlers and scanners (`isBotFetch`).
+ */
+export async function followLink(ctx: Context, code: string, method: string, userAgent: string | undefined): Promise<LinkOutcome> {
+  const fallback = { found: false as const, location: ctx.config.links.fallbackUrl };
+  if (!LINK_CODE_PATTERN.test(code)) return fallback;
+  const link = await linkByCode(ctx.store, code);
+  const now = ctx.clock();
+  if (!link || now - Number(link.created_at) > ctx.config.links.ttlDays * DAY_MS) return fallback;
+  clickRecorder(ctx).add({ link, bot: isBotFetch(method, userAgent), userAgent: userAgent === undefined ? null : userAgent.slice(0, MAX_USER_AGENT), at: now });
+  return { found: true, location: link.url };
+}
+
+/** Counts the click; a link's first counted click queues `sms.link_clicked` (returns true). */
+async function recordClick(trx: Executor, c: Click): Promise<boolean> {
+  const counted = await countClick(trx, c.link.code, c.bot, c.at);
+  if (!counted) return false;
+  if (counted.total <= MAX_RECORDED_CLICKS) await insertClick(trx, { code: c.link.code, clicked_at: c.at, user_agent: c.userAgent, bot: c.bot ? 1 : 0 });
+  if (!counted.first) return false;
+  return queueClickEvent(trx, c.link, c.userAgent, c.at);
+}
+
+/**
+ * `sms.link_clicked` with exactly §16's fields, to the message's callback URL (a JSON one: a
+ * Twilio-style status callback gets Twilio's statuses only) or else the account's events URL;
+ * delivered, signed and retried by the webhook worker like every event.
+ */
+async function queueClickEvent(trx: Executor, link: Pick<LinksTable, 'url' | 'message_id'>, userAgent: string | null, now: number): Promise<boolean> {
+  const m = await clickEventTarget(trx, link.message_id);
+  if (!m) return false;
+  const url = m.callback_url && m.callback_format !== 'twilio' ? m.callback_url : m.events_url;
+  if (!url) return false;
+  const payload = {
+    event: 'sms.link_clicked',
+    message_id: m.id,
+    batch_id: m.batch_id,
+    to: m.recipient,
+    url: link.url,
+    clicked_at: iso(now),
+    user_agent: userAgent,
+    timestamp: iso(now),
+  };
+  await queueWebhookEvent(trx, { accountId: m.account_id, messageId: m.id, batchId: m.batch_id, inboundId: null, event: 'sms.link_clicked', url, body: payload }, now);
+  return true;
+}
+
+export interface LinkView {
+  message_id: string;
+  url: string;
+  short_url: string;
+  clicks: number;
+  first_clicked_at: string | null;
+}
+
+/** `GET /v1/sms/links?message_id=|batch_id=`: the links of one message or one batch, paged. */
+export async function listLinks(
+  ctx: Context,
+  accountId: string,
+  query: { message_id?: string; batch_id?: string; page?: number; limit?: number },
+): Promise<{ status: 'success'; data: LinkView[]; pagination: { page: number; limit: number; total: number } }> {
+  if ((query.message_id === undefined) === (query.batch_id === undefined)) {
+    throw new AppError('invalid_request', 'Give exactly one of `message_id` and `batch_id`.', {
+      details: [{ field: query.message_id === undefined ? 'message_id' : 'batch_id', code: 'invalid_request', message: 'exactly one of message_id and batch_id' }],
+    });
+  }
+  const page = query.page ?? 1;
+  const limit = query.limit ?? 50;
+  const filter = query.message_id !== undefined ? { messageId: query.message_id } : { batchId: query.batch_id! };
+  const { rows, total } = await linksPage(ctx.store.db, accountId, filter, limit, (page - 1) * limit);
+  return {
+    status: 'success',
+    data: rows.map((r) => ({
+      message_id: r.message_id,
+      url: r.url,
+      short_url: `${ctx.config.links.baseUrl}/${r.code}`,
+      clicks: Number(r.clicks),
+      first_clicked_at: iso(r.first_clicked_at === null ? null : Number(r.first_clicked_at)),
+    })),
+    pagination: { page, limit, total },
+  };
+}
+
+/** A campaign's clicks and click-through rate: recipients who clicked over those delivered (null before any is). */
+export async function campaignClickThrough(ctx: Context, accountId: string, campaignId: string, delivered: number): Promise<{ clicks: number; clicked: number; rate: number | null }> {
+  const { clicks, clickedMessages } = await campaignClicks(ctx.store.db, accountId, campaignId);
+  return { clicks, clicked: clickedMessages, rate: delivered > 0 ? clickedMessages / delivered : null };
+}
+
+/** Counted clicks per message of those given (absent: no tracked link). */
+export async function messageClicks(ctx: Context, messageIds: readonly string[]): Promise<Map<string, number>> {
+  return clicksOfMessages(ctx.store.db, messageIds);
+}

@@ -1,0 +1,126 @@
+/**
+ * Tracked links (migration 034): the rows written with their messages, the one row the redirect
+ * reads, the click counters, and the lists of `GET /v1/sms/links` and a campaign's results.
+ */
+import { sql } from 'kysely';
+import type { Executor, Store } from '../connect.ts';
+import { preparedRead } from '../prepared-statements.ts';
+import type { LinkClicksTable, LinksTable } from '../database.ts';
+import { insertRows } from '../insert-rows.ts';
+import { chunked } from '../chunk.ts';
+
+/** Inserts the links; one whose code is already taken is left out, not an error. */
+export async function insertLinksSkippingTaken(db: Executor, rows: readonly LinksTable[]): Promise<void> {
+  await insertRows(db, 'links', rows, { skipExisting: true });
+}
+
+/** How many links each message or batch (the key) has stored. */
+export async function storedLinkCounts(db: Executor, keys: { batchIds: string[]; messageIds: string[] }): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (const part of chunked(keys.batchIds, 1)) {
+    const rows = await db.selectFrom('links').select(['batch_id', (eb) => eb.fn.countAll<number | string>().as('n')]).where('batch_id', 'in', part).groupBy('batch_id').execute();
+    for (const r of rows) counts.set(r.batch_id!, Number(r.n));
+  }
+  for (const part of chunked(keys.messageIds, 1)) {
+    const rows = await db.selectFrom('links').select(['message_id', (eb) => eb.fn.countAll<number | string>().as('n')]).where('message_id', 'in', part).groupBy('message_id').execute();
+    for (const r of rows) counts.set(r.message_id, Number(r.n));
+  }
+  return counts;
+}
+
+/** Which of `codes` are stored for a message other than the one named with it. */
+export async function codesTakenByOthers(db: Executor, links: readonly Pick<LinksTable, 'code' | 'message_id'>[]): Promise<Set<string>> {
+  const mine = new Map(links.map((l) => [l.code, l.message_id]));
+  const taken = new Set<string>();
+  for (const part of chunked(links, 1)) {
+    const rows = await db.selectFrom('links').select(['code', 'message_id']).where('code', 'in', part.map((l) => l.code)).execute();
+    for (const r of rows) if (mine.get(r.code) !== r.message_id) taken.add(r.code);
+  }
+  return taken;
+}
+
+/**
+ * The link of that code: the one row the redirect reads, by its primary key, as a prepared
+ * statement on the read connection (on SQLite it never queues behind the writer's transactions).
+ */
+export const linkByCode: (store: Store, code: string) => Promise<Pick<LinksTable, 'code' | 'url' | 'created_at' | 'message_id'> | undefined> = preparedRead((db, code: string) =>
+  db.selectFrom('links').select(['code', 'url', 'created_at', 'message_id']).where('code', '=', code),
+);
+
+/**
+ * Counts a click (or a bot's fetch) on the link; returns whether it was the link's first counted
+ * click and how many fetches it has had, or null when the link is gone.
+ */
+export async function countClick(db: Executor, code: string, bot: boolean, now: number): Promise<{ first: boolean; total: number } | null> {
+  const row = await db
+    .updateTable('links')
+    .set(
+      bot
+        ? { bot_clicks: sql`bot_clicks + 1` }
+        : { clicks: sql`clicks + 1`, first_clicked_at: sql`coalesce(first_clicked_at, ${now})` },
+    )
+    .where('code', '=', code)
+    .returning(['clicks', 'bot_clicks'])
+    .executeTakeFirst();
+  if (!row) return null;
+  return { first: !bot && Number(row.clicks) === 1, total: Number(row.clicks) + Number(row.bot_clicks) };
+}
+
+export async function insertClick(db: Executor, row: LinkClicksTable): Promise<void> {
+  await db.insertInto('link_clicks').values(row).execute();
+}
+
+/** The links of a message or a batch of the account, grouped by message. */
+export async function linksPage(db: Executor, accountId: string, filter: { messageId?: string; batchId?: string }, limit: number, offset: number): Promise<{ rows: LinksTable[]; total: number }> {
+  let q = db.selectFrom('links').where('account_id', '=', accountId);
+  if (filter.messageId !== undefined) q = q.where('message_id', '=', filter.messageId);
+  if (filter.batchId !== undefined) q = q.where('batch_id', '=', filter.batchId);
+  const [rows, total] = await Promise.all([
+    q.selectAll().orderBy('message_id').orderBy('created_at').orderBy('code').limit(limit).offset(offset).execute(),
+    q.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(total.n) };
+}
+
+/** Per message (of those given that have links): its links' counted clicks. */
+export async function clicksOfMessages(db: Executor, messageIds: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const part of chunked(messageIds, 1)) {
+    const rows = await db
+      .selectFrom('links')
+      .select(['message_id', (eb) => eb.fn.sum<number | string>('clicks').as('clicks')])
+      .where('message_id', 'in', part)
+      .groupBy('message_id')
+      .execute();
+    for (const r of rows) out.set(r.message_id, Number(r.clicks));
+  }
+  return out;
+}
+
+/** A campaign's counted clicks, and how many of its messages (so recipients) had at least one. */
+export async function campaignClicks(db: Executor, accountId: string, campaignId: string): Promise<{ clicks: number; clickedMessages: number }> {
+  const row = await db
+    .selectFrom('links')
+    .select([(eb) => eb.fn.sum<number | string | null>('clicks').as('clicks'), (eb) => eb.fn.count<number | string>('message_id').distinct().as('clicked')])
+    .where('account_id', '=', accountId)
+    .where('batch_id', 'in', db.selectFrom('batches').select('id').where('campaign_id', '=', campaignId).where('account_id', '=', accountId))
+    .where('clicks', '>', 0)
+    .executeTakeFirstOrThrow();
+  return { clicks: Number(row.clicks ?? 0), clickedMessages: Number(row.clicked) };
+}
+
+/** What a link's click event needs of its message and account; undefined when the message is gone. */
+export async function clickEventTarget(db: Executor, messageId: string) {
+  return db
+    .selectFrom('messages')
+    .innerJoin('accounts', 'accounts.id', 'messages.account_id')
+    .select(['messages.id', 'messages.account_id', 'messages.batch_id', 'messages.recipient', 'messages.callback_url', 'messages.callback_format', 'accounts.events_url'])
+    .where('messages.id', '=', messageId)
+    .executeTakeFirst();
+}
+
+/** Deletes the links of these messages (at most a chunk's worth of ids) and their clicks: retention's purge and redaction. */
+export async function deleteLinksOfMessages(db: Executor, messageIds: readonly string[]): Promise<void> {
+  await db.deleteFrom('link_clicks').where('code', 'in', db.selectFrom('links').select('code').where('message_id', 'in', messageIds)).execute();
+  await db.deleteFrom('links').where('message_id', 'in', messageIds).execute();
+}

@@ -1,0 +1,63 @@
+/**
+ * Tracked links' queries (migration 034) on each dialect: links written beside their messages, a
+ * code already taken drawn again and replaced in its message's text, the one-row read of the
+ * redirect, the click counters and the first counted click.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { LinksTable, MessagesTable } from '../../src/store/database.ts';
+import { countClick, linkByCode, linksPage } from '../../src/store/repositories/links.repository.ts';
+import { writeLinks } from '../../src/services/links/links.ts';
+import { forEachDialect } from '../helpers/dialects.ts';
+import { addAccount } from './fixtures.ts';
+
+const NOW = 1_750_000_000_000;
+const BASE = 'https://127.0.0.1:8443/l';
+
+function message(id: string, body: string, batchId: string | null = null): MessagesTable {
+  return {
+    id, account_id: 'acc_1', batch_id: batchId, recipient: '+447700900123', sender: 'Acme', body, encoding: 'GSM-7', segments: 1, status: 'pending',
+    callback_url: null, carrier_message_id: null, error_code: null, error_message: null, created_at: NOW, sent_at: null, delivered_at: null, updated_at: NOW,
+    send_at: null, validity_period: null, expires_at: null,
+  };
+}
+
+function link(code: string, messageId: string, url: string, batchId: string | null = null): LinksTable {
+  return { code, message_id: messageId, batch_id: batchId, account_id: 'acc_1', url, created_at: NOW, clicks: 0, bot_clicks: 0, first_clicked_at: null };
+}
+
+describe('links queries', () => {
+  forEachDialect((_dialect, open) => {
+    it('a code already taken is drawn again, in the link and in its message\'s text, which keeps its length', async () => {
+      const store = await open();
+      await addAccount(store, 'acc_1');
+      await writeLinks(store.db, BASE, [link('AAAAAAAA', 'msg_old', 'https://127.0.0.1/old')], []);
+      const messages = [message('msg_a', `Hi ${BASE}/AAAAAAAA and ${BASE}/BBBBBBBB`, 'bat_1'), message('msg_b', `Hi ${BASE}/CCCCCCCC`, 'bat_1')];
+      const links = [link('AAAAAAAA', 'msg_a', 'https://127.0.0.1/a', 'bat_1'), link('BBBBBBBB', 'msg_a', 'https://127.0.0.1/b', 'bat_1'), link('CCCCCCCC', 'msg_b', 'https://127.0.0.1/c', 'bat_1')];
+      await store.db.transaction().execute((trx) => writeLinks(trx, BASE, links, messages));
+      const redrawn = links[0]!.code;
+      assert.notEqual(redrawn, 'AAAAAAAA');
+      assert.match(redrawn, /^[0-9A-Za-z]{8}$/);
+      assert.equal(messages[0]!.body, `Hi ${BASE}/${redrawn} and ${BASE}/BBBBBBBB`);
+      assert.equal(messages[1]!.body, `Hi ${BASE}/CCCCCCCC`, 'the other message untouched');
+      assert.equal((await linkByCode(store, 'AAAAAAAA'))!.url, 'https://127.0.0.1/old', 'the first holder keeps its code');
+      assert.equal((await linkByCode(store, redrawn))!.url, 'https://127.0.0.1/a');
+      const page = await linksPage(store.db, 'acc_1', { batchId: 'bat_1' }, 10, 0);
+      assert.equal(page.total, 3);
+      assert.deepEqual(page.rows.map((r) => r.url).sort(), ['https://127.0.0.1/a', 'https://127.0.0.1/b', 'https://127.0.0.1/c']);
+      assert.equal((await linksPage(store.db, 'acc_2', { batchId: 'bat_1' }, 10, 0)).total, 0, 'another account sees none');
+    });
+
+    it('clicks: bots counted apart, the first counted click said once, a gone link null', async () => {
+      const store = await open();
+      await addAccount(store, 'acc_1');
+      await writeLinks(store.db, BASE, [link('DDDDDDDD', 'msg_d', 'https://127.0.0.1/d')], []);
+      assert.deepEqual(await countClick(store.db, 'DDDDDDDD', true, NOW + 1), { first: false, total: 1 });
+      assert.deepEqual(await countClick(store.db, 'DDDDDDDD', false, NOW + 2), { first: true, total: 2 });
+      assert.deepEqual(await countClick(store.db, 'DDDDDDDD', false, NOW + 3), { first: false, total: 3 });
+      const [row] = (await linksPage(store.db, 'acc_1', { messageId: 'msg_d' }, 10, 0)).rows;
+      assert.deepEqual([Number(row!.clicks), Number(row!.bot_clicks), Number(row!.first_clicked_at)], [2, 1, NOW + 2]);
+      assert.equal(await countClick(store.db, 'ZZZZZZZZ', false, NOW), null);
+    });
+  });
+});
