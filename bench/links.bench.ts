@@ -10,9 +10,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, startPigeon } from '../test/helpers/processes.ts';
 import { figure, load, report } from './lib.ts';
-import { freshDatabase, prepareCustomer } from './setup.ts';
+import { freshDatabase, prepareCustomer, serveAcceptance } from './setup.ts';
 
 const SECONDS = Number(process.argv[2] ?? 10);
 const STORE = process.argv[3] ?? 'sqlite';
@@ -24,15 +23,7 @@ const dir = mkdtempSync(join(tmpdir(), 'pigeon-bench-links-'));
 try {
   const databaseUrl = await freshDatabase(STORE, dir, 'bench_links');
   const { key } = await prepareCustomer(databaseUrl);
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const server = await startPigeon(['serve', '--no-workers'], {
-    DATABASE_URL: databaseUrl,
-    PORT: String(port),
-    PUBLIC_URL: base,
-    SMPP_SERVER_PORT: '0',
-    RATE_LIMIT_MAX: '100000000',
-    DISPATCH_BACKLOG_LIMIT: '100000000',
+  const { server, base } = await serveAcceptance(databaseUrl, {
     // One address offers every click here; in production the limit is per address.
     LINK_RATE_LIMIT_MAX: '100000000',
     LOG_REQUESTS: 'false',

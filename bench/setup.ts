@@ -5,6 +5,7 @@ import { approveSenderId, registerSenderId } from '../src/services/sender-ids/se
 import { openStore } from '../src/store/connect.ts';
 import { migrateToLatest } from '../src/store/migrate.ts';
 import { serviceContext } from '../test/helpers/test-store.ts';
+import { freePort, startPigeon, type PigeonProcess } from '../test/helpers/processes.ts';
 
 export async function prepareCustomer(databaseUrl: string, credits = 100_000_000): Promise<{ accountId: string; key: string }> {
   const store = openStore(databaseUrl);
@@ -27,4 +28,24 @@ export async function freshDatabase(kind: string, dir: string, name = 'bench'): 
   await client.query(`drop schema if exists ${name} cascade; create schema ${name}`);
   await client.end();
   return `${base}?options=${encodeURIComponent(`-c search_path=${name}`)}`;
+}
+
+/**
+ * `pigeon serve --no-workers` on `databaseUrl` at a free port of 127.0.0.1, unthrottled: no rate
+ * limit, and a dispatch backlog limit nothing reaches (without workers nothing drains the queue,
+ * and the limit must not turn sends into 503s). `env` adds settings.
+ */
+export async function serveAcceptance(databaseUrl: string, env: Record<string, string> = {}): Promise<{ server: PigeonProcess; base: string }> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const server = await startPigeon(['serve', '--no-workers'], {
+    DATABASE_URL: databaseUrl,
+    PORT: String(port),
+    PUBLIC_URL: base,
+    SMPP_SERVER_PORT: '0',
+    RATE_LIMIT_MAX: '100000000',
+    DISPATCH_BACKLOG_LIMIT: '100000000',
+    ...env,
+  });
+  return { server, base };
 }

@@ -20,10 +20,9 @@ import { createRequire } from 'node:module';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, startPigeon } from '../test/helpers/processes.ts';
 import { figure, median, report, type Figure } from './lib.ts';
 import { machine } from './peers.ts';
-import { freshDatabase, prepareCustomer } from './setup.ts';
+import { freshDatabase, prepareCustomer, serveAcceptance } from './setup.ts';
 
 const SECONDS = Number(process.argv[2] ?? 10);
 const ROUNDS = Math.max(1, Number(process.argv[3] ?? 3));
@@ -52,15 +51,7 @@ const dir = mkdtempSync(join(tmpdir(), 'pigeon-bench-verify-'));
 try {
   const databaseUrl = await freshDatabase(STORE, dir, 'verify_bench');
   const { key } = await prepareCustomer(databaseUrl);
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const server = await startPigeon(['serve', '--no-workers'], {
-    DATABASE_URL: databaseUrl,
-    PORT: String(port),
-    SMPP_SERVER_PORT: '0',
-    RATE_LIMIT_MAX: '100000000',
-    DISPATCH_BACKLOG_LIMIT: '100000000',
-  });
+  const { server, base } = await serveAcceptance(databaseUrl);
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   const api = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${base}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
