@@ -106,19 +106,20 @@ class ImmediateSqliteDriver extends SqliteDriver {
   async #withoutBlocking<T>(attempt: () => Promise<T>): Promise<T> {
     const wait = this.#wait!;
     const started = performance.now();
-    wait.never.get();
-    try {
-      for (;;) {
-        try {
-          return await attempt();
-        } catch (err) {
-          const waited = performance.now() - started;
-          if ((err as { code?: string }).code !== 'SQLITE_BUSY' || waited >= BUSY_TIMEOUT_MS) throw err;
-          await new Promise((resolve) => (waited < 1 ? setImmediate(resolve) : setTimeout(resolve, 1)));
-        }
+    for (;;) {
+      // No wait inside SQLite for this one statement only: while the loop waits below, every other
+      // statement of the process (reads by readRow among them) keeps the usual busy_timeout.
+      wait.never.get();
+      try {
+        return await attempt();
+      } catch (err) {
+        const waited = performance.now() - started;
+        if ((err as { code?: string }).code !== 'SQLITE_BUSY' || waited >= BUSY_TIMEOUT_MS) throw err;
+      } finally {
+        wait.usual.get();
       }
-    } finally {
-      wait.usual.get();
+      const waited = performance.now() - started;
+      await new Promise((resolve) => (waited < 1 ? setImmediate(resolve) : setTimeout(resolve, 1)));
     }
   }
 
