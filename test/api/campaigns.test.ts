@@ -20,7 +20,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { harness, type Harness } from '../helpers/harness.ts';
-import { csrfToken, DashboardClient } from '../helpers/dashboard-client.ts';
+import { csrfToken, dashboardLogIn, DashboardClient } from '../helpers/dashboard-client.ts';
 import { addCredits, setAccountStatus } from '../../src/services/accounts/accounts.ts';
 import { approveSenderId, registerSenderId } from '../../src/services/sender-ids/sender-ids.ts';
 import { xlsxWorkbook } from '../helpers/xlsx.ts';
@@ -854,6 +854,73 @@ describe('dashboard: campaigns', () => {
       assert.deepEqual([clicks.get(stored[0]!.id), clicks.get(stored[1]!.id)], ['1', '0']);
     } finally {
       h.config.links.baseUrl = base;
+    }
+  });
+
+  test('the click chart: counted clicks per UTC hour since the campaign went out, per day once past 48 hours, bots and HEAD left out, as bars and a table', async () => {
+    const base = h.config.links.baseUrl;
+    const saved = h.clock.ms;
+    h.config.links.baseUrl = 'https://127.0.0.1:8443/l';
+    const sentAt = Date.parse('2026-07-01T09:20:00Z');
+    h.clock.ms = sentAt;
+    try {
+      const { client, accountId } = await owner(10);
+      const file = csv('to,name\n+447400123401,Ann\n+447400123402,Bob\n+447400123403,Cy\n');
+      const sent = await post(client, { template: 'Hi {{name}}: https://127.0.0.1/sale', track_links: 'on', category: 'transactional' }, file);
+      assert.equal(sent.statusCode, 303, sent.body);
+      const location = String(sent.headers.location);
+      const codes = (await messages(accountId)).map((m) => /\/l\/([0-9A-Za-z]{8})$/.exec(m.body)![1]!);
+      const phone = 'Mozilla/5.0 (Android 14; Mobile) Firefox/120.0';
+      assert.match((await client.get(location)).body, /<section id="click-chart"[^>]*><h2 id="click-chart-heading">Clicks per hour \(UTC\)<\/h2><p class="muted">No clicks yet\.<\/p>/);
+      const click = async (at: string, code: string, opts: { method?: 'GET' | 'HEAD'; ua?: string } = {}) => {
+        h.clock.ms = Date.parse(at);
+        const res = await h.app.inject({ method: opts.method ?? 'GET', url: `/l/${code}`, headers: { 'user-agent': opts.ua ?? phone } });
+        assert.equal(res.statusCode, 302);
+      };
+      await click('2026-07-01T09:30:00Z', codes[0]!);
+      await click('2026-07-01T09:59:59Z', codes[1]!);
+      await click('2026-07-01T10:00:00Z', codes[1]!, { method: 'HEAD' });
+      await click('2026-07-01T10:30:00Z', codes[2]!, { ua: 'facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)' });
+      await click('2026-07-01T11:00:00Z', codes[0]!);
+      h.clock.ms = Date.parse('2026-07-01T12:10:00Z');
+      const hourly = await waitFor(async () => {
+        const body = (await client.get(location)).body;
+        return /data-clicks="3"/.test(body) && body;
+      });
+      const chart = /<section id="click-chart".*?<\/section>/s.exec(hourly)![0];
+      assert.match(chart, /data-bucket="hour"/);
+      assert.deepEqual(tableRows(chart, 'Clicks per hour (UTC), hours with clicks'), [
+        ['2026-07-01 09:00 UTC', '2'],
+        ['2026-07-01 11:00 UTC', '1'],
+      ]);
+      // One bar per hour from 09:00 to 12:00: 2, 0, 1, 0 (an empty hour has no bar).
+      assert.deepEqual([...chart.matchAll(/<rect class="bar"[^>]*data-value="(\d+)"><title>([^<]*)<\/title>/g)].map((m) => [m[1], m[2]]), [
+        ['2', '1 Jul 09:00: 2 clicks'],
+        ['1', '11:00: 1 click'],
+      ]);
+      assert.match(chart, /<svg class="bar-chart"[^>]*role="img" aria-labelledby="click-chart-title click-chart-title-desc"/);
+      assert.match(chart, /<desc id="click-chart-title-desc">3 clicks from 2026-07-01 09:00 to 2026-07-01 12:00 UTC; the most, 2, in the hour from 2026-07-01 09:00\.<\/desc>/);
+
+      // Three days on, by the day: a click on the 4th joins those of the 1st. (The session has
+      // expired meanwhile: the owner logs in again.)
+      await click('2026-07-04T08:00:00Z', codes[2]!);
+      h.clock.ms = Date.parse('2026-07-04T09:00:00Z');
+      const again = (await dashboardLogIn(h.app, `campaign${n}@example.com`, PASSWORD)).client;
+      const daily = await waitFor(async () => {
+        const body = (await again.get(location)).body;
+        return /data-clicks="4"/.test(body) && body;
+      });
+      const dayChart = /<section id="click-chart".*?<\/section>/s.exec(daily)![0];
+      assert.match(dayChart, /data-bucket="day"/);
+      assert.deepEqual(tableRows(dayChart, 'Clicks per day (UTC), days with clicks'), [
+        ['2026-07-01', '3'],
+        ['2026-07-04', '1'],
+      ]);
+      assert.deepEqual([...dayChart.matchAll(/<rect class="bar"[^>]*data-value="(\d+)"/g)].map((m) => m[1]), ['3', '1']);
+      assert.equal((dayChart.match(/<text [^>]*text-anchor="middle"[^>]*>/g) ?? []).length, 4, 'one axis label per day, 1 to 4 July');
+    } finally {
+      h.config.links.baseUrl = base;
+      h.clock.ms = saved;
     }
   });
 

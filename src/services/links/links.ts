@@ -10,6 +10,8 @@ import type { LinksTable, MessagesTable } from '../../store/database.ts';
 import type { Executor } from '../../store/connect.ts';
 import {
   campaignClicks,
+  campaignClicksByTime,
+  type ClickBucketMs,
   clickEventTarget,
   clicksOfMessages,
   codesTakenByOthers,
@@ -254,6 +256,53 @@ export async function listLinks(
 export async function campaignClickThrough(ctx: Context, accountId: string, campaignId: string, delivered: number): Promise<{ clicks: number; clicked: number; rate: number | null }> {
   const { clicks, clickedMessages } = await campaignClicks(ctx.store.db, accountId, campaignId);
   return { clicks, clicked: clickedMessages, rate: delivered > 0 ? clickedMessages / delivered : null };
+}
+
+const HOUR_MS = 3_600_000;
+
+/** Up to this long since the campaign went out, its chart counts clicks per hour; past it, per day. */
+const HOURLY_CHART_MS = 48 * HOUR_MS;
+
+/** A campaign's counted clicks over time: every bucket from the first to the last, empty ones included. */
+export interface ClickTimeline {
+  /** UTC hours or UTC days. */
+  bucketMs: ClickBucketMs;
+  /** Each bucket's start and its clicks, in order, without gaps. */
+  buckets: { at: number; clicks: number }[];
+  /** The clicks in the buckets (less than the campaign's clicks when a link had more fetches than are kept with their time). */
+  charted: number;
+}
+
+/**
+ * The clicks of a campaign per UTC hour since it went out (its `send_at`, or its creation), or
+ * per UTC day once more than 48 hours have passed; up to now, or to the day its links expire
+ * (LINK_TTL_DAYS after their creation, with the campaign), when no click counts any more. Null
+ * before it goes out. At most 49 hourly or LINK_TTL_DAYS + 1 daily buckets, whatever its size.
+ */
+export async function campaignClickTimeline(
+  ctx: Context,
+  accountId: string,
+  campaign: { id: string; created_at: number | string; send_at: number | string | null },
+  now: number,
+): Promise<ClickTimeline | null> {
+  const created = Number(campaign.created_at);
+  const start = campaign.send_at === null ? created : Number(campaign.send_at);
+  if (now < start) return null;
+  const end = Math.min(now, created + ctx.config.links.ttlDays * DAY_MS);
+  const bucketMs: ClickBucketMs = end - start <= HOURLY_CHART_MS ? HOUR_MS : DAY_MS;
+  // From the links' creation: a link followed before the campaign's send time (the owner trying it
+  // from the messages' page) is still in the chart, which then starts there.
+  const rows = await campaignClicksByTime(ctx.store.db, accountId, campaign.id, bucketMs, created);
+  let first = Math.floor(start / bucketMs);
+  let last = Math.floor(end / bucketMs);
+  for (const r of rows) {
+    first = Math.min(first, r.bucket);
+    last = Math.max(last, r.bucket);
+  }
+  const counts = new Map(rows.map((r) => [r.bucket, r.clicks]));
+  const buckets: ClickTimeline['buckets'] = [];
+  for (let b = first; b <= last; b++) buckets.push({ at: b * bucketMs, clicks: counts.get(b) ?? 0 });
+  return { bucketMs, buckets, charted: rows.reduce((sum, r) => sum + r.clicks, 0) };
 }
 
 /** Counted clicks per message of those given (absent: no tracked link). */

@@ -27,7 +27,7 @@ import { COUNTRIES, countryByCode } from '../../../domain/national-number.ts';
 import { RECIPIENT_COLUMN_LABELS } from '../../../domain/recipient-column.ts';
 import { OPT_OUT_LINE } from '../../../domain/message-template.ts';
 import { RecipientColumnUnclear } from '../../../services/campaigns/campaign-file.ts';
-import { campaignClickThrough } from '../../../services/links/links.ts';
+import { campaignClickThrough, campaignClickTimeline, MAX_RECORDED_CLICKS, type ClickTimeline } from '../../../services/links/links.ts';
 import { MESSAGE_STATUSES } from '../../../domain/message-status.ts';
 import {
   CAMPAIGN_MAX_BYTES,
@@ -57,6 +57,7 @@ import type { FileReadPurpose } from '../../../services/campaigns/file-reads.ts'
 import { listSenderIds } from '../../../services/sender-ids/sender-ids.ts';
 import { html, raw, type Html } from '../../html.ts';
 import { alert, csrfField, statusBadge, table, when } from '../layout.ts';
+import { barChart } from '../bar-chart.ts';
 import { field, formParts, seeOther } from '../session-guard.ts';
 import { state, type OwnerArea } from './owner-area.ts';
 
@@ -290,6 +291,36 @@ function chartData(progress: CampaignProgress): { x: string; days: number[]; cou
   return { x: 'Minute', days: all.map((p) => p.at), counts: { delivered: all.map((p) => p.count) } };
 }
 
+const DAY_MS = 86_400_000;
+const utcDay = (ms: number) => new Date(ms).toLocaleDateString('en-GB', { timeZone: 'UTC', day: 'numeric', month: 'short' });
+const utcHour = (ms: number) => `${new Date(ms).toISOString().slice(11, 13)}:00`;
+
+/**
+ * The campaign's clicks over time: an SVG bar per UTC hour (or day), and the same figures as a
+ * table of the hours (days) with clicks, which is also what a screen reader reads.
+ */
+function clickChart(timeline: ClickTimeline, clicks: number): Html {
+  const daily = timeline.bucketMs === DAY_MS;
+  const per = daily ? 'day' : 'hour';
+  const title = `Clicks per ${per} (UTC)`;
+  if (timeline.charted === 0) return html`<section id="click-chart" aria-labelledby="click-chart-heading"><h2 id="click-chart-heading">${title}</h2><p class="muted">No clicks yet.</p></section>`;
+  const { buckets } = timeline;
+  const top = buckets.reduce((a, b) => (b.clicks > a.clicks ? b : a));
+  const name = (at: number) => (daily ? new Date(at).toISOString().slice(0, 10) : `${new Date(at).toISOString().slice(0, 13).replace('T', ' ')}:00`);
+  const description = `${plural(timeline.charted, 'click')} from ${name(buckets[0]!.at)} to ${name(buckets[buckets.length - 1]!.at)} UTC; the most, ${top.clicks.toLocaleString('en')}, ${daily ? 'on' : 'in the hour from'} ${name(top.at)}.`;
+  const bars = buckets.map((b) => ({ label: daily ? utcDay(b.at) : b.at % DAY_MS === 0 || b === buckets[0] ? `${utcDay(b.at)} ${utcHour(b.at)}` : utcHour(b.at), value: b.clicks }));
+  const rows = buckets
+    .filter((b) => b.clicks > 0)
+    .map((b) => [html`<time datetime="${new Date(b.at).toISOString()}">${name(b.at)}${daily ? '' : ' UTC'}</time>`, html`<span data-bucket-clicks="${new Date(b.at).toISOString()}">${b.clicks.toLocaleString('en')}</span>`]);
+  return html`<section id="click-chart" aria-labelledby="click-chart-heading" data-bucket="${per}"><h2 id="click-chart-heading">${title}</h2>
+${barChart({ id: 'click-chart-title', title, description, bars, unit: ['click', 'clicks'] })}
+${table(`${title}, ${per}s with clicks`, [daily ? 'Day (UTC)' : 'Hour (UTC)', 'Clicks'], rows, '')}${
+    timeline.charted < clicks
+      ? html`<p class="hint">The chart has the ${plural(timeline.charted, 'click')} whose time is kept (a link’s first ${MAX_RECORDED_CLICKS} fetches) of the ${plural(clicks, 'click')} counted.</p>`
+      : ''
+  }</section>`;
+}
+
 function stillRunning(progress: CampaignProgress): boolean {
   return UNFINISHED.some((s) => (progress.counts[s] ?? 0) > 0);
 }
@@ -445,6 +476,7 @@ ${table('Your campaigns (latest 100)', ['Campaign', 'From', 'Messages', 'Skipped
     const scheduled = progress.counts.scheduled ?? 0;
     const refunded = await campaignRefundedOnCancel(ctx, account.id, campaign.id, progress);
     const clicks = Number(campaign.track_links ?? 0) === 1 ? await campaignClickThrough(ctx, account.id, campaign.id, progress.counts.delivered ?? 0) : null;
+    const timeline = clicks ? await campaignClickTimeline(ctx, account.id, campaign, ctx.clock()) : null;
     const localSendAt =
       campaign.send_at !== null && campaign.time_zone
         ? html` (${new Intl.DateTimeFormat('en-GB', { timeZone: campaign.time_zone, dateStyle: 'medium', timeStyle: 'short' }).format(new Date(Number(campaign.send_at)))} ${campaign.time_zone})`
@@ -473,6 +505,7 @@ ${
 <dt>Created</dt><dd>${when(campaign.created_at)}</dd></dl></section>
 ${progressFragment(campaign, progress, stillRunning(progress))}
 <div id="chart" aria-label="Delivered per minute" role="img"></div>
+${timeline && clicks ? clickChart(timeline, clicks.clicks) : ''}
 <p><a href="/dashboard/campaigns/${campaign.id}/results.csv" download>Download the results (CSV)</a> · <a href="/dashboard/campaigns">All campaigns</a></p>
 ${
   scheduled > 0
