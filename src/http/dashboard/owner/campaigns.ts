@@ -354,7 +354,7 @@ export function campaignPages(app: FastifyInstance, { ctx, render }: OwnerArea):
       html`${alert(opts.error)}
 ${senders.length === 0 ? alert('A campaign needs an approved Sender ID: register one under Sender IDs first.') : ''}
 <form method="post" action="/dashboard/campaigns" enctype="multipart/form-data" id="composer" data-upload-send
- hx-post="/dashboard/campaigns/preview" hx-encoding="multipart/form-data" hx-trigger="change from:#sender, change from:#category, change from:#send-at, change from:#column-field, change from:#country, change from:#every-row, change from:#opt-out-line, change from:#file, input from:#template delay:600ms" hx-target="#preview" hx-sync="this:replace">${csrfField(session.csrf_token)}
+ hx-post="/dashboard/campaigns/preview" hx-encoding="multipart/form-data" hx-trigger="change from:#sender, change from:#category, change from:#send-at, change from:#column-field, change from:#country, change from:#every-row, change from:#opt-out-line, change from:#track-links, change from:#file, input from:#template delay:600ms" hx-target="#preview" hx-sync="this:replace">${csrfField(session.csrf_token)}
 <input type="hidden" name="form_key" value="${newCampaignFormKey()}">
 <label for="campaign-name">Campaign name</label>
 <input id="campaign-name" name="name" type="text" maxlength="${MAX_CAMPAIGN_NAME_CHARACTERS}" value="${v.name ?? ''}" placeholder="The file’s name and today’s date" aria-describedby="name-hint">
