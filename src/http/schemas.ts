@@ -156,6 +156,12 @@ export const QuoteResult = Type.Object({
     encoding: Encoding,
     credits_per_segment: Type.Integer({ description: 'The destination\'s price on the account\'s rate card now.' }),
     credits: Type.Integer({ description: 'What the send would be charged: segments × credits_per_segment.' }),
+    held_until: Type.Optional(
+      NullableString({
+        format: 'date-time',
+        description: 'A marketing message only (`"category":"marketing"`): when the quiet-hours window next opens in the recipient\'s time zone(s), if the send would be held until then at the time it would go (now, or its `send_at`); null when it would go at once.',
+      }),
+    ),
   }),
 });
 

@@ -134,6 +134,34 @@ describe('quiet hours', () => {
     assert.equal((await h.request('GET', '/v1/account', { key })).json().data.credits_remaining, 10, 'refunded');
   });
 
+  test('the quote of a marketing message says held_until when quiet hours would hold it, at the time it would go; as the send then does', async () => {
+    h.clock.ms = NY_23H;
+    const { key } = await h.customer({ credits: 10 });
+    const quote = async (body: Record<string, unknown>) => {
+      const res = await h.request('POST', '/v1/sms/quote', { key, body: { from: 'Acme', message: 'Sale today', ...body } });
+      assert.equal(res.statusCode, 200, res.body);
+      return res.json().data;
+    };
+    const marketing = await quote({ to: '+12125550170', category: 'marketing' });
+    assert.deepEqual(marketing, { segments: 1, encoding: 'GSM-7', credits_per_segment: 1, credits: 1, held_until: new Date(NY_08H).toISOString() });
+    assert.equal(Object.hasOwn(await quote({ to: '+12125550170' }), 'held_until'), false, 'a transactional quote says nothing of holds');
+    assert.equal(Object.hasOwn(await quote({ to: '+12125550170', category: 'transactional' }), 'held_until'), false);
+    // 04:00 in London: held until 08:00 there (07:00 UTC, summer time).
+    assert.equal((await quote({ to: '+447400123401', category: 'marketing' })).held_until, '2026-06-10T07:00:00.000Z');
+    // Scheduled for noon in New York: it would go inside the window.
+    assert.equal((await quote({ to: '+12125550170', category: 'marketing', send_at: new Date(NY_08H + 4 * HOUR).toISOString() })).held_until, null);
+    // Scheduled for 21:00 there the next evening: held until 08:00 the day after.
+    assert.equal((await quote({ to: '+12125550170', category: 'marketing', send_at: new Date(NY_08H + 13 * HOUR).toISOString() })).held_until, new Date(NY_08H + 24 * HOUR).toISOString());
+    // The account's own window counts; the send agrees with the quote.
+    await h.request('PUT', '/v1/account/quiet-hours', { key, body: { start: '09:00', end: '20:00' } });
+    const nine = new Date(NY_08H + HOUR).toISOString();
+    assert.equal((await quote({ to: '+12125550170', category: 'marketing' })).held_until, nine);
+    const sent = (await h.request('POST', '/v1/sms/send', { key, body: { to: '+12125550170', from: 'Acme', message: 'Sale today', category: 'marketing' } })).json();
+    assert.equal(sent.held_until, nine);
+    h.clock.ms = NY_08H + 2 * HOUR;
+    assert.equal((await quote({ to: '+12125550170', category: 'marketing' })).held_until, null, 'inside the window: not held');
+  });
+
   test('a scheduled marketing message released at night waits for the window; the account\'s own window counts', async () => {
     h.clock.ms = NY_23H;
     const { key, accountId } = await h.customer({ credits: 10 });
@@ -215,5 +243,6 @@ describe('quiet hours', () => {
     const reports = doc.paths['/v1/sms/delivery-reports'].get.responses['200'].content['application/json'].schema;
     assert.ok(reports.properties.data.items.properties.held_until);
     assert.ok(doc.paths['/v1/sms/send'].post.responses['200'].content['application/json'].schema.properties.held_until);
+    assert.ok(doc.paths['/v1/sms/quote'].post.responses['200'].content['application/json'].schema.properties.data.properties.held_until);
   });
 });

@@ -410,6 +410,11 @@ export interface QuoteResult {
     credits_per_segment: number;
     /** segments × credits_per_segment. */
     credits: number;
+    /**
+     * Marketing messages only: when the quiet-hours window opens, if the send would be held until
+     * then at the time it would go (now, or its `send_at`); null when it would go at once.
+     */
+    held_until?: string | null;
   };
 }
 

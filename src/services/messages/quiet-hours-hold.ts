@@ -59,6 +59,14 @@ export async function holdAtAcceptance(db: Executor, accountId: string, rows: Me
   return releaseAt.size > 0 ? releaseAt : undefined;
 }
 
+/**
+ * When a marketing message to `e164` going out at `at` would be held until: the window's next
+ * opening in every zone of the number; null when it is open then. What a quote says (one read).
+ */
+export async function heldUntilAt(db: Executor, accountId: string, e164: string, at: number): Promise<number | null> {
+  return openings(await accountWindow(db, accountId), at)(e164)?.opensAt ?? null;
+}
+
 /** The holds of the marketing messages among `messages` at `now`, by message id (one read per account). */
 export async function holdsOf(db: Executor, messages: readonly { id: string; account_id: string; recipient: string; category?: string | null }[], now: number): Promise<Map<string, Hold>> {
   const holds = new Map<string, Hold>();

@@ -21,7 +21,7 @@ import { destinationRule, type DestinationRule } from '../accounts/account-limit
 import type { Context } from '../context.ts';
 import { priceRule, type PriceRule } from '../pricing/pricing.ts';
 import type { Finish } from './idempotency.ts';
-import { holdAtAcceptance } from './quiet-hours-hold.ts';
+import { heldUntilAt, holdAtAcceptance } from './quiet-hours-hold.ts';
 import { linkRows, trackedText, trackedTextOrThrow } from '../links/links.ts';
 
 export const MAX_MESSAGE_CHARACTERS = 1600;
@@ -310,12 +310,23 @@ export interface QuoteResult {
   encoding: Encoding;
   credits_per_segment: number;
   credits: number;
+  /** Marketing only: when the quiet-hours window opens, if the message would be held until then; null when not. */
+  held_until?: string | null;
 }
 
-/** `POST /v1/sms/quote`: what the send would cost, refused as it would be; nothing stored or debited. */
+/**
+ * `POST /v1/sms/quote`: what the send would cost, refused as it would be; nothing stored or
+ * debited. A marketing message also says whether quiet hours would hold it, at the time it would
+ * go: now, or its `send_at`.
+ */
 export async function quoteMessage(ctx: Context, sender: Sender, input: SendInput): Promise<QuoteResult> {
-  const { check } = await checkSend(ctx, sender, input);
-  return { segments: check.entry.segments, encoding: check.entry.encoding, credits_per_segment: check.entry.creditsPerSegment, credits: check.entry.credits };
+  const { check, now, timing } = await checkSend(ctx, sender, input);
+  const quote: QuoteResult = { segments: check.entry.segments, encoding: check.entry.encoding, credits_per_segment: check.entry.creditsPerSegment, credits: check.entry.credits };
+  if (input.category === 'marketing') {
+    const held = await heldUntilAt(ctx.store.db, sender.accountId, check.entry.e164, timing.status === 'scheduled' && timing.sendAt !== null ? timing.sendAt : now);
+    quote.held_until = held === null ? null : new Date(held).toISOString();
+  }
+  return quote;
 }
 
 export async function sendMessage(ctx: Context, sender: Sender, input: SendInput, finish?: Finish, options: SendOptions = {}): Promise<SendResult> {

@@ -59,10 +59,10 @@ export function settingsPages(app: FastifyInstance, { ctx, render }: OwnerArea):
       'settings',
       html`${settingsTabs('quiet-hours')}${alert(message?.text, message?.kind)}<section><h2>Sending window for marketing messages</h2>
 <p id="quiet-hours-current">Marketing messages reach a phone only between <strong>${current.start}</strong> and <strong>${current.end}</strong> in the recipient’s own time zone (found from the number: by area code in North America, by country elsewhere; a number that may be in several zones waits until the window is open in all of them). One sent outside it is accepted and charged at once, and held until the window opens; held messages go out over its first half hour. Transactional messages are never held.</p>
-<p class="hint">The US TCPA allows marketing texts from 08:00 to 21:00 local time; Florida, Oklahoma, Maryland, Washington and Connecticut, among others, stop at 20:00, hence the default 08:00-20:00. The window can be narrowed, never widened past 08:00-21:00.</p>
+<p class="hint" id="quiet-hint">The US TCPA allows marketing texts from 08:00 to 21:00 local time; Florida, Oklahoma, Maryland, Washington and Connecticut, among others, stop at 20:00, hence the default 08:00-20:00. The window can be narrowed, never widened past 08:00-21:00.</p>
 <form method="post" action="/dashboard/settings/quiet-hours">${csrfField(session.csrf_token)}
-<label for="quiet-start">From</label><input id="quiet-start" name="start" type="time" required min="08:00" max="21:00" step="60" value="${shown.start}">
-<label for="quiet-end">Until</label><input id="quiet-end" name="end" type="time" required min="08:00" max="21:00" step="60" value="${shown.end}">
+<label for="quiet-start">From</label><input id="quiet-start" name="start" type="time" required min="08:00" max="21:00" step="60" value="${shown.start}" aria-describedby="quiet-hint">
+<label for="quiet-end">Until</label><input id="quiet-end" name="end" type="time" required min="08:00" max="21:00" step="60" value="${shown.end}" aria-describedby="quiet-hint">
 <div class="actions"><button type="submit">Save</button></div></form></section>`,
     );
   };
