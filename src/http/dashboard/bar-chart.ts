@@ -48,7 +48,8 @@ export function barChart(opts: BarChartOptions): Html {
   const plotW = WIDTH - LEFT - RIGHT;
   const plotH = HEIGHT - TOP - BOTTOM;
   const slot = plotW / Math.max(1, bars.length);
-  const barW = Math.max(1, slot * 0.8);
+  // A few bars (a campaign in its first hours) stay bars, not blocks.
+  const barW = Math.max(1, Math.min(slot * 0.8, 48));
   const y = (v: number) => TOP + plotH - (v / max) * plotH;
   const fmt = (n: number) => Number(n.toFixed(2));
   // Whole numbers only: 0, the middle when it is whole, and the top.
