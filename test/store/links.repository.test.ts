@@ -1,12 +1,12 @@
 /**
  * Tracked links' queries (migration 034) on each dialect: links written beside their messages, a
  * code already taken drawn again and replaced in its message's text, the one-row read of the
- * redirect, the click counters and the first counted click.
+ * redirect, the click counters and the first counted click, a campaign's clicks per hour or day.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { LinksTable, MessagesTable } from '../../src/store/database.ts';
-import { countClick, linkByCode, linksPage } from '../../src/store/repositories/links.repository.ts';
+import { campaignClicksByTime, countClick, insertClick, linkByCode, linksPage } from '../../src/store/repositories/links.repository.ts';
 import { writeLinks } from '../../src/services/links/links.ts';
 import { forEachDialect } from '../helpers/dialects.ts';
 import { addAccount } from './fixtures.ts';
@@ -58,6 +58,40 @@ describe('links queries', () => {
       const [row] = (await linksPage(store.db, 'acc_1', { messageId: 'msg_d' }, 10, 0)).rows;
       assert.deepEqual([Number(row!.clicks), Number(row!.bot_clicks), Number(row!.first_clicked_at)], [2, 1, NOW + 2]);
       assert.equal(await countClick(store.db, 'ZZZZZZZZ', false, NOW), null);
+    });
+
+    it('a campaign\'s counted clicks per UTC hour and day, grouped in the database: bots, other campaigns and other accounts left out', async () => {
+      const store = await open();
+      await addAccount(store, 'acc_1');
+      await addAccount(store, 'acc_2');
+      const HOUR = 3_600_000;
+      const t0 = Date.parse('2026-07-01T09:00:00Z');
+      for (const [id, account, campaign] of [['bat_a', 'acc_1', 'cmp_1'], ['bat_b', 'acc_1', 'cmp_1'], ['bat_c', 'acc_1', 'cmp_2'], ['bat_d', 'acc_2', 'cmp_1']] as const) {
+        await store.db.insertInto('batches').values({ id, account_id: account, total: 1, queued: 1, credits_used: 1, created_at: t0, campaign_id: campaign }).execute();
+      }
+      const links = [link('EEEEEEEE', 'msg_e', 'https://127.0.0.1/e', 'bat_a'), link('FFFFFFFF', 'msg_f', 'https://127.0.0.1/f', 'bat_b'), link('GGGGGGGG', 'msg_g', 'https://127.0.0.1/g', 'bat_c'), { ...link('HHHHHHHH', 'msg_h', 'https://127.0.0.1/h', 'bat_d'), account_id: 'acc_2' }];
+      await writeLinks(store.db, BASE, links, []);
+      const click = (code: string, at: number, bot = 0) => insertClick(store.db, { code, clicked_at: at, user_agent: null, bot });
+      await click('EEEEEEEE', t0 + 1);
+      await click('FFFFFFFF', t0 + HOUR - 1);
+      await click('EEEEEEEE', t0 + 2 * HOUR + 5);
+      await click('EEEEEEEE', t0 + 2 * HOUR + 6, 1);
+      await click('FFFFFFFF', t0 + 26 * HOUR);
+      await click('GGGGGGGG', t0 + 10, 0);
+      await click('HHHHHHHH', t0 + 10, 0);
+      const hours = await campaignClicksByTime(store.db, 'acc_1', 'cmp_1', 3_600_000, t0);
+      assert.deepEqual(hours, [
+        { bucket: t0 / HOUR, clicks: 2 },
+        { bucket: t0 / HOUR + 2, clicks: 1 },
+        { bucket: t0 / HOUR + 26, clicks: 1 },
+      ]);
+      const days = await campaignClicksByTime(store.db, 'acc_1', 'cmp_1', 86_400_000, t0);
+      assert.deepEqual(days, [
+        { bucket: Math.floor(t0 / 86_400_000), clicks: 3 },
+        { bucket: Math.floor(t0 / 86_400_000) + 1, clicks: 1 },
+      ]);
+      assert.deepEqual(await campaignClicksByTime(store.db, 'acc_1', 'cmp_1', 3_600_000, t0 + 3 * HOUR), [{ bucket: t0 / HOUR + 26, clicks: 1 }], 'from the time given');
+      assert.deepEqual(await campaignClicksByTime(store.db, 'acc_2', 'cmp_2', 3_600_000, t0), [], 'another account\'s campaign');
     });
   });
 });
