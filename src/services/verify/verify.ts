@@ -48,6 +48,7 @@ import { sendMessage, type Sender } from '../messages/submit-messages.ts';
 
 type AccessSnapshot = NonNullable<Sender['access']>;
 import { queueAccountEvent } from '../webhooks/account-events.ts';
+import { takeCheck } from './check-taker.ts';
 
 export type FraudGuard = 'block' | 'monitor' | 'off';
 
@@ -438,14 +439,15 @@ export interface CheckResult {
  * A check of a code. One check is taken from the verification by a conditional UPDATE before the
  * code is compared, so parallel checks never evaluate more codes than `max_checks`. That UPDATE
  * names the verification, its service and account, so a check that finds its verification
- * pending is that one statement; only one that does not looks further, to say why.
+ * pending is that one statement (in a group commit on SQLite: check-taker.ts); only one that does
+ * not looks further, to say why.
  */
 export async function checkCode(ctx: Context, accountId: string, serviceId: string, target: { to?: string; verification_id?: string }, code: string): Promise<CheckResult> {
   const now = ctx.clock();
   const recipient = target.verification_id === undefined && target.to !== undefined ? parseRecipient(target.to) : undefined;
   let taken: VerificationsTable | undefined;
-  if (target.verification_id !== undefined) taken = await repo.takeCheckIn(ctx.store.db, accountId, serviceId, { id: target.verification_id }, now);
-  else if (recipient?.ok) taken = await repo.takeCheckIn(ctx.store.db, accountId, serviceId, { recipient: recipient.e164 }, now);
+  if (target.verification_id !== undefined) taken = await takeCheck(ctx.store, { accountId, serviceId, target: { id: target.verification_id }, now });
+  else if (recipient?.ok) taken = await takeCheck(ctx.store, { accountId, serviceId, target: { recipient: recipient.e164 }, now });
   if (!taken) taken = await takeCheckSlowly(ctx, accountId, serviceId, target, now);
   const left = Number(taken.checks_left) - 1;
   const valid = /^\d{4,10}$/.test(code) && taken.code_hash !== null && codeMatches(await codeKey(ctx), taken.id, code, taken.code_hash);
