@@ -91,12 +91,14 @@ try {
 
   /**
    * Checks: five wrong codes to each verification (all its checks), over verifications made just
-   * before, as many as three times the warm-up's send rate would use (checks may run faster than
-   * that warm-up did); past them, a check is a cheap 404 and is left out of the rate.
+   * before, as many as 1.5 times the fastest rate seen so far (at least 2,500/s) would use: a
+   * cold server's warm-up is slow, and checks ran out of verifications when sized on it. Past
+   * them, a check is a cheap 404, left out of the rate but not out of the server's CPU time.
    */
+  let fastest = Math.max(2500, warm.rate);
   const check = async () => {
     const pool: string[] = [];
-    const count = Math.ceil((warm.rate * SECONDS * 3) / 5);
+    const count = Math.ceil((fastest * SECONDS * 1.5) / 5);
     for (let i = 0; i < count; i += 200) {
       const made = await Promise.all(Array.from({ length: Math.min(200, count - i) }, () => api('POST', `/v1/verify/services/${unguarded}/verifications`, { to: poolNumber() })));
       pool.push(...made.map((v) => v.id));
@@ -112,6 +114,7 @@ try {
     const order = round % 2 === 0 ? ['send', 'on', 'off', 'check'] : ['check', 'off', 'on', 'send'];
     for (const what of order) {
       r[what] = what === 'send' ? await send() : what === 'on' ? await create(guarded, guardedNumber) : what === 'off' ? await create(unguarded, unguardedNumber) : await check();
+      fastest = Math.max(fastest, r[what]!.rate);
     }
     rounds.push({
       send: r.send!.rate,
@@ -149,14 +152,13 @@ try {
     figure(`verify (${STORE}) a check's cost in plain sends by server CPU per request, median`, median(checkCpu), '×', { max: 1 }),
     figure(`verify (${STORE}) the guard's cost by server CPU per request (on / off), median`, median(guardCpu), '×'),
   ];
-  // "No measurable cost": the guard's ratio is within the spread the same kind of request shows
-  // between rounds (the plain sends'), by rate and by CPU.
-  const noise = (values: number[]) => Math.max(...values) / Math.min(...values);
-  const guardMet = (ratios: number[], sends: number[]) => median(ratios) <= (rounds.length > 1 ? noise(sends) : 1.05);
+  // "No measurable cost", read as: the guard's median ratio under 1.1, about the spread of a
+  // quiet machine's rounds (on a loaded one the rounds' own spread is larger than any cost).
+  const guardMet = (ratios: number[]) => median(ratios) < 1.1;
   console.log(
     `# goals: create ≤ 1.5 × send ${median(createCost) < 1.5 ? 'met' : 'not met'} by rate, ${median(createCpu) < 1.5 ? 'met' : 'not met'} by CPU; ` +
       `check ≤ 1 × send ${median(checkCost) < 1 ? 'met' : 'not met'} by rate, ${median(checkCpu) < 1 ? 'met' : 'not met'} by CPU; ` +
-      `guard not measurable ${guardMet(guardCost, rounds.map((r) => r.send)) ? 'met' : 'not met'} by rate, ${guardMet(guardCpu, rounds.map((r) => r.cpu.send!)) ? 'met' : 'not met'} by CPU`,
+      `guard not measurable ${guardMet(guardCost) ? 'met' : 'not met'} by rate, ${guardMet(guardCpu) ? 'met' : 'not met'} by CPU`,
   );
   report(figures);
 } finally {
