@@ -36,6 +36,7 @@ import * as m031 from './migrations/031-marketing.ts';
 import * as m032 from './migrations/032-verify-one-pending.ts';
 import * as m033 from './migrations/033-quiet-hours.ts';
 import * as m034 from './migrations/034-tracked-links.ts';
+import * as m035 from './migrations/035-verify-guard-indexes.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': m001,
@@ -69,6 +70,7 @@ const migrations: Record<string, Migration> = {
   '032-verify-one-pending': m032,
   '033-quiet-hours': m033,
   '034-tracked-links': m034,
+  '035-verify-guard-indexes': m035,
 };
 
 class InCodeMigrationProvider implements MigrationProvider {

@@ -32,7 +32,6 @@ import {
   renderTemplate,
   RESEND_GAP_MS,
   retryAfterSeconds,
-  safeListCovers,
   VELOCITY_WINDOW_MS,
 } from '../../domain/verify.ts';
 import type { Store } from '../../store/connect.ts';
@@ -49,6 +48,7 @@ import { sendMessage, type Sender } from '../messages/submit-messages.ts';
 
 type AccessSnapshot = NonNullable<Sender['access']>;
 import { queueAccountEvent } from '../webhooks/account-events.ts';
+import { takeCheck } from './check-taker.ts';
 
 export type FraudGuard = 'block' | 'monitor' | 'off';
 
@@ -171,7 +171,7 @@ export async function createService(ctx: Context, accountId: string, access: Acc
 }
 
 export async function getService(ctx: Context, accountId: string, id: string): Promise<VerifyServicesTable> {
-  const row = await repo.serviceById(ctx.store.db, accountId, id);
+  const row = await repo.liveService(ctx.store, accountId, id);
   if (!row) throw new AppError('not_found', 'No verify service with that id.');
   return row;
 }
@@ -216,27 +216,21 @@ function rateLimited(message: string, seconds: number): AppError {
  */
 async function guard(ctx: Context, service: VerifyServicesTable, e164: string, now: number): Promise<{ blocked: boolean; newBlock: boolean }> {
   if (service.fraud_guard === 'off') return { blocked: false, newBlock: false };
-  const db = ctx.store.db;
-  const entries = (await repo.safeList(db, service.account_id)).map((e) => e.entry);
-  if (safeListCovers(entries, e164)) return { blocked: false, newBlock: false };
   const range = rangeOf(e164);
-  const since = now - VELOCITY_WINDOW_MS;
-  const perNumber = await repo.createdSince(db, service.id, 'recipient', e164, since);
-  if (perNumber.count >= MAX_PER_NUMBER_PER_HOUR) {
-    throw rateLimited(`At most ${MAX_PER_NUMBER_PER_HOUR} verifications an hour to one number.`, retryAfterSeconds(perNumber.oldest ?? now, VELOCITY_WINDOW_MS, now));
+  const f = (await repo.guardFigures(ctx.store, service.id, service.account_id, e164, range, now - VELOCITY_WINDOW_MS, now - CONVERSION_WINDOW_MS))!;
+  if (Number(f.safe) > 0) return { blocked: false, newBlock: false };
+  if (Number(f.per_number) >= MAX_PER_NUMBER_PER_HOUR) {
+    throw rateLimited(`At most ${MAX_PER_NUMBER_PER_HOUR} verifications an hour to one number.`, retryAfterSeconds(f.per_number_oldest === null ? now : Number(f.per_number_oldest), VELOCITY_WINDOW_MS, now));
   }
-  const perRange = await repo.createdSince(db, service.id, 'range_prefix', range, since);
-  if (perRange.count >= MAX_PER_RANGE_PER_HOUR) {
-    throw rateLimited(`At most ${MAX_PER_RANGE_PER_HOUR} verifications an hour to one number range.`, retryAfterSeconds(perRange.oldest ?? now, VELOCITY_WINDOW_MS, now));
+  if (Number(f.per_range) >= MAX_PER_RANGE_PER_HOUR) {
+    throw rateLimited(`At most ${MAX_PER_RANGE_PER_HOUR} verifications an hour to one number range.`, retryAfterSeconds(f.per_range_oldest === null ? now : Number(f.per_range_oldest), VELOCITY_WINDOW_MS, now));
   }
-  const block = await repo.blockOf(db, service.account_id, range);
-  if (block && Number(block.blocked_until) > now) return { blocked: true, newBlock: false };
-  // A range whose block ended starts afresh: only what was sent since counts.
-  const from = Math.max(now - CONVERSION_WINDOW_MS, block ? Number(block.blocked_until) : 0);
-  const { sent, approved } = await repo.rangeConversion(db, service.account_id, range, from);
+  if (f.blocked_until !== null && Number(f.blocked_until) > now) return { blocked: true, newBlock: false };
+  const sent = Number(f.sent);
+  const approved = Number(f.approved ?? 0);
   if (!conversionBlocks(sent, approved)) return { blocked: false, newBlock: false };
-  const level = block ? Number(block.level) + 1 : 0;
-  await repo.upsertBlock(db, { account_id: service.account_id, range_prefix: range, level, blocked_at: now, blocked_until: now + blockDurationMs(level), sent, approved });
+  const level = f.block_level === null ? 0 : Number(f.block_level) + 1;
+  await repo.upsertBlock(ctx.store.db, { account_id: service.account_id, range_prefix: range, level, blocked_at: now, blocked_until: now + blockDurationMs(level), sent, approved });
   return { blocked: true, newBlock: true };
 }
 
@@ -271,7 +265,7 @@ async function createOnce(ctx: Context, sender: Sender, serviceId: string, to: s
     throw new AppError('verify_country_blocked', `The service sends codes only to ${service.allowed_countries.split(',').join(', ')}.`);
   }
   const now = ctx.clock();
-  const pending = await repo.pendingVerification(ctx.store.db, service.id, e164);
+  const pending = await repo.pendingTo(ctx.store, service.id, e164);
   if (pending && Number(pending.expires_at) > now) return { verification: await resend(ctx, sender, service, pending, now, finish), created: false };
   // Past its expiry but not yet swept: expired now, so the new one may be the number's pending one.
   if (pending) await expireOne(ctx, pending, now);
@@ -443,11 +437,44 @@ export interface CheckResult {
 
 /**
  * A check of a code. One check is taken from the verification by a conditional UPDATE before the
- * code is compared, so parallel checks never evaluate more codes than `max_checks`.
+ * code is compared, so parallel checks never evaluate more codes than `max_checks`. That UPDATE
+ * names the verification, its service and account, so a check that finds its verification
+ * pending is that one statement (in a group commit on SQLite: check-taker.ts); only one that does
+ * not looks further, to say why.
  */
 export async function checkCode(ctx: Context, accountId: string, serviceId: string, target: { to?: string; verification_id?: string }, code: string): Promise<CheckResult> {
-  const service = await getService(ctx, accountId, serviceId);
   const now = ctx.clock();
+  const recipient = target.verification_id === undefined && target.to !== undefined ? parseRecipient(target.to) : undefined;
+  let taken: VerificationsTable | undefined;
+  if (target.verification_id !== undefined) taken = await takeCheck(ctx.store, { accountId, serviceId, target: { id: target.verification_id }, now });
+  else if (recipient?.ok) taken = await takeCheck(ctx.store, { accountId, serviceId, target: { recipient: recipient.e164 }, now });
+  if (!taken) taken = await takeCheckSlowly(ctx, accountId, serviceId, target, now);
+  const left = Number(taken.checks_left) - 1;
+  const valid = /^\d{4,10}$/.test(code) && taken.code_hash !== null && codeMatches(await codeKey(ctx), taken.id, code, taken.code_hash);
+  const next: VerificationStatus | null = valid ? 'approved' : left === 0 ? 'max_attempts_reached' : null;
+  if (next === null) return { id: taken.id, status: 'pending', valid: false, checks_left: left };
+  const closed = await ctx.store.db.transaction().execute(async (trx) => {
+    if (!(await repo.closeVerification(trx, taken.id, next, now))) return false;
+    await announce(trx, accountId, `verification.${next}`, { ...taken, status: next, checks_left: left, updated_at: now }, now);
+    return true;
+  });
+  // Canceled or expired between the taken check and now: the code no longer counts.
+  if (!closed) throw noPendingToCheck();
+  ctx.wake('webhook');
+  return { id: taken.id, status: next, valid, checks_left: left };
+}
+
+function noPendingToCheck(): AppError {
+  return new AppError('not_found', 'No pending verification to check.');
+}
+
+/**
+ * A check whose verification was not found pending at once: the service, the target and the
+ * verification are looked at one by one, each refusal in its order, a verification past its
+ * expiry is expired (with its event), and a check is taken if one is left after all.
+ */
+async function takeCheckSlowly(ctx: Context, accountId: string, serviceId: string, target: { to?: string; verification_id?: string }, now: number): Promise<VerificationsTable> {
+  const service = await getService(ctx, accountId, serviceId);
   let found: VerificationsTable | undefined;
   if (target.verification_id !== undefined) {
     found = await repo.verificationById(ctx.store.db, accountId, target.verification_id);
@@ -460,23 +487,10 @@ export async function checkCode(ctx: Context, accountId: string, serviceId: stri
     throw invalid('to', 'or `verification_id` is required.');
   }
   if (found) found = await settleExpiry(ctx, found);
-  const none = () => new AppError('not_found', 'No pending verification to check.');
-  if (!found || found.status !== 'pending' || found.code_hash === null) throw none();
+  if (!found || found.status !== 'pending' || found.code_hash === null) throw noPendingToCheck();
   const taken = await repo.takeCheck(ctx.store.db, found.id, now);
-  if (!taken) throw none();
-  const left = Number(taken.checks_left) - 1;
-  const valid = /^\d{4,10}$/.test(code) && codeMatches(await codeKey(ctx), found.id, code, taken.code_hash!);
-  const next: VerificationStatus | null = valid ? 'approved' : left === 0 ? 'max_attempts_reached' : null;
-  if (next === null) return { id: found.id, status: 'pending', valid: false, checks_left: left };
-  const closed = await ctx.store.db.transaction().execute(async (trx) => {
-    if (!(await repo.closeVerification(trx, found.id, next, now))) return false;
-    await announce(trx, accountId, `verification.${next}`, { ...taken, status: next, checks_left: left, updated_at: now }, now);
-    return true;
-  });
-  // Canceled or expired between the taken check and now: the code no longer counts.
-  if (!closed) throw none();
-  ctx.wake('webhook');
-  return { id: found.id, status: next, valid, checks_left: left };
+  if (!taken) throw noPendingToCheck();
+  return taken;
 }
 
 /** The safe list: numbers and range prefixes the velocity and conversion rules never refuse. */
