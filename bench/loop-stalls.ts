@@ -148,6 +148,18 @@ function stalls(profile: Profile, fromUs: number, toUs: number): void {
     stretch.us += dt;
     stretch.samples.push({ id, us: dt });
   });
+  // Where the window's busy time went, by the innermost frame of Pigeon's own source.
+  const byOwn = new Map<string, number>();
+  t = profile.startTime;
+  profile.samples.forEach((id, i) => {
+    t += profile.timeDeltas[i] ?? 0;
+    if (t < fromUs || t > toUs || byId.get(id)!.callFrame.functionName === '(idle)') return;
+    const k = ownFrame(id);
+    byOwn.set(k, (byOwn.get(k) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  });
+  const requests = ((toUs - fromUs) / 1e6) * 1000;
+  console.error(`# API main thread, µs per request by Pigeon's innermost frame (what it called included):`);
+  for (const [k, us] of [...byOwn].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.error(`#   ${(us / requests).toFixed(1).padStart(6)}  ${k}`);
   console.error(`# API main thread: busy ${((busy / (toUs - fromUs)) * 100).toFixed(0)} % of the window; ${found.length} stretches over ${THRESHOLD} ms without going idle:`);
   for (const s of found.sort((a, b) => b.us - a.us).slice(0, 25)) {
     const own = new Map<string, number>();
