@@ -14,7 +14,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { openLoad, queueDepth } from './lib.ts';
+import { cpuTicks, openLoad, queueDepth } from './lib.ts';
 import { machine } from './peers.ts';
 import { freshDatabase, prepareCustomer } from './setup.ts';
 import { freePort, startPigeon } from '../test/helpers/processes.ts';
@@ -81,19 +81,24 @@ try {
       });
   }
   await load();
+  const pids = [server.child.pid!, ...server.deliveryPids()];
+  const ticks0 = pids.map(cpuTicks);
   const startedUs = Number(process.hrtime.bigint() / 1000n);
   const r = await load();
   const endedUs = Number(process.hrtime.bigint() / 1000n);
-  console.error(`# ${WHAT} at 1000/s for ${SECONDS} s: p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, p99.9 ${r.p999.toFixed(1)} ms, generator late p99 ${r.lateP99.toFixed(1)} ms (${machine()})`);
+  const cpu = pids.map((p, i) => Math.round(((cpuTicks(p) - ticks0[i]!) * 10_000) / Math.max(1, r.answered)));
+  console.error(`# ${WHAT} at 1000/s for ${SECONDS} s: p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, p99.9 ${r.p999.toFixed(1)} ms, generator late p99 ${r.lateP99.toFixed(1)} ms; CPU per request: API process ${cpu[0]} µs, delivery process ${cpu[1] ?? '-'} µs (${machine()})`);
   await server.stop();
   writeFileSync(join(dir, 'server.out'), server.output());
   const apiPid = server.child.pid!;
   // --trace-gc lines of the API process during the measured window are not time-stamped against the
   // monotonic clock; their pause lengths are summed over the whole run.
-  const gc = [...server.output().matchAll(/\[(\d+):[^\]]*\]\s+\d+ ms: (Scavenge|Mark-Compact|Mark-sweep)[^,]*,\s*([\d.]+)\s*\/\s*([\d.]+) ms/g)].filter((m) => Number(m[1]) === apiPid);
-  const pauses = gc.map((m) => ({ kind: m[2]!, ms: Number(m[3]) }));
+  const gc = [...server.output().matchAll(/\[(\d+):(0x[0-9a-f]+)\]\s+\d+ ms: (Scavenge|Mark-Compact|Mark-sweep)[^,]*,\s*([\d.]+)\s*\/\s*([\d.]+) ms/g)].filter((m) => Number(m[1]) === apiPid);
+  // The first isolate to collect is the main thread's (the others are worker threads, started later).
+  const pauses = gc.filter((m) => m[2] === gc[0]?.[2]).map((m) => ({ kind: m[3]!, ms: Number(m[4]) }));
   const over = pauses.filter((p) => p.ms > THRESHOLD);
-  console.error(`# API process: ${pauses.length} collections in the whole run, ${over.length} over ${THRESHOLD} ms: ${over.map((p) => `${p.kind} ${p.ms}`).join(', ')}`);
+  const total = pauses.reduce((n, p) => n + p.ms, 0);
+  console.error(`# API main thread: ${pauses.filter((p) => p.kind === 'Scavenge').length} scavenges and ${pauses.filter((p) => p.kind !== 'Scavenge').length} full collections in the whole run (warm-up included), ${total.toFixed(0)} ms of pauses, ${over.length} over ${THRESHOLD} ms (longest ${Math.max(0, ...pauses.map((p) => p.ms)).toFixed(1)})`);
 
   if (process.env.STALLS_NODE_ARGS) process.exit(0);
   const file = readdirSync(profiles).find((f) => f.includes(`.${apiPid}.`) && f.endsWith('.cpuprofile'));
