@@ -198,6 +198,8 @@ export interface OpenLoadResult {
   p50: number;
   p99: number;
   p999: number;
+  /** How late this process itself sent requests (from when each was due to when it went out): p99, ms. */
+  lateP99: number;
 }
 
 /**
@@ -209,12 +211,14 @@ export interface OpenLoadResult {
  */
 export async function openLoad(
   url: string,
-  opts: { rate: number; seconds: number; method?: string; headers?: Record<string, string>; body?: string | ((n: number) => string) },
+  opts: { rate: number; seconds: number; method?: string; headers?: Record<string, string>; body?: string | ((n: number) => string); /** The answers that count as success: 2xx (default), or 3xx for a redirect. */ ok?: '2xx' | '3xx' },
 ): Promise<OpenLoadResult> {
+  const good = opts.ok === '3xx' ? (s: number) => s >= 300 && s < 400 : (s: number) => s >= 200 && s < 300;
   const http = await import('node:http');
   const agent = new http.Agent({ keepAlive: true, maxSockets: 2048 });
   const target = new URL(url);
   const latencies: number[] = [];
+  const late: number[] = [];
   let ok = 0;
   let failed = 0;
   let issued = 0;
@@ -232,12 +236,13 @@ export async function openLoad(
     };
     const fire = (n: number, due: number) => {
       open++;
+      late.push(performance.now() - due);
       const body = typeof opts.body === 'function' ? opts.body(n) : opts.body;
       const req = http.request(
         { agent, host: target.hostname, port: target.port, path: target.pathname + target.search, method: opts.method ?? 'GET', headers: { ...opts.headers, ...(body ? { 'content-length': Buffer.byteLength(body) } : {}) } },
         (res) => {
           res.resume();
-          res.once('end', () => finish(due, res.statusCode! >= 200 && res.statusCode! < 300));
+          res.once('end', () => finish(due, good(res.statusCode!)));
         },
       );
       req.once('error', () => finish(due, false));
@@ -257,5 +262,52 @@ export async function openLoad(
   agent.destroy();
   const elapsed = (performance.now() - began) / 1000;
   latencies.sort((a, b) => a - b);
-  return { offered: (total * 1000) / Math.max(1, lastIssued - began), ok: ok / elapsed, answered: ok, failed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), p999: percentile(latencies, 99.9) };
+  late.sort((a, b) => a - b);
+  return {
+    offered: (total * 1000) / Math.max(1, lastIssued - began),
+    ok: ok / elapsed,
+    answered: ok,
+    failed,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    p999: percentile(latencies, 99.9),
+    lateP99: percentile(late, 99),
+  };
+}
+
+/**
+ * A bare Node HTTP server in a process of its own, answering every request with a small JSON body
+ * once its body is read: what the machine and the load generator cost a request at a given rate,
+ * with no framework, store or logging. A goal set as a multiple of "the machine's floor" is
+ * judged against this server, measured by the same generator in the same run.
+ */
+export async function startBareServer(): Promise<{ url: string; stop(): Promise<void> }> {
+  const { spawn } = await import('node:child_process');
+  const source = `
+    const http = require('node:http');
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => { res.writeHead(200, { 'content-type': 'application/json' }); res.end('{"status":"success"}'); });
+    });
+    server.keepAliveTimeout = 10000;
+    server.listen(0, '127.0.0.1', () => process.stdout.write(String(server.address().port) + '\\n'));
+  `;
+  const child = spawn(process.execPath, ['-e', source], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      if (out.includes('\n')) resolve(Number(out.trim()));
+    });
+    child.once('exit', (code) => reject(new Error(`the bare server exited with ${code}`)));
+  });
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
 }

@@ -5,7 +5,10 @@
  * 1. Latency of a send at 1,000 a second and at 50 % and 80 % of the saturation rate, which is
  *    measured first (autocannon, 64 connections). Workers on, the simulator delivering; every
  *    run on a fresh server after a warm-up at its rate, the rates interleaved round by round.
- *    Goal: p99 under 10 ms on SQLite, 20 ms on PostgreSQL.
+ *    Goal: p99 under 10 ms on SQLite, 20 ms on PostgreSQL. In each round, before the runs (after
+ *    them in even rounds), a bare Node HTTP server in its own process under the same generator
+ *    at 1,000/s: the machine's floor. Issue 47's goal 2: the send p99 at 1,000/s at most 3 × the
+ *    floor's p99 on SQLite (5 ms or less counts as met), 5 × on PostgreSQL.
  * 2. CPU per message end to end at one offered rate, Pigeon and Kannel interleaved, each on its
  *    own local SMSC (bench/smpp-smsc.ts) that answers every submit and returns a receipt:
  *    - Pigeon: accepted, submitted over SMPP, receipt applied, `sms.delivered` webhook answered by
@@ -17,7 +20,10 @@
  * 3. Where Pigeon's microseconds go: one more run of (2) under a V8 CPU profile, through tsx so
  *    that the profile names source files, its self time summed by module.
  *
- *   node --import tsx bench/steady.bench.ts [seconds=10] [sqlite|postgres] [rounds=2] [cpu rate=1000]
+ *   node --import tsx bench/steady.bench.ts [seconds=10] [sqlite|postgres] [rounds=2] [cpu rate=1000] [latency]
+ *
+ * `latency` as the fifth argument runs only the send latency at 1,000/s and its floor (issue 47's
+ * goal 2), for a short before/after comparison.
  *
  * PROFILE=dir keeps the profile there (a .cpuprofile file, for Chrome's DevTools or a script).
  */
@@ -27,7 +33,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { makeTestCa } from '../test/api/webhooks-receiver.ts';
-import { cpuTicks, figure, load, median, openLoad, postgresTicks, queueDepth, report, type Figure } from './lib.ts';
+import { cpuTicks, figure, load, median, openLoad, postgresTicks, queueDepth, report, startBareServer, type Figure } from './lib.ts';
 import { ensureKannel, machine, startKannel, startPigeonContender, type Contender } from './peers.ts';
 import { freePort, startPigeon } from '../test/helpers/processes.ts';
 import { freshDatabase, prepareCustomer } from './setup.ts';
@@ -36,6 +42,7 @@ const SECONDS = Number(process.argv[2] ?? 10);
 const STORE = process.argv[3] ?? 'sqlite';
 const ROUNDS = Math.max(1, Number(process.argv[4] ?? 2));
 const CPU_RATE = Number(process.argv[5] ?? 1000);
+const LATENCY_ONLY = process.argv[6] === 'latency';
 const WARMUP = Math.max(1, Math.min(3, Math.round(SECONDS / 3)));
 const P99_GOAL = STORE === 'postgres' ? 20 : 10;
 
@@ -69,7 +76,7 @@ const figures: Figure[] = [];
 const dir = mkdtempSync(join(tmpdir(), 'pigeon-steady-'));
 try {
   // 1. The latency curve.
-  const saturation = await (async () => {
+  const saturation = LATENCY_ONLY ? 0 : await (async () => {
     const s = await freshServe(dir, 'steady_saturation');
     try {
       const opts = { connections: 64, method: 'POST', headers: send(s.key).headers, body: send(s.key).body(0) };
@@ -79,14 +86,24 @@ try {
       await s.stop();
     }
   })();
-  console.error(`# saturation (64 connections, closed loop): ${Math.round(saturation)} sends/s (${machine()})`);
+  if (!LATENCY_ONLY) console.error(`# saturation (64 connections, closed loop): ${Math.round(saturation)} sends/s (${machine()})`);
   const rates = [
     { name: '1,000/s', rate: 1000 },
     { name: '50 % of saturation', rate: Math.round(saturation * 0.5) },
     { name: '80 % of saturation', rate: Math.round(saturation * 0.8) },
-  ];
+  ].slice(0, LATENCY_ONLY ? 1 : 3);
   const latency = new Map<string, { p50: number; p99: number; backlog: number }[]>();
+  const floor: { p99: number; late: number }[] = [];
+  const late: number[] = [];
+  const bare = await startBareServer();
+  const measureFloor = async (round: number) => {
+    await openLoad(bare.url, { rate: 1000, seconds: WARMUP });
+    const r = await openLoad(bare.url, { rate: 1000, seconds: SECONDS });
+    console.error(`#   round ${round}, bare Node server (1000/s): p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, p99.9 ${r.p999.toFixed(1)} ms, generator late p99 ${r.lateP99.toFixed(1)} ms (${machine()})`);
+    floor.push({ p99: r.p99, late: r.lateP99 });
+  };
   for (let round = 1; round <= ROUNDS; round++) {
+    if (round % 2 === 1) await measureFloor(round);
     for (const { name, rate } of rates) {
       const s = await freshServe(dir, 'steady_latency');
       try {
@@ -94,14 +111,17 @@ try {
         await openLoad(s.url, { ...opts, seconds: WARMUP });
         const r = await openLoad(s.url, { ...opts, seconds: SECONDS });
         const backlog = await s.depth();
-        console.error(`#   round ${round}, ${name} (${rate}/s): offered ${Math.round(r.offered)}/s, answered ${Math.round(r.ok)}/s, ${r.failed} failed, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, p99.9 ${r.p999.toFixed(1)} ms, dispatch backlog at the end ${backlog} (${machine()})`);
+        console.error(`#   round ${round}, ${name} (${rate}/s): offered ${Math.round(r.offered)}/s, answered ${Math.round(r.ok)}/s, ${r.failed} failed, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, p99.9 ${r.p999.toFixed(1)} ms, generator late p99 ${r.lateP99.toFixed(1)} ms, dispatch backlog at the end ${backlog} (${machine()})`);
         latency.set(name, [...(latency.get(name) ?? []), { p50: r.p50, p99: r.p99, backlog }]);
+        if (rate === 1000) late.push(r.lateP99);
       } finally {
         await s.stop();
       }
     }
+    if (round % 2 === 0) await measureFloor(round);
   }
-  figures.push(figure(`saturation, closed loop (${STORE})`, saturation, 'sends/s'));
+  await bare.stop();
+  if (!LATENCY_ONLY) figures.push(figure(`saturation, closed loop (${STORE})`, saturation, 'sends/s'));
   for (const { name, rate } of rates) {
     const runs = latency.get(name)!;
     figures.push(
@@ -109,7 +129,29 @@ try {
       figure(`send p99 at ${name} (${rate}/s), median of ${runs.length} (${spread(runs.map((r) => r.p99))})`, median(runs.map((r) => r.p99)), 'ms', name === '1,000/s' ? { max: P99_GOAL } : undefined),
     );
   }
+  // Issue 47's goal 2: the send p99 at 1,000/s against the floor of the same run.
+  const floorP99 = median(floor.map((f) => f.p99));
+  const sendP99 = median(latency.get('1,000/s')!.map((r) => r.p99));
+  const times = STORE === 'postgres' ? 5 : 3;
+  const allowed = STORE === 'postgres' ? times * floorP99 : Math.max(5, times * floorP99);
+  figures.push(
+    figure(`bare Node server p99 at 1,000/s, same generator, median of ${floor.length} (${spread(floor.map((f) => f.p99))})`, floorP99, 'ms'),
+    figure(`generator sent late, p99 (${spread([...floor.map((f) => f.late), ...late])})`, median([...floor.map((f) => f.late), ...late]), 'ms'),
+  );
+  figures.push({
+    name: `send p99 at 1,000/s against the floor: ${(sendP99 / floorP99).toFixed(1)} × the bare server's (issue 47 goal 2: ${times} × the floor${STORE === 'postgres' ? '' : ', or 5 ms'})`,
+    value: Math.round(sendP99 * 100) / 100,
+    unit: 'ms',
+    target: `<= ${allowed.toFixed(1)}`,
+    met: sendP99 <= allowed,
+  });
 
+
+  if (LATENCY_ONLY) {
+    rmSync(dir, { recursive: true, force: true });
+    report(figures);
+    process.exit(0);
+  }
   // 2. CPU per message end to end, Pigeon and Kannel interleaved.
   const ca = makeTestCa();
   let hooks = 0;

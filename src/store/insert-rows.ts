@@ -1,53 +1,101 @@
 /**
- * Multi-row inserts on the hot paths (messages, jobs, ledger rows), written with Kysely once per
- * table, column list and row count, then only re-bound: building and compiling a large insert
- * costs more than the database spends executing it. Rows must all have the same columns.
+ * Multi-row inserts on the hot paths (messages, jobs, ledger rows). Kysely compiles one row's
+ * insert once per table and column list; the SQL of many rows is that statement's head followed
+ * by its tuple repeated, so a batch of a new size costs a string, not a compile of every row
+ * through Kysely (which took milliseconds for a batch of a few hundred and made a batch that
+ * came late, being larger, later still). Rows must all have the same columns.
+ *
+ * On SQLite a batch goes as chunks of power-of-two sizes: better-sqlite3 prepares a statement per
+ * SQL text, so each distinct row count is a prepare and an entry in the statement cache, and
+ * batch sizes vary with the load; powers of two bound them to a dozen per table, kept prepared.
+ * On PostgreSQL each statement is a round trip, so a chunk is as large as the limit allows.
  */
+import { CompiledQuery } from 'kysely';
 import type { Executor } from './connect.ts';
-import { CompiledQuery, type Kysely } from 'kysely';
 import type { Database } from './database.ts';
-import { dialectOf } from './dialect.ts';
-import { chunked } from './chunk.ts';
+import { dialectOf, type DialectName } from './dialect.ts';
 
-interface Template {
-  sql: string;
-  /** For each parameter: [row index, column index]. */
-  slots: [number, number][];
+interface Shape {
+  /** `insert into "t" ("a", "b") values ` */
+  head: string;
+  /** What follows the tuples: ` on conflict do nothing`, or nothing. */
+  tail: string;
+  columns: number;
+  /** SQL text by row count. */
+  sql: Map<number, string>;
 }
 
-const MARKER = /^\u0000r(\d+)c(\d+)\u0000$/;
-const templates = new Map<string, Template>();
+/** Parameters a statement may bind: SQLite allows 32,766, PostgreSQL 65,535. */
+const MAX_PARAMETERS = 30_000;
+const MARKER = /^\u0000c(\d+)\u0000$/;
+const shapes = new Map<string, Shape>();
 
-function template(db: Executor, table: keyof Database, columns: string[], rows: number, skipExisting: boolean): Template {
-  // The SQL text depends on the dialect.
-  const key = `${dialectOf(db)}|${table}|${columns.join(',')}|${rows}|${skipExisting}`;
-  let t = templates.get(key);
-  if (!t) {
-    const values = Array.from({ length: rows }, (_, r) => Object.fromEntries(columns.map((c, i) => [c, `\u0000r${r}c${i}\u0000`])));
+function shape(db: Executor, dialect: DialectName, table: keyof Database, columns: string[], skipExisting: boolean): Shape {
+  const key = `${dialect}|${table}|${skipExisting}|${columns.join(',')}`;
+  let s = shapes.get(key);
+  if (!s) {
+    const values = Object.fromEntries(columns.map((c, i) => [c, `\u0000c${i}\u0000`]));
     const insert = db.insertInto(table).values(values as never);
     const compiled = (skipExisting ? insert.onConflict((oc) => oc.doNothing()) : insert).compile();
-    t = {
-      sql: compiled.sql,
-      slots: compiled.parameters.map((p) => {
-        const m = MARKER.exec(String(p));
-        if (!m) throw new Error(`unexpected constant in the insert template of ${table}`);
-        return [Number(m[1]), Number(m[2])];
-      }),
-    };
-    if (templates.size > 2000) templates.clear();
-    templates.set(key, t);
+    // The row's values must be its parameters, in column order, for the tuple to be repeated.
+    compiled.parameters.forEach((p, i) => {
+      if (MARKER.exec(String(p))?.[1] !== String(i)) throw new Error(`unexpected constant in the insert template of ${table}`);
+    });
+    const at = compiled.sql.indexOf(' values (');
+    const end = compiled.sql.indexOf(')', at);
+    if (at < 0 || end < 0 || compiled.parameters.length !== columns.length) throw new Error(`unexpected insert template of ${table}`);
+    s = { head: compiled.sql.slice(0, at + ' values '.length), tail: compiled.sql.slice(end + 1), columns: columns.length, sql: new Map() };
+    if (shapes.size > 200) shapes.clear();
+    shapes.set(key, s);
   }
-  return t;
+  return s;
+}
+
+/** The SQL `insertRows` sends for `rows` rows: for tests, against Kysely's own. */
+export function insertSqlFor(db: Executor, table: keyof Database, columns: string[], rows: number, skipExisting = false): string {
+  const dialect = dialectOf(db);
+  return insertSql(shape(db, dialect, table, columns, skipExisting), dialect, rows);
+}
+
+/** The SQL of `rows` rows of the shape, as Kysely writes it: `(?, ?), (?, ?)` or `($1, $2), ($3, $4)`. */
+function insertSql(s: Shape, dialect: DialectName, rows: number): string {
+  let text = s.sql.get(rows);
+  if (text === undefined) {
+    const tuples: string[] = [];
+    for (let r = 0, n = 1; r < rows; r++) {
+      const slots: string[] = [];
+      for (let c = 0; c < s.columns; c++) slots.push(dialect === 'postgres' ? `$${n++}` : '?');
+      tuples.push(`(${slots.join(', ')})`);
+    }
+    text = s.head + tuples.join(', ') + s.tail;
+    // Kept for the sizes that recur (on SQLite every size is a power of two).
+    if (s.sql.size < 64) s.sql.set(rows, text);
+  }
+  return text;
+}
+
+/** The largest power of two that is at most `n`. */
+function floorPowerOfTwo(n: number): number {
+  return 2 ** Math.floor(Math.log2(n));
 }
 
 /** Inserts the rows; with `skipExisting`, a row whose key is already taken is left out, not an error. */
 export async function insertRows<T extends object>(db: Executor, table: keyof Database, rows: readonly T[], opts: { skipExisting?: boolean } = {}): Promise<void> {
   if (rows.length === 0) return;
   const columns = Object.keys(rows[0]!);
-  for (const part of chunked(rows, columns.length)) {
-    // Chunks of one size share one template; a short tail gets its own.
-    const t = template(db, table, columns, part.length, opts.skipExisting ?? false);
-    const parameters = t.slots.map(([r, c]) => (part[r] as Record<string, unknown>)[columns[c]!]);
-    await db.executeQuery(CompiledQuery.raw(t.sql, parameters));
+  const dialect = dialectOf(db);
+  const s = shape(db, dialect, table, columns, opts.skipExisting ?? false);
+  const limit = Math.max(1, Math.floor(MAX_PARAMETERS / columns.length));
+  for (let start = 0; start < rows.length; ) {
+    const left = Math.min(rows.length - start, limit);
+    const size = dialect === 'sqlite' ? floorPowerOfTwo(left) : left;
+    const parameters: unknown[] = new Array(size * columns.length);
+    let p = 0;
+    for (let r = start; r < start + size; r++) {
+      const row = rows[r] as Record<string, unknown>;
+      for (const column of columns) parameters[p++] = row[column];
+    }
+    await db.executeQuery(CompiledQuery.raw(insertSql(s, dialect, size), parameters));
+    start += size;
   }
 }

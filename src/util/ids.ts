@@ -11,24 +11,27 @@ const POOL_SIZE = 8192;
 let pool = randomBytes(POOL_SIZE);
 let poolOffset = 0;
 
-function random(n: number): Buffer {
+/** Where `n` fresh random bytes start in `pool`. */
+function take(n: number): number {
   if (poolOffset + n > POOL_SIZE) {
     pool = randomBytes(POOL_SIZE);
     poolOffset = 0;
   }
-  const out = pool.subarray(poolOffset, poolOffset + n);
+  const at = poolOffset;
   poolOffset += n;
-  return out;
+  return at;
 }
 
-function base32(value: number, length: number): string {
-  let out = '';
+const CODES = Buffer.from(ALPHABET, 'latin1');
+/** The 26 characters after the prefix, written in place: one string is made per id, not one per character. */
+const chars = Buffer.alloc(26);
+
+function base32Into(value: number, from: number, length: number): void {
   let v = value;
-  for (let i = 0; i < length; i++) {
-    out = ALPHABET[v % 32] + out;
+  for (let i = from + length - 1; i >= from; i--) {
+    chars[i] = CODES[v % 32]!;
     v = Math.floor(v / 32);
   }
-  return out;
 }
 
 /**
@@ -43,24 +46,26 @@ export function newId(prefix: string, now: number = Date.now()): string {
   } else {
     lastMs = now;
     // A random start in the lower half leaves room to count up, and keeps two processes apart.
-    sequence = random(2).readUInt16BE(0) * 8;
+    const at = take(2);
+    sequence = ((pool[at]! << 8) | pool[at + 1]!) * 8;
   }
-  const time = base32(now, 10) + base32(sequence, 4);
-  const bytes = random(8);
-  let rand = '';
+  base32Into(now, 0, 10);
+  base32Into(sequence, 10, 4);
+  const at = take(8);
   // 60 of the 64 random bits, as 12 base32 characters.
   let acc = 0;
   let bits = 0;
-  for (const b of bytes) {
-    acc = (acc << 8) | b;
+  let k = 14;
+  for (let j = 0; j < 8; j++) {
+    acc = (acc << 8) | pool[at + j]!;
     bits += 8;
-    while (bits >= 5 && rand.length < 12) {
+    while (bits >= 5 && k < 26) {
       bits -= 5;
-      rand += ALPHABET[(acc >> bits) & 31];
+      chars[k++] = CODES[(acc >> bits) & 31]!;
     }
     acc &= (1 << bits) - 1;
   }
-  return `${prefix}_${time}${rand}`;
+  return `${prefix}_${chars.toString('latin1', 0, 26)}`;
 }
 
 /** Milliseconds since the epoch; injected so that tests can move time. */

@@ -19,8 +19,8 @@
  * jobs of the first that the second no longer finds were worked off in between, by any process.
  */
 import { AppError } from '../../errors/catalogue.ts';
-import type { Store } from '../../store/connect.ts';
-import { dispatchBacklog as readBacklog, dispatchBacklogByAccount, type DispatchBacklog } from '../../store/repositories/jobs.repository.ts';
+import { readRows, type Store } from '../../store/connect.ts';
+import { backlogOf, dispatchBacklogByAccount, dispatchBacklogQuery, type DispatchBacklog } from '../../store/repositories/jobs.repository.ts';
 import type { Context } from '../context.ts';
 
 const REFRESH_MS = 1000;
@@ -125,8 +125,11 @@ export function accountShare(ctx: Context): number {
 /** Reads the dispatch backlog (`dispatchBacklog` of jobs.repository.ts); replaced in unit tests. */
 export type BacklogReader = (now: number, since: number, accountId?: string) => Promise<DispatchBacklog>;
 
+// The count covers every waiting job: during a flood tens of thousands, milliseconds of SQLite
+// work that, on the event loop, held every request each time a reading fell due. On a SQLite
+// file it runs on a reader thread; the requests that wait for it are the ones that need it.
 function storeReader(store: Store): BacklogReader {
-  return (now, since, accountId) => readBacklog(store.read, now, since, accountId);
+  return async (now, since, accountId) => backlogOf((await readRows(store, dispatchBacklogQuery(store.read, now, since, accountId)))[0]);
 }
 
 function refuseIfFull(ctx: Context, all: Reading, messages: number): void {
@@ -231,7 +234,7 @@ export interface BacklogOverview {
  */
 export async function backlogOverview(ctx: Context, accounts: number): Promise<BacklogOverview> {
   const now = ctx.clock();
-  const all = await readBacklog(ctx.store.read, now, now);
+  const all = await storeReader(ctx.store)(now, now);
   return {
     depth: all.depth,
     limit: ctx.config.dispatchBacklogLimit,

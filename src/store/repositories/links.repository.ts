@@ -4,7 +4,7 @@
  */
 import { sql } from 'kysely';
 import type { Executor, Store } from '../connect.ts';
-import { preparedRead } from '../prepared-statements.ts';
+import { preparedRead, preparedWrite } from '../prepared-statements.ts';
 import type { LinkClicksTable, LinksTable } from '../database.ts';
 import { insertRows } from '../insert-rows.ts';
 import { chunked } from '../chunk.ts';
@@ -47,27 +47,35 @@ export const linkByCode: (store: Store, code: string) => Promise<Pick<LinksTable
   db.selectFrom('links').select(['code', 'url', 'created_at', 'message_id']).where('code', '=', code),
 );
 
+// Compiled once each: every redirect records its click with them.
+const countPersonClick = preparedWrite((db: Executor, code: string, now: number) =>
+  db
+    .updateTable('links')
+    .set({ clicks: sql`clicks + 1`, first_clicked_at: sql`coalesce(first_clicked_at, ${now})` })
+    .where('code', '=', code)
+    .returning(['clicks', 'bot_clicks']),
+);
+const countBotClick = preparedWrite((db: Executor, code: string) =>
+  db
+    .updateTable('links')
+    .set({ bot_clicks: sql`bot_clicks + 1` })
+    .where('code', '=', code)
+    .returning(['clicks', 'bot_clicks']),
+);
+
 /**
  * Counts a click (or a bot's fetch) on the link; returns whether it was the link's first counted
  * click and how many fetches it has had, or null when the link is gone.
  */
 export async function countClick(db: Executor, code: string, bot: boolean, now: number): Promise<{ first: boolean; total: number } | null> {
-  const row = await db
-    .updateTable('links')
-    .set(
-      bot
-        ? { bot_clicks: sql`bot_clicks + 1` }
-        : { clicks: sql`clicks + 1`, first_clicked_at: sql`coalesce(first_clicked_at, ${now})` },
-    )
-    .where('code', '=', code)
-    .returning(['clicks', 'bot_clicks'])
-    .executeTakeFirst();
+  const result = bot ? await countBotClick(db, code) : await countPersonClick(db, code, now);
+  const row = result.rows[0] as { clicks: number | string; bot_clicks: number | string } | undefined;
   if (!row) return null;
   return { first: !bot && Number(row.clicks) === 1, total: Number(row.clicks) + Number(row.bot_clicks) };
 }
 
 export async function insertClick(db: Executor, row: LinkClicksTable): Promise<void> {
-  await db.insertInto('link_clicks').values(row).execute();
+  await insertRows(db, 'link_clicks', [row]);
 }
 
 /** The links of a message or a batch of the account, grouped by message. */
