@@ -151,10 +151,14 @@ async function submitJobs(ctx: Context, carrier: Carrier, jobs: JobsTable[]): Pr
         if (outcome.kind === 'accepted') accepted.push({ i, outcome });
         else rejected.push({ i, outcome });
       }
-      // The accepted ones (most of a batch) move to `sent` together: one UPDATE, not one each.
+      // The accepted ones (most of a batch) move to `sent` together, the route that took each
+      // written by the same UPDATE rather than a second one.
       const sent = await applyStatusChanges(
         trx,
-        accepted.map(({ i, outcome }) => ({ message: work[i]!.message, change: { to: 'sent' as const, at: now, carrierMessageId: outcome.carrierMessageId } })),
+        accepted.map(({ i, outcome }) => {
+          const record = routeRecord(work[i]!.message, outcome);
+          return { message: work[i]!.message, change: { to: 'sent' as const, at: now, carrierMessageId: outcome.carrierMessageId, ...(record ? { routes: record } : {}) } };
+        }),
         now,
         followUps,
       );
@@ -162,8 +166,6 @@ async function submitJobs(ctx: Context, carrier: Carrier, jobs: JobsTable[]): Pr
         if (!sent[k]) return;
         summary.sent++;
         const message = work[i]!.message;
-        const record = routeRecord(message, outcome);
-        if (record) routes.push(record);
         outcome.carrierPartIds?.forEach((carrierId, partIndex) => {
           const { key, alt } = carrierIdKeys(carrierId);
           parts.push({ message_id: message.id, part_index: partIndex, carrier_id: carrierId, part_key: key, part_alt: alt, created_at: now });
