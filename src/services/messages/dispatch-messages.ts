@@ -206,6 +206,31 @@ async function submitJobs(ctx: Context, carrier: Carrier, jobs: JobsTable[]): Pr
 
 const heldInProcess = new WeakMap<Store, Set<string>>();
 
+/** Per store, the dispatch batches of this process handed to the carrier and not yet recorded. */
+const inFlight = new WeakMap<Store, Set<Promise<unknown>>>();
+
+/**
+ * The dispatch batches of this process that are with the carrier or being recorded, each settling
+ * once its outcomes are committed (or given up): a receipt that arrives meanwhile is most likely
+ * for one of their messages, still `pending` until then (record-delivery-reports.ts waits for them).
+ */
+export function dispatchesInFlight(store: Store): Promise<unknown>[] {
+  const set = inFlight.get(store);
+  return set ? [...set] : [];
+}
+
+function trackInFlight<T>(store: Store, work: Promise<T>): Promise<T> {
+  let set = inFlight.get(store);
+  if (!set) inFlight.set(store, (set = new Set()));
+  const tracked = work.then(
+    () => undefined,
+    () => undefined,
+  );
+  set.add(tracked);
+  void tracked.then(() => set.delete(tracked));
+  return work;
+}
+
 /**
  * After the store comes back from an outage, how long a process leaves alone the jobs whose lease
  * ran out meanwhile (claimed before: `attempts` > 1): another process may hold their outcomes in
@@ -267,10 +292,12 @@ export class Dispatcher {
       }
     }
     if (jobs.length === 0) return { sent: 0, failed: 0, retried: 0, waiting: 0, held: 0, skipped: claimed.length };
-    const record = await submitJobs(this.ctx, this.carrier, jobs);
+    let record: (() => Promise<DispatchSummary>) | null = null;
+    const submitAndRecord = submitJobs(this.ctx, this.carrier, jobs).then((r) => (record = r)());
     try {
-      return await record();
+      return await trackInFlight(this.ctx.store, submitAndRecord);
     } catch (err) {
+      if (record === null) throw err;
       if (!isStoreUnavailable(this.ctx.store, err)) throw err;
       this.#held = { jobIds: jobs.map((j) => j.id), record, since: this.ctx.clock(), leaseUntil: claimedAt + this.leaseMs };
       for (const job of jobs) this.#heldHere.add(job.id);

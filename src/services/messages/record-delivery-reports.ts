@@ -12,6 +12,9 @@ import { carrierPartsByKeys, messagesByCarrierIds, oldestDispatchClaim, routeIdS
 import { messagesByIds } from '../../store/repositories/messages.repository.ts';
 import { applyStatusChange, applyStatusChanges, enqueueFollowUps, type StatusChange } from './message-status-changes.ts';
 import type { Context } from '../context.ts';
+import { dispatchesInFlight } from './dispatch-messages.ts';
+import { isStoreUnavailable } from '../availability.ts';
+import { newId } from '../../util/ids.ts';
 
 /**
  * A receipt can overtake the commit of the submit it reports on (SMPP answers deliver_sm on
@@ -23,8 +26,8 @@ const EARLY_RECEIPT_RETRY_MS = 1000;
 const EARLY_RECEIPT_MAX_ATTEMPTS = 30;
 
 /**
- * Receipts that arrive together (an SMSC sends thousands a second) are written as one multi-row
- * insert: each caller still waits for the commit that holds its receipt.
+ * Receipts that arrive together (an SMSC sends thousands a second) are recorded together: each
+ * caller still waits for the commit that holds its receipt.
  */
 interface PendingReceipts {
   reports: DeliveryReport[];
@@ -32,7 +35,25 @@ interface PendingReceipts {
 }
 const pendingReceipts = new WeakMap<Context, PendingReceipts>();
 
-/** Stores a receipt durably; call before acknowledging it to the carrier. */
+/**
+ * How long arriving receipts wait for this process's dispatch batches in flight, whose messages
+ * are `pending` until their outcomes commit. Longer than a batch takes on a live link; a carrier
+ * that answers slower than this gets its receipts stored as jobs, as any early receipt.
+ */
+const IN_FLIGHT_WAIT_MS = 1000;
+
+/**
+ * Stores a receipt durably; call before acknowledging it to the carrier. On SQLite a receipt whose
+ * message is known is applied at once, in the transaction that makes it durable, rather than
+ * stored as a job that the receipt worker then leases, applies and deletes: those three writes of
+ * a row and its two index entries, and the worker's own commits, were most of what the delivery
+ * process held SQLite's one write lock for. Receipts that cannot be applied yet (their message
+ * still `pending` or unknown, or matched only through base conversion while submits may be in
+ * flight) are stored as jobs in the same transaction, and the worker applies them as before. On
+ * PostgreSQL, where the worker claims and applies a batch in one transaction under row locks and
+ * each statement is a round trip, the receipt is only stored, so the carrier's acknowledgement
+ * waits for one statement.
+ */
 export function recordDeliveryReport(ctx: Context, report: DeliveryReport): Promise<void> {
   let batch = pendingReceipts.get(ctx);
   if (!batch) {
@@ -40,23 +61,67 @@ export function recordDeliveryReport(ctx: Context, report: DeliveryReport): Prom
     batch = fresh;
     pendingReceipts.set(ctx, fresh);
     setImmediate(() => {
-      pendingReceipts.delete(ctx);
-      const now = ctx.clock();
-      enqueueJobs(
-        ctx.store.db,
-        fresh.reports.map((r) => ({ queue: 'receipt' as const, ref: r.carrierMessageId, payload: r, runAt: now })),
-        now,
-      ).then(
-        () => {
-          ctx.wake('receipt');
-          fresh.waiters.forEach((w) => w.resolve());
-        },
-        (err: unknown) => fresh.waiters.forEach((w) => w.reject(err)),
-      );
+      void (async () => {
+        // Receipts that come meanwhile join this batch: one transaction for all of them.
+        if (ctx.store.dialect === 'sqlite') await settledWithin(dispatchesInFlight(ctx.store), IN_FLIGHT_WAIT_MS);
+        pendingReceipts.delete(ctx);
+        try {
+          await (ctx.store.dialect === 'sqlite' ? applyOnArrival(ctx, fresh.reports) : storeReceipts(ctx, fresh.reports));
+        } catch (err) {
+          fresh.waiters.forEach((w) => w.reject(err));
+          return;
+        }
+        fresh.waiters.forEach((w) => w.resolve());
+      })();
     });
   }
   batch.reports.push(report);
   return new Promise((resolve, reject) => batch.waiters.push({ resolve, reject }));
+}
+
+function settledWithin(work: Promise<unknown>[], ms: number): Promise<void> {
+  if (work.length === 0) return Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([Promise.allSettled(work), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]).then(() => clearTimeout(timer));
+}
+
+/** Stores receipts as jobs for the receipt worker. */
+async function storeReceipts(ctx: Context, reports: DeliveryReport[]): Promise<void> {
+  const now = ctx.clock();
+  await enqueueJobs(ctx.store.db, reports.map((r) => receiptJob(r, now)), now);
+  ctx.wake('receipt');
+}
+
+function receiptJob(report: DeliveryReport, now: number): NewJob {
+  return { queue: 'receipt', ref: report.carrierMessageId, payload: report, runAt: now };
+}
+
+/** Applies arriving receipts where they can be, storing the others as jobs, in one transaction. */
+async function applyOnArrival(ctx: Context, reports: DeliveryReport[]): Promise<void> {
+  const now = ctx.clock();
+  // As the jobs they would have been, in arrival order, this being their first attempt.
+  const arrived: JobsTable[] = reports.map((r) => ({ id: newId('job', now), queue: 'receipt', account_id: null, ref: r.carrierMessageId, payload: JSON.stringify(r), run_at: now, attempts: 1, created_at: now }));
+  const byId = new Map(arrived.map((job, i) => [job.id, reports[i]!]));
+  let stored = 0;
+  let result: { followUps: number };
+  try {
+    result = await applyReceipts(ctx, ctx.store.db, arrived, (work) => ctx.store.db.transaction().execute(work), {
+      // Not applicable yet: stored for the worker, due at once as an arriving receipt always was.
+      putBack: async (trx, ids) => {
+        stored = ids.length;
+        if (ids.length > 0) await enqueueJobs(trx, ids.map((id) => receiptJob(byId.get(id)!, now)), now);
+      },
+      finish: async () => {},
+    });
+  } catch (err) {
+    if (isStoreUnavailable(ctx.store, err)) throw err;
+    // Whatever went wrong applying them, the receipts are still kept: the worker retries them.
+    ctx.log.warn({ err, receipts: reports.length }, 'receipts could not be applied on arrival; stored for the receipt worker');
+    await storeReceipts(ctx, reports);
+    return;
+  }
+  if (stored > 0) ctx.wake('receipt');
+  if (result.followUps > 0) ctx.wake('webhook');
 }
 
 /** Message ids whose parts match a receipt's id: exactly (index 0), or through base conversion (1, 2; see matchRank). */
@@ -114,7 +179,7 @@ function receiptChange(report: DeliveryReport): StatusChange {
 
 /** Applies receipt jobs claimed with a lease (`claimJobs`): the reads first, then one transaction. */
 export async function applyReceiptJobs(ctx: Context, jobs: JobsTable[]): Promise<{ applied: number; dropped: number }> {
-  const { applied, dropped, followUps } = await applyReceipts(ctx, ctx.store.db, jobs, (work) => ctx.store.db.transaction().execute(work), releaseJobs);
+  const { applied, dropped, followUps } = await applyReceipts(ctx, ctx.store.db, jobs, (work) => ctx.store.db.transaction().execute(work), { putBack: releaseJobs, finish: deleteJobs });
   if (followUps > 0) ctx.wake('webhook');
   return { applied, dropped };
 }
@@ -135,7 +200,7 @@ export async function claimAndApplyReceipts(ctx: Context, limit: number): Promis
       trx,
       jobs.map((j) => ({ ...j, attempts: j.attempts + 1 })),
       (work) => work(trx),
-      retryJobsAt,
+      { putBack: retryJobsAt, finish: deleteJobs },
     );
     return { claimed: jobs.length, followUps: result.followUps };
   });
@@ -149,7 +214,8 @@ async function applyReceipts(
   db: Executor,
   jobs: JobsTable[],
   write: (work: (trx: Transaction<Database>) => Promise<void>) => Promise<void>,
-  putBack: (db: Executor, ids: string[], runAt: number) => Promise<void>,
+  /** `putBack` the receipts to try again at `runAt`; `finish` those done with. */
+  jobs_: { putBack: (db: Executor, ids: string[], runAt: number) => Promise<void>; finish: (db: Executor, ids: string[]) => Promise<void> },
 ): Promise<{ applied: number; dropped: number; followUps: number }> {
   // In arrival order (job ids count up), whatever order the claim returned them in (PostgreSQL's
   // UPDATE … RETURNING keeps none): for a multi-part message the first final receipt decides.
@@ -240,8 +306,8 @@ async function applyReceipts(
       ctx.log.info({ route, receiptIds: spelling }, 'carrier route: receipt id spelling learned');
       await saveRouteIdSpelling(trx, route, spelling, now);
     }
-    await putBack(trx, early, now + EARLY_RECEIPT_RETRY_MS);
-    await deleteJobs(trx, done);
+    await jobs_.putBack(trx, early, now + EARLY_RECEIPT_RETRY_MS);
+    await jobs_.finish(trx, done);
     await enqueueFollowUps(trx, followUps, now);
   });
   return { applied, dropped, followUps: followUps.length };
