@@ -97,6 +97,12 @@ function ratio(name: string, values: number[], target?: { min: number }): Figure
 }
 
 const at = machine();
+const goals: [string, number, number][] = [
+  [`SMPP submits during the flood ≥ ${SUBMIT_GOAL} × Kannel's (median ratio)`, median(runs.map((r) => r.serve.submits / Math.max(1, r.kannel.submits))), SUBMIT_GOAL],
+  [`requests ≥ ${REQUEST_GOAL} × Kannel's (median ratio)`, median(runs.map((r) => r.serve.requests / r.kannel.requests)), REQUEST_GOAL],
+  [`cores used ≥ ${CORES_GOAL} (median)`, median(runs.map((r) => r.serve.cores)), CORES_GOAL],
+];
+for (const [goal, value, min] of goals) console.error(`# goal: ${goal}: ${value.toFixed(2)}, ${value >= min ? 'met' : 'NOT met'} (${at})`);
 report([
   figure(`kannel sendsms requests/s, median (${at})`, median(runs.map((r) => r.kannel.requests)), 'req/s'),
   figure('kannel sendsms p99, median', median(runs.map((r) => r.kannel.p99)), 'ms'),

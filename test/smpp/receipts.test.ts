@@ -109,6 +109,21 @@ describe('SMPP: submit and receipts', () => {
     });
   }
 
+  test('on SQLite a receipt for a sent message is applied before its deliver_sm is answered, with no receipt job; an unknown one is kept as a job', async () => {
+    const { id, smscId } = await sent('+447911123464');
+    const receiptJobs = async () => (await p.h.ctx.store.db.selectFrom('jobs').select('ref').where('queue', '=', 'receipt').execute()).map((j) => j.ref);
+    assert.equal(await smsc.sendReceipt(smscId, { stat: 'DELIVRD' }), 0);
+    if (p.h.ctx.store.dialect === 'sqlite') {
+      // Answered means applied: nothing is left for the receipt worker.
+      assert.equal((await p.message(id)).status, 'delivered');
+      assert.deepEqual(await receiptJobs(), []);
+      assert.deepEqual(await events(id), ['sms.sent', 'sms.delivered']);
+      assert.equal(await smsc.sendReceipt('7FFFFFF2', { stat: 'DELIVRD' }), 0);
+      assert.deepEqual(await receiptJobs(), ['7FFFFFF2'], 'a receipt that cannot be applied yet is stored before it is answered');
+    }
+    await p.settle(async () => (await p.message(id)).status === 'delivered', 'delivered');
+  });
+
   test('a receipt for an unknown id is answered and the connector carries on', async () => {
     assert.equal(await smsc.sendReceipt('7FFFFFF0', { stat: 'DELIVRD' }), 0);
     assert.equal(await smsc.sendReceipt('7FFFFFF1', { stat: 'GARBAGE', format: 'text' }), 0);

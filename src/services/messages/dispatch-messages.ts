@@ -134,43 +134,46 @@ async function submitJobs(ctx: Context, carrier: Carrier, jobs: JobsTable[]): Pr
     const done: string[] = jobs.filter((j) => !kept.has(j.id)).map((j) => j.id);
     const parts: CarrierPartsTable[] = [];
     const routes: MessageRouteRecord[] = [];
-    await ctx.store.db.transaction().execute(async (trx) => {
-      const accepted: { i: number; outcome: Extract<SubmitOutcome, { kind: 'accepted' }> }[] = [];
-      const rejected: { i: number; outcome: Extract<SubmitOutcome, { kind: 'rejected' }> }[] = [];
-      for (const i of order) {
-        const { job } = work[i]!;
-        const outcome = outcomes[i]!;
-        const record = routeRecord(work[i]!.message, outcome);
-        if (record && outcome.kind !== 'accepted') routes.push(record);
-        if (outcome.kind === 'retry') {
-          await rescheduleJob(trx, job.id, now + outcome.delayMs);
-          summary.retried++;
-          continue;
-        }
-        done.push(job.id);
-        if (outcome.kind === 'accepted') accepted.push({ i, outcome });
-        else rejected.push({ i, outcome });
+    // Everything that needs no database is worked out before the transaction: it holds SQLite's
+    // one write lock, which the API process waits for.
+    const accepted: { i: number; outcome: Extract<SubmitOutcome, { kind: 'accepted' }> }[] = [];
+    const rejected: { i: number; outcome: Extract<SubmitOutcome, { kind: 'rejected' }> }[] = [];
+    const retries: { id: string; runAt: number }[] = [];
+    for (const i of order) {
+      const { job } = work[i]!;
+      const outcome = outcomes[i]!;
+      const record = routeRecord(work[i]!.message, outcome);
+      if (record && outcome.kind !== 'accepted') routes.push(record);
+      if (outcome.kind === 'retry') {
+        retries.push({ id: job.id, runAt: now + outcome.delayMs });
+        continue;
       }
-      // The accepted ones (most of a batch) move to `sent` together: one UPDATE, not one each.
-      const sent = await applyStatusChanges(
-        trx,
-        accepted.map(({ i, outcome }) => ({ message: work[i]!.message, change: { to: 'sent' as const, at: now, carrierMessageId: outcome.carrierMessageId } })),
-        now,
-        followUps,
-      );
+      done.push(job.id);
+      if (outcome.kind === 'accepted') accepted.push({ i, outcome });
+      else rejected.push({ i, outcome });
+    }
+    // The accepted ones (most of a batch) move to `sent` together, the route that took each
+    // written by the same UPDATE rather than a second one.
+    const toSent = accepted.map(({ i, outcome }) => {
+      const record = routeRecord(work[i]!.message, outcome);
+      return { message: work[i]!.message, change: { to: 'sent' as const, at: now, carrierMessageId: outcome.carrierMessageId, ...(record ? { routes: record } : {}) } };
+    });
+    const partsOf = accepted.map(({ i, outcome }) =>
+      (outcome.carrierPartIds ?? []).map((carrierId, partIndex): CarrierPartsTable => {
+        const { key, alt } = carrierIdKeys(carrierId);
+        return { message_id: work[i]!.message.id, part_index: partIndex, carrier_id: carrierId, part_key: key, part_alt: alt, created_at: now };
+      }),
+    );
+    await ctx.store.db.transaction().execute(async (trx) => {
+      for (const { id, runAt } of retries) await rescheduleJob(trx, id, runAt);
+      const sent = await applyStatusChanges(trx, toSent, now, followUps);
       accepted.forEach(({ i, outcome }, k) => {
         if (!sent[k]) return;
         summary.sent++;
-        const message = work[i]!.message;
-        const record = routeRecord(message, outcome);
-        if (record) routes.push(record);
-        outcome.carrierPartIds?.forEach((carrierId, partIndex) => {
-          const { key, alt } = carrierIdKeys(carrierId);
-          parts.push({ message_id: message.id, part_index: partIndex, carrier_id: carrierId, part_key: key, part_alt: alt, created_at: now });
-        });
+        parts.push(...partsOf[k]!);
         if (outcome.scheduledReport) {
           const { dueAt, ...report } = outcome.scheduledReport;
-          followUps.push({ queue: 'receipt', ref: message.id, payload: report, runAt: dueAt });
+          followUps.push({ queue: 'receipt', ref: work[i]!.message.id, payload: report, runAt: dueAt });
         }
       });
       for (const { i, outcome } of rejected) {
@@ -194,6 +197,7 @@ async function submitJobs(ctx: Context, carrier: Carrier, jobs: JobsTable[]): Pr
       }
       await enqueueFollowUps(trx, followUps, now);
     });
+    summary.retried = retries.length;
     if (followUps.some((j) => j.queue === 'webhook')) ctx.wake('webhook');
     carrierSubmits.inc({ carrier: carrier.name, outcome: 'accepted' }, summary.sent);
     carrierSubmits.inc({ carrier: carrier.name, outcome: 'rejected' }, summary.failed);
@@ -203,6 +207,31 @@ async function submitJobs(ctx: Context, carrier: Carrier, jobs: JobsTable[]): Pr
 }
 
 const heldInProcess = new WeakMap<Store, Set<string>>();
+
+/** Per store, the dispatch batches of this process handed to the carrier and not yet recorded. */
+const inFlight = new WeakMap<Store, Set<Promise<unknown>>>();
+
+/**
+ * The dispatch batches of this process that are with the carrier or being recorded, each settling
+ * once its outcomes are committed (or given up): a receipt that arrives meanwhile is most likely
+ * for one of their messages, still `pending` until then (record-delivery-reports.ts waits for them).
+ */
+export function dispatchesInFlight(store: Store): Promise<unknown>[] {
+  const set = inFlight.get(store);
+  return set ? [...set] : [];
+}
+
+function trackInFlight<T>(store: Store, work: Promise<T>): Promise<T> {
+  let set = inFlight.get(store);
+  if (!set) inFlight.set(store, (set = new Set()));
+  const tracked = work.then(
+    () => undefined,
+    () => undefined,
+  );
+  set.add(tracked);
+  void tracked.then(() => set.delete(tracked));
+  return work;
+}
 
 /**
  * After the store comes back from an outage, how long a process leaves alone the jobs whose lease
@@ -265,10 +294,12 @@ export class Dispatcher {
       }
     }
     if (jobs.length === 0) return { sent: 0, failed: 0, retried: 0, waiting: 0, held: 0, skipped: claimed.length };
-    const record = await submitJobs(this.ctx, this.carrier, jobs);
+    let record: (() => Promise<DispatchSummary>) | null = null;
+    const submitAndRecord = submitJobs(this.ctx, this.carrier, jobs).then((r) => (record = r)());
     try {
-      return await record();
+      return await trackInFlight(this.ctx.store, submitAndRecord);
     } catch (err) {
+      if (record === null) throw err;
       if (!isStoreUnavailable(this.ctx.store, err)) throw err;
       this.#held = { jobIds: jobs.map((j) => j.id), record, since: this.ctx.clock(), leaseUntil: claimedAt + this.leaseMs };
       for (const job of jobs) this.#heldHere.add(job.id);

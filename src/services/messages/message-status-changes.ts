@@ -22,6 +22,8 @@ export interface StatusChange {
   carrierMessageId?: string;
   errorCode?: string;
   errorMessage?: string;
+  /** The routes the carrier reports for this outcome (`sent`): written by the same UPDATE. */
+  routes?: Pick<MessagesTable, 'route' | 'route_cost' | 'routes_tried'>;
 }
 
 /** The webhook payload of spec §6.2, built from the message as it is after the change. */
@@ -53,6 +55,7 @@ function nextState(message: MessagesTable, change: StatusChange, now: number): M
   if (change.to === 'sent') next.sent_at = change.at;
   if (change.to === 'delivered') next.delivered_at = change.at;
   if (change.carrierMessageId !== undefined) next.carrier_message_id = change.carrierMessageId;
+  if (change.routes) Object.assign(next, { route: change.routes.route, route_cost: change.routes.route_cost, routes_tried: change.routes.routes_tried });
   if (change.to === 'failed') {
     next.error_code = change.errorCode ?? 'unknown';
     next.error_message = change.errorMessage ?? 'Delivery failed.';

@@ -1,6 +1,7 @@
 /**
- * Carrier receipts are stored first (a `receipt` job, so the carrier can be acknowledged as soon
- * as the receipt is durable) and applied in batches by the receipt worker.
+ * Carrier receipts are made durable before the carrier is acknowledged: applied at once where
+ * they can be (SQLite), otherwise stored as `receipt` jobs that the receipt worker applies in
+ * batches (see `recordDeliveryReport`).
  */
 import type { DeliveryReport } from '../../carriers/carrier.ts';
 import { carrierIdKeys, matchRank, rankOfSpelling, SPELLING_OF_RANK, type ReceiptIdSpelling } from '../../carriers/carrier-ids.ts';
@@ -12,6 +13,9 @@ import { carrierPartsByKeys, messagesByCarrierIds, oldestDispatchClaim, routeIdS
 import { messagesByIds } from '../../store/repositories/messages.repository.ts';
 import { applyStatusChange, applyStatusChanges, enqueueFollowUps, type StatusChange } from './message-status-changes.ts';
 import type { Context } from '../context.ts';
+import { dispatchesInFlight } from './dispatch-messages.ts';
+import { isStoreUnavailable } from '../availability.ts';
+import { newId } from '../../util/ids.ts';
 
 /**
  * A receipt can overtake the commit of the submit it reports on (SMPP answers deliver_sm on
@@ -23,16 +27,43 @@ const EARLY_RECEIPT_RETRY_MS = 1000;
 const EARLY_RECEIPT_MAX_ATTEMPTS = 30;
 
 /**
- * Receipts that arrive together (an SMSC sends thousands a second) are written as one multi-row
- * insert: each caller still waits for the commit that holds its receipt.
+ * Receipts that arrive together (an SMSC sends thousands a second) are recorded together: each
+ * caller still waits for the commit that holds its receipt.
  */
 interface PendingReceipts {
   reports: DeliveryReport[];
   waiters: { resolve: () => void; reject: (err: unknown) => void }[];
 }
 const pendingReceipts = new WeakMap<Context, PendingReceipts>();
+/** Per context, receipts waiting for this process's dispatch batches in flight (see below). */
+const waitingReceipts = new WeakMap<Context, PendingReceipts>();
 
-/** Stores a receipt durably; call before acknowledging it to the carrier. */
+/**
+ * How long receipts for messages still `pending` wait for this process's dispatch batches in
+ * flight, whose outcomes make them `sent`: longer than a batch takes on a live link. Past it they
+ * are stored as jobs, as any early receipt.
+ */
+const IN_FLIGHT_WAIT_MS = 1000;
+
+/**
+ * Makes a receipt durable; call before acknowledging it to the carrier.
+ *
+ * On SQLite a receipt whose message is known is applied at once, in the transaction that makes it
+ * durable, rather than stored as a job that the receipt worker then leases, applies and deletes:
+ * those three writes of a row and its two index entries, and the worker's own commits, were most
+ * of what the delivery process held SQLite's one write lock for. A receipt usually overtakes the
+ * commit of its submit's outcome (the SMSC answers the submit and reports at once, while the
+ * batch's other submits are still out); such a receipt, whose message is still `pending`, waits
+ * for the dispatch batches this process has in flight and is then applied, and only what still
+ * cannot be applied (an unknown message, a match through base conversion while submits may be in
+ * flight) is stored as a job for the worker. Only those wait: a receipt that can be applied is
+ * acknowledged without waiting for any dispatch, so an SMSC's window of unacknowledged receipts
+ * is not held by the dispatch loop.
+ *
+ * On PostgreSQL, where the worker claims and applies a batch in one transaction under row locks
+ * and each statement is a round trip, the receipt is only stored, so the acknowledgement waits
+ * for one statement.
+ */
 export function recordDeliveryReport(ctx: Context, report: DeliveryReport): Promise<void> {
   let batch = pendingReceipts.get(ctx);
   if (!batch) {
@@ -41,15 +72,12 @@ export function recordDeliveryReport(ctx: Context, report: DeliveryReport): Prom
     pendingReceipts.set(ctx, fresh);
     setImmediate(() => {
       pendingReceipts.delete(ctx);
-      const now = ctx.clock();
-      enqueueJobs(
-        ctx.store.db,
-        fresh.reports.map((r) => ({ queue: 'receipt' as const, ref: r.carrierMessageId, payload: r, runAt: now })),
-        now,
-      ).then(
-        () => {
-          ctx.wake('receipt');
-          fresh.waiters.forEach((w) => w.resolve());
+      if (ctx.store.dialect !== 'sqlite') return settle(fresh, storeReceipts(ctx, fresh.reports));
+      const inFlight = dispatchesInFlight(ctx.store);
+      if (inFlight.length === 0) return settle(fresh, applyOnArrival(ctx, fresh.reports, true));
+      void applyOnArrival(ctx, fresh.reports, false).then(
+        (early) => {
+          fresh.waiters.forEach((w, i) => (early.has(i) ? waitForDispatch(ctx, fresh.reports[i]!, w, inFlight) : w.resolve()));
         },
         (err: unknown) => fresh.waiters.forEach((w) => w.reject(err)),
       );
@@ -57,6 +85,77 @@ export function recordDeliveryReport(ctx: Context, report: DeliveryReport): Prom
   }
   batch.reports.push(report);
   return new Promise((resolve, reject) => batch.waiters.push({ resolve, reject }));
+}
+
+function settle(batch: PendingReceipts, work: Promise<unknown>): void {
+  work.then(
+    () => batch.waiters.forEach((w) => w.resolve()),
+    (err: unknown) => batch.waiters.forEach((w) => w.reject(err)),
+  );
+}
+
+/** Applies the receipt once the dispatch batches in flight are recorded, or stores it as a job. */
+function waitForDispatch(ctx: Context, report: DeliveryReport, waiter: PendingReceipts['waiters'][number], inFlight: Promise<unknown>[]): void {
+  let batch = waitingReceipts.get(ctx);
+  if (!batch) {
+    const fresh: PendingReceipts = { reports: [], waiters: [] };
+    batch = fresh;
+    waitingReceipts.set(ctx, fresh);
+    // Early receipts of later arrivals join this batch while it waits: one transaction for all.
+    void settledWithin(inFlight, IN_FLIGHT_WAIT_MS).then(() => {
+      waitingReceipts.delete(ctx);
+      settle(fresh, applyOnArrival(ctx, fresh.reports, true));
+    });
+  }
+  batch.reports.push(report);
+  batch.waiters.push(waiter);
+}
+
+function settledWithin(work: Promise<unknown>[], ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([Promise.allSettled(work), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]).then(() => clearTimeout(timer));
+}
+
+/** Stores receipts as jobs for the receipt worker. */
+async function storeReceipts(ctx: Context, reports: DeliveryReport[]): Promise<void> {
+  const now = ctx.clock();
+  await enqueueJobs(ctx.store.db, reports.map((r) => receiptJob(r, now)), now);
+  ctx.wake('receipt');
+}
+
+function receiptJob(report: DeliveryReport, now: number): NewJob {
+  return { queue: 'receipt', ref: report.carrierMessageId, payload: report, runAt: now };
+}
+
+/**
+ * Applies arriving receipts where they can be, in one transaction; those that cannot be applied
+ * yet are stored as jobs in it (`store`), or left out. Returns the indexes of the ones left out.
+ */
+async function applyOnArrival(ctx: Context, reports: DeliveryReport[], store: boolean): Promise<Set<number>> {
+  const now = ctx.clock();
+  // As the jobs they would have been, in arrival order, this being their first attempt.
+  const arrived: JobsTable[] = reports.map((r) => ({ id: newId('job', now), queue: 'receipt', account_id: null, ref: r.carrierMessageId, payload: JSON.stringify(r), run_at: now, attempts: 1, created_at: now }));
+  const index = new Map(arrived.map((job, i) => [job.id, i]));
+  let result: { followUps: number; early: string[] };
+  try {
+    result = await applyReceipts(ctx, ctx.store.db, arrived, (work) => ctx.store.db.transaction().execute(work), {
+      putBack: async (trx, ids) => {
+        // Due at once, as an arriving receipt's job always was.
+        if (store && ids.length > 0) await enqueueJobs(trx, ids.map((id) => receiptJob(reports[index.get(id)!]!, now)), now);
+      },
+      finish: async () => {},
+      writesEarly: store,
+    });
+  } catch (err) {
+    if (isStoreUnavailable(ctx.store, err)) throw err;
+    // Whatever went wrong applying them, the receipts are still kept: the worker retries them.
+    ctx.log.warn({ err, receipts: reports.length }, 'receipts could not be applied on arrival; stored for the receipt worker');
+    await storeReceipts(ctx, reports);
+    return new Set();
+  }
+  if (store && result.early.length > 0) ctx.wake('receipt');
+  if (result.followUps > 0) ctx.wake('webhook');
+  return store ? new Set() : new Set(result.early.map((id) => index.get(id)!));
 }
 
 /** Message ids whose parts match a receipt's id: exactly (index 0), or through base conversion (1, 2; see matchRank). */
@@ -114,7 +213,7 @@ function receiptChange(report: DeliveryReport): StatusChange {
 
 /** Applies receipt jobs claimed with a lease (`claimJobs`): the reads first, then one transaction. */
 export async function applyReceiptJobs(ctx: Context, jobs: JobsTable[]): Promise<{ applied: number; dropped: number }> {
-  const { applied, dropped, followUps } = await applyReceipts(ctx, ctx.store.db, jobs, (work) => ctx.store.db.transaction().execute(work), releaseJobs);
+  const { applied, dropped, followUps } = await applyReceipts(ctx, ctx.store.db, jobs, (work) => ctx.store.db.transaction().execute(work), { putBack: releaseJobs, finish: deleteJobs, writesEarly: true });
   if (followUps > 0) ctx.wake('webhook');
   return { applied, dropped };
 }
@@ -135,7 +234,7 @@ export async function claimAndApplyReceipts(ctx: Context, limit: number): Promis
       trx,
       jobs.map((j) => ({ ...j, attempts: j.attempts + 1 })),
       (work) => work(trx),
-      retryJobsAt,
+      { putBack: retryJobsAt, finish: deleteJobs, writesEarly: true },
     );
     return { claimed: jobs.length, followUps: result.followUps };
   });
@@ -149,8 +248,9 @@ async function applyReceipts(
   db: Executor,
   jobs: JobsTable[],
   write: (work: (trx: Transaction<Database>) => Promise<void>) => Promise<void>,
-  putBack: (db: Executor, ids: string[], runAt: number) => Promise<void>,
-): Promise<{ applied: number; dropped: number; followUps: number }> {
+  /** `putBack` the receipts to try again at `runAt`; `finish` those done with. */
+  jobs_: { putBack: (db: Executor, ids: string[], runAt: number) => Promise<void>; finish: (db: Executor, ids: string[]) => Promise<void>; writesEarly: boolean },
+): Promise<{ applied: number; dropped: number; followUps: number; early: string[] }> {
   // In arrival order (job ids count up), whatever order the claim returned them in (PostgreSQL's
   // UPDATE … RETURNING keeps none): for a multi-part message the first final receipt decides.
   const reports = [...jobs].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((job) => ({ job, report: JSON.parse(job.payload ?? '{}') as DeliveryReport }));
@@ -180,41 +280,44 @@ async function applyReceipts(
   const latest = new Map<string, MessagesTable>();
   // A fast SMSC reports before the submit's outcome is committed: put those back in one statement.
   const early: string[] = [];
+  // Most messages have one receipt in a batch: those are applied together, in one UPDATE per
+  // pair of statuses. A message's further receipts in the same batch follow one by one, each
+  // on the state the earlier ones left (applying a change never makes a message pending again,
+  // so which receipts are early does not depend on that order).
+  const first: { report: DeliveryReport; message: MessagesTable }[] = [];
+  const further: { report: DeliveryReport; message: MessagesTable }[] = [];
+  reports.forEach(({ job, report }, i) => {
+    const resolution = resolved[i]!;
+    const message = resolution.messageId === null ? undefined : found.get(resolution.messageId);
+    const retriesLeft = job.attempts < EARLY_RECEIPT_MAX_ATTEMPTS;
+    const inFlight = resolution.provisional !== null && oldestClaim !== null && oldestClaim <= report.at;
+    if (((!message || message.status === 'pending') && retriesLeft) || (inFlight && retriesLeft)) {
+      early.push(job.id);
+      return;
+    }
+    done.push(job.id);
+    if (!message) {
+      dropped++;
+      ctx.log.warn({ carrierMessageId: report.carrierMessageId }, 'receipt for an unknown message dropped');
+      return;
+    }
+    if (report.route !== undefined) {
+      // Every submit made before the receipt came is committed and still only the other base
+      // matches: this route's SMSC converts ids.
+      if (resolution.provisional !== null && !inFlight) learnt.set(report.route, SPELLING_OF_RANK[resolution.provisional]);
+      else if (resolution.unlearn) learnt.set(report.route, 'same');
+    }
+    if (latest.has(message.id)) {
+      further.push({ report, message });
+      return;
+    }
+    latest.set(message.id, message);
+    first.push({ report, message });
+  });
+  // Nothing to write (every receipt early, and the caller keeps those itself): no transaction,
+  // which would take SQLite's write lock for nothing.
+  if (first.length === 0 && learnt.size === 0 && done.length === 0 && (early.length === 0 || !jobs_.writesEarly)) return { applied, dropped, followUps: 0, early };
   await write(async (trx) => {
-    // Most messages have one receipt in a batch: those are applied together, in one UPDATE per
-    // pair of statuses. A message's further receipts in the same batch follow one by one, each
-    // on the state the earlier ones left (applying a change never makes a message pending again,
-    // so which receipts are early does not depend on that order).
-    const first: { report: DeliveryReport; message: MessagesTable }[] = [];
-    const further: { report: DeliveryReport; message: MessagesTable }[] = [];
-    reports.forEach(({ job, report }, i) => {
-      const resolution = resolved[i]!;
-      const message = resolution.messageId === null ? undefined : found.get(resolution.messageId);
-      const retriesLeft = job.attempts < EARLY_RECEIPT_MAX_ATTEMPTS;
-      const inFlight = resolution.provisional !== null && oldestClaim !== null && oldestClaim <= report.at;
-      if (((!message || message.status === 'pending') && retriesLeft) || (inFlight && retriesLeft)) {
-        early.push(job.id);
-        return;
-      }
-      done.push(job.id);
-      if (!message) {
-        dropped++;
-        ctx.log.warn({ carrierMessageId: report.carrierMessageId }, 'receipt for an unknown message dropped');
-        return;
-      }
-      if (report.route !== undefined) {
-        // Every submit made before the receipt came is committed and still only the other base
-        // matches: this route's SMSC converts ids.
-        if (resolution.provisional !== null && !inFlight) learnt.set(report.route, SPELLING_OF_RANK[resolution.provisional]);
-        else if (resolution.unlearn) learnt.set(report.route, 'same');
-      }
-      if (latest.has(message.id)) {
-        further.push({ report, message });
-        return;
-      }
-      latest.set(message.id, message);
-      first.push({ report, message });
-    });
     const nexts = await applyStatusChanges(
       trx,
       first.map(({ report, message }) => ({ message, change: receiptChange(report) })),
@@ -240,9 +343,9 @@ async function applyReceipts(
       ctx.log.info({ route, receiptIds: spelling }, 'carrier route: receipt id spelling learned');
       await saveRouteIdSpelling(trx, route, spelling, now);
     }
-    await putBack(trx, early, now + EARLY_RECEIPT_RETRY_MS);
-    await deleteJobs(trx, done);
+    await jobs_.putBack(trx, early, now + EARLY_RECEIPT_RETRY_MS);
+    await jobs_.finish(trx, done);
     await enqueueFollowUps(trx, followUps, now);
   });
-  return { applied, dropped, followUps: followUps.length };
+  return { applied, dropped, followUps: followUps.length, early };
 }

@@ -80,7 +80,9 @@ export async function claimJobs(db: Kysely<Database>, queue: JobQueue, limit: nu
       returning jobs.*`.execute(db);
     return rows;
   }
-  const due = db
+  // Read first: an UPDATE takes SQLite's one write lock even when it changes nothing, and idle
+  // loops polling their empty queues several times a second took it from the other process.
+  const due = await db
     .selectFrom('jobs')
     .select('id')
     .where('queue', '=', queue)
@@ -88,11 +90,15 @@ export async function claimJobs(db: Kysely<Database>, queue: JobQueue, limit: nu
     .where('run_at', '<=', now)
     .orderBy('run_at')
     .orderBy('id')
-    .limit(limit);
+    .limit(limit)
+    .execute();
+  if (due.length === 0) return [];
   return db
     .updateTable('jobs')
     .set({ run_at: now + leaseMs, attempts: sql<number>`attempts + 1` })
-    .where('id', 'in', due)
+    .where('id', 'in', due.map((r) => r.id))
+    // Claimed meanwhile by another process: its run_at moved past now.
+    .where('run_at', '<=', now)
     .returningAll()
     .execute();
 }

@@ -148,49 +148,40 @@ export interface MessageMove {
   next: MessagesTable;
 }
 
-/** Guarded by the current status: only one of two concurrent workers can make the same move. */
-const updateStatus = preparedWrite(
-  (
-    db,
-    status: string,
-    sentAt: number | null,
-    deliveredAt: number | null,
-    carrierMessageId: string | null,
-    errorCode: string | null,
-    errorMessage: string | null,
-    now: number,
-    id: string,
-    previous: string,
-  ) =>
-    db
-      .updateTable('messages')
-      .set({
-        status: status as MessageStatus,
-        sent_at: sentAt,
-        delivered_at: deliveredAt,
-        carrier_message_id: carrierMessageId,
-        error_code: errorCode,
-        error_message: errorMessage,
-        updated_at: now,
-      })
-      .where('id', '=', id)
-      .where('status', '=', previous as MessageStatus),
-);
+/** The columns a status change may set besides `status` and `updated_at`. */
+const MOVED_COLUMNS = ['sent_at', 'delivered_at', 'carrier_message_id', 'error_code', 'error_message', 'route', 'route_cost', 'routes_tried'] as const;
+type MovedColumn = (typeof MOVED_COLUMNS)[number];
+
+type Mover = (db: Executor, ...args: (string | number | null)[]) => Promise<{ numAffectedRows?: bigint }>;
+const movers = new Map<string, Mover>();
+
+/**
+ * The UPDATE of a move that sets `status`, `updated_at` and only the columns named, guarded by the
+ * current status so that only one of two concurrent workers can make the same move. SQLite rewrites
+ * the entry of every index over a column in the SET list, whether or not its value changed: a
+ * `delivered` that also wrote `sent_at` and `carrier_message_id` back rewrote the entries of
+ * `messages_carrier_id`, `messages_status_sent` and `messages_route_sent` for nothing.
+ */
+function mover(columns: readonly MovedColumn[]): Mover {
+  const key = columns.join(',');
+  let m = movers.get(key);
+  if (!m) {
+    m = preparedWrite((db, status: string | number | null, now: string | number | null, id: string | number | null, previous: string | number | null, ...values: (string | number | null)[]) =>
+      db
+        .updateTable('messages')
+        .set({ status: status as MessageStatus, updated_at: now as number, ...Object.fromEntries(columns.map((c, i) => [c, values[i]])) })
+        .where('id', '=', id as string)
+        .where('status', '=', previous as MessageStatus),
+    ) as Mover;
+    movers.set(key, m);
+  }
+  return m;
+}
 
 /** Writes one move if the message is still in its previous status; returns whether it was. */
 export async function moveMessage(trx: Executor, { previous, next }: MessageMove, now: number): Promise<boolean> {
-  const result = await updateStatus(
-    trx,
-    next.status,
-    next.sent_at,
-    next.delivered_at,
-    next.carrier_message_id,
-    next.error_code,
-    next.error_message,
-    now,
-    previous.id,
-    previous.status,
-  );
+  const columns = MOVED_COLUMNS.filter((c) => (next[c] ?? null) !== (previous[c] ?? null));
+  const result = await mover(columns)(trx, next.status, now, previous.id, previous.status, ...columns.map((c) => next[c] ?? null));
   return result.numAffectedRows !== 0n;
 }
 
@@ -223,10 +214,12 @@ export async function moveMessages(trx: Executor, moves: MessageMove[], now: num
     const { rows } = await sql<{ id: string }>`
       update messages m set
         status = ${to}, updated_at = ${now}, sent_at = v.sent_at, delivered_at = v.delivered_at,
-        carrier_message_id = v.carrier_message_id, error_code = v.error_code, error_message = v.error_message
+        carrier_message_id = v.carrier_message_id, error_code = v.error_code, error_message = v.error_message,
+        route = v.route, route_cost = v.route_cost, routes_tried = v.routes_tried
       from unnest(${group.map((m) => m.id)}::text[], ${group.map((m) => m.sent_at)}::bigint[], ${group.map((m) => m.delivered_at)}::bigint[],
-        ${group.map((m) => m.carrier_message_id)}::text[], ${group.map((m) => m.error_code)}::text[], ${group.map((m) => m.error_message)}::text[])
-        as v(id, sent_at, delivered_at, carrier_message_id, error_code, error_message)
+        ${group.map((m) => m.carrier_message_id)}::text[], ${group.map((m) => m.error_code)}::text[], ${group.map((m) => m.error_message)}::text[],
+        ${group.map((m) => m.route)}::text[], ${group.map((m) => m.route_cost)}::bigint[], ${group.map((m) => m.routes_tried)}::text[])
+        as v(id, sent_at, delivered_at, carrier_message_id, error_code, error_message, route, route_cost, routes_tried)
       where m.id = v.id and m.status = ${from}
       returning m.id`.execute(trx);
     for (const row of rows) moved.add(row.id);
