@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { LinksTable, MessagesTable } from '../../src/store/database.ts';
-import { campaignClicksByTime, countClick, insertClick, linkByCode, linksPage } from '../../src/store/repositories/links.repository.ts';
+import { campaignClicksByTime, countClicks, insertClicks, linkByCode, linksPage } from '../../src/store/repositories/links.repository.ts';
 import { writeLinks } from '../../src/services/links/links.ts';
 import { forEachDialect } from '../helpers/dialects.ts';
 import { addAccount } from './fixtures.ts';
@@ -52,12 +52,46 @@ describe('links queries', () => {
       const store = await open();
       await addAccount(store, 'acc_1');
       await writeLinks(store.db, BASE, [link('DDDDDDDD', 'msg_d', 'https://127.0.0.1/d')], []);
-      assert.deepEqual(await countClick(store.db, 'DDDDDDDD', true, NOW + 1), { first: false, total: 1 });
-      assert.deepEqual(await countClick(store.db, 'DDDDDDDD', false, NOW + 2), { first: true, total: 2 });
-      assert.deepEqual(await countClick(store.db, 'DDDDDDDD', false, NOW + 3), { first: false, total: 3 });
+      const one = async (code: string, bot: boolean, at: number) => (await countClicks(store.db, [{ code, bot, at }]))[0];
+      assert.deepEqual(await one('DDDDDDDD', true, NOW + 1), { first: false, total: 1 });
+      assert.deepEqual(await one('DDDDDDDD', false, NOW + 2), { first: true, total: 2 });
+      assert.deepEqual(await one('DDDDDDDD', false, NOW + 3), { first: false, total: 3 });
       const [row] = (await linksPage(store.db, 'acc_1', { messageId: 'msg_d' }, 10, 0)).rows;
       assert.deepEqual([Number(row!.clicks), Number(row!.bot_clicks), Number(row!.first_clicked_at)], [2, 1, NOW + 2]);
-      assert.equal(await countClick(store.db, 'ZZZZZZZZ', false, NOW), null);
+      assert.equal(await one('ZZZZZZZZ', false, NOW), null);
+    });
+
+    it('clicks counted together: per click in order, several on one link, a bot first, a gone link among them', async () => {
+      const store = await open();
+      await addAccount(store, 'acc_1');
+      await writeLinks(store.db, BASE, [link('JJJJJJJJ', 'msg_j', 'https://127.0.0.1/j'), link('KKKKKKKK', 'msg_k', 'https://127.0.0.1/k')], []);
+      const counted = await countClicks(store.db, [
+        { code: 'JJJJJJJJ', bot: true, at: NOW + 1 },
+        { code: 'KKKKKKKK', bot: false, at: NOW + 2 },
+        { code: 'ZZZZZZZZ', bot: false, at: NOW + 3 },
+        { code: 'JJJJJJJJ', bot: false, at: NOW + 4 },
+        { code: 'JJJJJJJJ', bot: false, at: NOW + 5 },
+        { code: 'KKKKKKKK', bot: true, at: NOW + 6 },
+      ]);
+      assert.deepEqual(counted, [
+        { first: false, total: 1 },
+        { first: true, total: 1 },
+        null,
+        { first: true, total: 2 },
+        { first: false, total: 3 },
+        { first: false, total: 2 },
+      ]);
+      // A later group starts from what the first left.
+      assert.deepEqual(await countClicks(store.db, [{ code: 'KKKKKKKK', bot: false, at: NOW + 7 }]), [{ first: false, total: 3 }]);
+      const rows = (await linksPage(store.db, 'acc_1', { messageId: 'msg_j' }, 10, 0)).rows.concat((await linksPage(store.db, 'acc_1', { messageId: 'msg_k' }, 10, 0)).rows);
+      assert.deepEqual(
+        rows.map((r) => [r.code, Number(r.clicks), Number(r.bot_clicks), Number(r.first_clicked_at)]),
+        [
+          ['JJJJJJJJ', 2, 1, NOW + 4],
+          ['KKKKKKKK', 2, 1, NOW + 2],
+        ],
+      );
+      assert.deepEqual(await countClicks(store.db, []), []);
     });
 
     it('a campaign\'s counted clicks per UTC hour and day, grouped in the database: bots, other campaigns and other accounts left out', async () => {
@@ -71,7 +105,7 @@ describe('links queries', () => {
       }
       const links = [link('EEEEEEEE', 'msg_e', 'https://127.0.0.1/e', 'bat_a'), link('FFFFFFFF', 'msg_f', 'https://127.0.0.1/f', 'bat_b'), link('GGGGGGGG', 'msg_g', 'https://127.0.0.1/g', 'bat_c'), { ...link('HHHHHHHH', 'msg_h', 'https://127.0.0.1/h', 'bat_d'), account_id: 'acc_2' }];
       await writeLinks(store.db, BASE, links, []);
-      const click = (code: string, at: number, bot = 0) => insertClick(store.db, { code, clicked_at: at, user_agent: null, bot });
+      const click = (code: string, at: number, bot = 0) => insertClicks(store.db, [{ code, clicked_at: at, user_agent: null, bot }]);
       await click('EEEEEEEE', t0 + 1);
       await click('FFFFFFFF', t0 + HOUR - 1);
       await click('EEEEEEEE', t0 + 2 * HOUR + 5);

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../../errors/catalogue.ts';
 import { isBotFetch, LINK_CODE_PATTERN, linkCode, MAX_TRACKED_LINKS, rewriteLinks, type RewrittenText } from '../../domain/tracked-links.ts';
-import type { LinksTable, MessagesTable } from '../../store/database.ts';
+import type { LinkClicksTable, LinksTable, MessagesTable } from '../../store/database.ts';
 import type { Executor } from '../../store/connect.ts';
 import {
   campaignClicks,
@@ -15,8 +15,8 @@ import {
   clickEventTarget,
   clicksOfMessages,
   codesTakenByOthers,
-  countClick,
-  insertClick,
+  countClicks,
+  insertClicks,
   insertLinksSkippingTaken,
   linkByCode,
   linksPage,
@@ -140,11 +140,7 @@ class ClickRecorder {
       while (this.#queue.length > 0) {
         const clicks = this.#queue.splice(0, this.#queue.length);
         try {
-          const queued = await this.ctx.store.db.transaction().execute(async (trx) => {
-            let events = 0;
-            for (const c of clicks) if (await recordClick(trx, c)) events++;
-            return events;
-          });
+          const queued = await this.ctx.store.db.transaction().execute((trx) => recordClicks(trx, clicks));
           if (queued > 0) this.ctx.wake('webhook');
         } catch (error) {
           this.ctx.log.error({ err: error, clicks: clicks.length }, 'recording link clicks failed');
@@ -183,13 +179,25 @@ export async function followLink(ctx: Context, code: string, method: string, use
   return { found: true, location: link.url };
 }
 
-/** Counts the click; a link's first counted click queues `sms.link_clicked` (returns true). */
-async function recordClick(trx: Executor, c: Click): Promise<boolean> {
-  const counted = await countClick(trx, c.link.code, c.bot, c.at);
-  if (!counted) return false;
-  if (counted.total <= MAX_RECORDED_CLICKS) await insertClick(trx, { code: c.link.code, clicked_at: c.at, user_agent: c.userAgent, bot: c.bot ? 1 : 0 });
-  if (!counted.first) return false;
-  return queueClickEvent(trx, c.link, c.userAgent, c.at);
+/**
+ * Counts the clicks (one statement, whatever their number), keeps the time of each link's first
+ * MAX_RECORDED_CLICKS fetches, and queues `sms.link_clicked` for a link's first counted click.
+ * Returns how many events it queued.
+ */
+async function recordClicks(trx: Executor, clicks: readonly Click[]): Promise<number> {
+  const counted = await countClicks(trx, clicks.map((c) => ({ code: c.link.code, bot: c.bot, at: c.at })));
+  const kept: LinkClicksTable[] = [];
+  const firsts: Click[] = [];
+  clicks.forEach((c, i) => {
+    const n = counted[i];
+    if (!n) return;
+    if (n.total <= MAX_RECORDED_CLICKS) kept.push({ code: c.link.code, clicked_at: c.at, user_agent: c.userAgent, bot: c.bot ? 1 : 0 });
+    if (n.first) firsts.push(c);
+  });
+  await insertClicks(trx, kept);
+  let events = 0;
+  for (const c of firsts) if (await queueClickEvent(trx, c.link, c.userAgent, c.at)) events++;
+  return events;
 }
 
 /**
