@@ -61,12 +61,6 @@ export class WebhookWorker {
   readonly #byMessage = new Map<string, { eventId: string; done: Promise<void> }>();
   readonly #tasks = new Set<Promise<void>>();
   #results: AttemptResult[] = [];
-  /**
-   * Events attempted here whose attempt is not recorded yet: attempted, as far as the order of a
-   * message's events goes. Without this a message's sms.delivered, claimed while its sms.sent
-   * waited for the flush, was put back and claimed again for nothing.
-   */
-  readonly #attemptedUnrecorded = new Set<string>();
   #flushTimer: NodeJS.Timeout | null = null;
   #flushing: Promise<void> = Promise.resolve();
 
@@ -181,7 +175,7 @@ export class WebhookWorker {
         // An earlier event of the message that nobody here is sending is being sent elsewhere (or
         // its job is not due yet): wait for its first attempt rather than overtake it.
         const waitsElsewhere = (earlierUnattempted.get(d.event.id) ?? []).some(
-          (id) => !startedHere.has(id) && !this.#attemptedUnrecorded.has(id) && this.#byMessage.get(orderKey(d))?.eventId !== id,
+          (id) => !startedHere.has(id) && this.#byMessage.get(orderKey(d))?.eventId !== id,
         );
         const slot = this.#hosts.get(host) ?? { active: 0, waiting: [] };
         this.#hosts.set(host, slot);
@@ -244,7 +238,6 @@ export class WebhookWorker {
       this.#completions++;
       if (!outcome.ok) this.#logFailure(d, outcome);
       this.#results.push({ delivery: d, attemptedAt, outcome });
-      this.#attemptedUnrecorded.add(d.event.id);
       this.#scheduleFlush();
       slot.active--;
       // Started before this task ends, so that drain() and stop() see it.
@@ -309,7 +302,6 @@ export class WebhookWorker {
         // The jobs stay leased; when the lease ends the attempts are made again (at least once).
         this.#log.error({ err, count: batch.length }, 'recording webhook attempts failed');
       } finally {
-        for (const r of batch) this.#attemptedUnrecorded.delete(r.delivery.event.id);
         this.#inFlight -= batch.length;
         this.#loop.resume();
       }
