@@ -33,8 +33,9 @@ export function sourceDigest(src = SRC) {
     }
   };
   walk(src);
-  // How the bundle is made is part of what it is.
+  // How the bundle is made is part of what it is, and so are the packages it carries inside it.
   hash.update(readFileSync(fileURLToPath(import.meta.url)));
+  for (const name of INLINED) hash.update(`${name}@${packageVersion(name)}\n`);
   return hash.digest('hex').slice(0, 16);
 }
 
@@ -58,6 +59,35 @@ const sourceAddresses = {
 };
 
 /**
+ * Packages bundled into Pigeon's code rather than loaded from node_modules: plain JavaScript that
+ * reads no file of its own at run time, and whose many modules each cost a resolution and a read
+ * when loaded one by one (Kysely's ESM build alone is some 290 files; it took a process 270 ms of
+ * CPU to import, libphonenumber-js 120 ms, prom-client with @opentelemetry/api 95 ms). Everything
+ * else stays in node_modules: native drivers, packages that start workers from their own files
+ * (pino's transports) or serve files beside them (Fastify's static and Swagger UI plugins).
+ */
+const INLINED = ['kysely', 'libphonenumber-js', 'commander', 'prom-client', '@opentelemetry/api', 'tdigest', 'bintrees', 'qrcode', 'pngjs', 'dijkstrajs'];
+
+function packageVersion(name) {
+  try {
+    return JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')).version;
+  } catch {
+    return 'absent';
+  }
+}
+
+/** Every bare import is external, node's own and packages alike, except the packages of INLINED. */
+const packagesExceptInlined = {
+  name: 'packages-except-inlined',
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, (args) => {
+      const name = args.path.startsWith('@') ? args.path.split('/').slice(0, 2).join('/') : args.path.split('/')[0];
+      return INLINED.includes(name) ? undefined : { path: args.path, external: true };
+    });
+  },
+};
+
+/**
  * Bundles `entryPoints` (paths, or names to paths) into `outdir`, which must be inside the
  * project's node_modules for the bundle's imports of packages to resolve as the sources' do.
  * Split in chunks at every dynamic import and shared module, so that a process loads only what
@@ -76,12 +106,13 @@ export async function bundle(entryPoints, outdir) {
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    packages: 'external',
     keepNames: true,
+    // The CommonJS packages among INLINED call require() for node's modules, which an ES module has not.
+    banner: { js: "import { createRequire as __pigeonRequire } from 'node:module'; const require = __pigeonRequire(import.meta.url);" },
     sourcemap: 'linked',
     sourcesContent: false,
     logLevel: 'silent',
-    plugins: [sourceAddresses],
+    plugins: [sourceAddresses, packagesExceptInlined],
   });
 }
 

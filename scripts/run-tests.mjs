@@ -113,6 +113,10 @@ if (process.env.TEST_BUNDLE !== 'off') {
 const runnable = bundled ? files.map((f) => join(bundled, f.replace(/\.ts$/, '.mjs'))) : files;
 const sourceOf = (file) => (bundled && file?.startsWith(bundled) ? relative(bundled, file).replace(/\.mjs$/, '.ts') : file);
 
+// Migrated test stores are copies of templates made once a run (test/helpers/store-template.ts),
+// in a folder that goes with the run, so that no template outlives the migrations it was made by.
+const templates = mkdtempSync(join(tmpdir(), 'pigeon-store-templates-'));
+env.TEST_STORE_TEMPLATES = templates;
 const timesDir = mkdtempSync(join(tmpdir(), 'pigeon-test-times-'));
 const timesFile = join(timesDir, 'times.jsonl');
 const reporter = new URL('./test-times-reporter.mjs', import.meta.url).pathname;
@@ -140,6 +144,7 @@ const records = existsSync(timesFile)
       })
   : [];
 rmSync(timesDir, { recursive: true, force: true });
+rmSync(templates, { recursive: true, force: true });
 if (bundled) rmSync(bundled, { recursive: true, force: true });
 printSlowest(records, 20);
 // CI_TEST_LOG: .ci/run collects every run's files and results there, for its closing summary.

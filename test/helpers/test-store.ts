@@ -3,7 +3,7 @@
  * TEST_DATABASE_URL set to a PostgreSQL URL, a new schema of that database, dropped on close.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -13,6 +13,7 @@ import type { Context } from '../../src/services/context.ts';
 import { openStore, type Store } from '../../src/store/connect.ts';
 import { systemClock } from '../../src/util/ids.ts';
 import { MIGRATION_LOCK_KEY, migrateTo, migrateToLatest } from '../../src/store/migrate.ts';
+import { postgresFromTemplate, sqliteFromTemplate } from './store-template.ts';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? '';
 export const testDialect: TestDialect = TEST_DATABASE_URL.startsWith('postgres') ? 'postgres' : 'sqlite';
@@ -52,8 +53,9 @@ export async function openTestStore(dialect: TestDialect = testDialect, opts: { 
   if (dialect === 'sqlite') {
     // A file, as in production: it has the separate read connection that ':memory:' cannot have.
     const dir = mkdtempSync(join(tmpdir(), 'pigeon-test-'));
+    const copied = opts.upTo === undefined && (await sqliteFromTemplate(join(dir, 'test.db')));
     const store = openStore(`sqlite:${join(dir, 'test.db')}`);
-    await migrate(store);
+    if (!copied) await migrate(store);
     return {
       ...store,
       async close() {
@@ -64,9 +66,10 @@ export async function openTestStore(dialect: TestDialect = testDialect, opts: { 
   }
   if (!TEST_DATABASE_URL.startsWith('postgres')) throw new Error('a PostgreSQL test store needs TEST_DATABASE_URL');
   const schema = `t_${randomBytes(6).toString('hex')}`;
-  await pgAdmin(`create schema ${schema}`);
+  const copied = opts.upTo === undefined && (await postgresFromTemplate(TEST_DATABASE_URL, schema, pgAdmin));
+  if (!copied) await pgAdmin(`create schema ${schema}`);
   const store = openStore(schemaUrl(schema));
-  await migrate(store);
+  if (!copied) await migrate(store);
   return {
     ...store,
     async close() {
@@ -112,9 +115,17 @@ export function processDatabase(name: string, dir: string): ProcessDatabase {
   return {
     url,
     async open() {
-      if (testDialect === 'postgres') await pgAdmin(`drop schema if exists ${schema} cascade; create schema ${schema}`);
+      let copied: boolean;
+      if (testDialect === 'postgres') {
+        await pgAdmin(`drop schema if exists ${schema} cascade`);
+        copied = await postgresFromTemplate(TEST_DATABASE_URL, schema, pgAdmin);
+        if (!copied) await pgAdmin(`create schema ${schema}`);
+      } else {
+        // A file already there is opened as it is (a test that reopens its store reads what it wrote).
+        copied = !existsSync(join(dir, `${name}.db`)) && (await sqliteFromTemplate(join(dir, `${name}.db`)));
+      }
       store = openStore(url);
-      await migrateToLatest(store.db);
+      if (!copied) await migrateToLatest(store.db);
       return store;
     },
     async close() {
