@@ -107,8 +107,9 @@ export async function bundle(entryPoints, outdir) {
     format: 'esm',
     target: 'node20',
     keepNames: true,
-    // The CommonJS packages among INLINED call require() for node's modules, which an ES module has not.
-    banner: { js: "import { createRequire as __pigeonRequire } from 'node:module'; const require = __pigeonRequire(import.meta.url);" },
+    // The CommonJS packages among INLINED call require() for node's modules, which an ES module has
+    // not. (Spelled in two pieces: the test files' bundle carries this file, through sourceAddresses.)
+    banner: { js: `import { createRequire as __pigeonRequire } from 'node:module'; const require = __pigeonRequire(${'import.meta'}.url);` },
     sourcemap: 'linked',
     sourcesContent: false,
     logLevel: 'silent',
