@@ -47,7 +47,8 @@ export async function sqliteFromTemplate(path: string): Promise<boolean> {
   return true;
 }
 
-let pgScript: string | null = null;
+/** The script, once this process has it (null: no pg_dump, so schemas are migrated). */
+let pgScript: Promise<string | null> | undefined;
 const PLACEHOLDER = 'pigeon_template_schema';
 
 /**
@@ -57,9 +58,13 @@ const PLACEHOLDER = 'pigeon_template_schema';
  */
 export async function postgresFromTemplate(databaseUrl: string, schema: string, admin: (text: string) => Promise<void>): Promise<boolean> {
   if (!TEMPLATES || !existsSync(TEMPLATES)) return false;
-  pgScript ??= await templateScript(databaseUrl);
-  if (pgScript === null) return false;
-  await admin(pgScript.replaceAll(PLACEHOLDER, schema));
+  pgScript ??= templateScript(databaseUrl).catch((error: unknown) => {
+    pgScript = undefined; // the next store tries again
+    throw error;
+  });
+  const script = await pgScript;
+  if (script === null) return false;
+  await admin(script.replaceAll(PLACEHOLDER, schema));
   return true;
 }
 
@@ -83,13 +88,15 @@ async function templateScript(databaseUrl: string): Promise<string | null> {
       await store.close();
     }
     let dump: string;
+    // pg_dump reads the catalog of the whole database: under the lock, no other file's schema is
+    // dropped while it does.
+    await client.query(`select pg_advisory_lock($1)`, [MIGRATION_LOCK_KEY]);
     try {
       ({ stdout: dump } = await promisify(execFile)('pg_dump', ['--dbname', databaseUrl, '--schema', schema, '--inserts', '--no-owner', '--no-privileges'], { maxBuffer: 64 << 20 }));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       return null; // no pg_dump here: every schema is migrated
     } finally {
-      await client.query(`select pg_advisory_lock($1)`, [MIGRATION_LOCK_KEY]);
       await client.query(`drop schema if exists ${schema} cascade`);
       await client.query(`select pg_advisory_unlock($1)`, [MIGRATION_LOCK_KEY]);
     }
