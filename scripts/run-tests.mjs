@@ -19,6 +19,7 @@ import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmS
 import { dirname, join, relative } from 'node:path';
 import { tmpdir } from 'node:os';
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { SourceMap } from 'node:module';
 import { createInterface } from 'node:readline';
 
@@ -119,6 +120,8 @@ const sourceOf = (file) => (bundled && file?.startsWith(bundled) ? relative(bund
 // in a folder that goes with the run, so that no template outlives the migrations it was made by.
 const templates = mkdtempSync(join(tmpdir(), 'pigeon-store-templates-'));
 env.TEST_STORE_TEMPLATES = templates;
+// The run's PostgreSQL schemas are named t_<TEST_RUN_ID>_…: any that a killed file left are dropped at the end.
+env.TEST_RUN_ID = randomBytes(4).toString('hex');
 const timesDir = mkdtempSync(join(tmpdir(), 'pigeon-test-times-'));
 const timesFile = join(timesDir, 'times.jsonl');
 const reporter = new URL('./test-times-reporter.mjs', import.meta.url).pathname;
@@ -159,6 +162,7 @@ const records = existsSync(timesFile)
   : [];
 rmSync(timesDir, { recursive: true, force: true });
 rmSync(templates, { recursive: true, force: true });
+if (env.TEST_DATABASE_URL?.startsWith('postgres')) await dropSchemasOfRun(env.TEST_DATABASE_URL, env.TEST_RUN_ID);
 if (bundled) rmSync(bundled, { recursive: true, force: true });
 printSlowest(records, 20);
 // CI_TEST_LOG: .ci/run collects every run's files and results there, for its closing summary.
@@ -217,4 +221,22 @@ function sourceMapOf(file) {
     sourceMaps.set(file, map);
   }
   return sourceMaps.get(file);
+}
+
+/** Drops the schemas of this run that a test file's process left (killed, or ended before its own drop). */
+async function dropSchemasOfRun(url, runId) {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  try {
+    await client.connect();
+    const { rows } = await client.query(`select nspname from pg_namespace where nspname like $1`, [`t\\_${runId}\\_%`]);
+    if (rows.length === 0) return;
+    await client.query('select pg_advisory_lock($1)', [7_050_726_717]); // MIGRATION_LOCK_KEY of src/store/migrate.ts
+    await client.query(`drop schema if exists ${rows.map((r) => r.nspname).join(', ')} cascade`);
+    console.log(`dropped ${rows.length} schemas left by this run's test files`);
+  } catch (error) {
+    console.error(`could not drop the schemas this run left: ${error.message}`);
+  } finally {
+    await client.end().catch(() => {});
+  }
 }

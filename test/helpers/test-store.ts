@@ -13,7 +13,7 @@ import type { Context } from '../../src/services/context.ts';
 import { openStore, type Store } from '../../src/store/connect.ts';
 import { systemClock } from '../../src/util/ids.ts';
 import { MIGRATION_LOCK_KEY, migrateTo, migrateToLatest } from '../../src/store/migrate.ts';
-import { postgresFromTemplate, sqliteFromTemplate } from './store-template.ts';
+import { givePostgresSchemaBack, postgresFromTemplate, sqliteFromTemplate, takePostgresSchema } from './store-template.ts';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? '';
 export const testDialect: TestDialect = TEST_DATABASE_URL.startsWith('postgres') ? 'postgres' : 'sqlite';
@@ -65,16 +65,17 @@ export async function openTestStore(dialect: TestDialect = testDialect, opts: { 
     };
   }
   if (!TEST_DATABASE_URL.startsWith('postgres')) throw new Error('a PostgreSQL test store needs TEST_DATABASE_URL');
-  const schema = `t_${randomBytes(6).toString('hex')}`;
-  const copied = opts.upTo === undefined && (await postgresFromTemplate(TEST_DATABASE_URL, schema, pgAdmin));
-  if (!copied) await pgAdmin(`create schema ${schema}`);
+  const pooled = opts.upTo === undefined ? await takePostgresSchema(TEST_DATABASE_URL, pgAdmin) : null;
+  const schema = pooled ?? `t_${randomBytes(6).toString('hex')}`;
+  if (!pooled) await pgAdmin(`create schema ${schema}`);
   const store = openStore(schemaUrl(schema));
-  if (!copied) await migrate(store);
+  if (!pooled) await migrate(store);
   return {
     ...store,
     async close() {
       await store.close();
-      await pgAdmin(`drop schema ${schema} cascade`);
+      if (pooled) await givePostgresSchemaBack(schema, pgAdmin);
+      else await pgAdmin(`drop schema ${schema} cascade`);
     },
   };
 }
