@@ -32,7 +32,26 @@ const DEFAULT_ROOTS = ['src', 'test/api', 'test/cli', 'test/smpp', 'packages/cli
 // heap limits, process crashes and restarts, and the client package (fetch, streams, its build).
 // Everything else is plain JavaScript over Fastify's inject and runs on Node 20 and PostgreSQL.
 const NODE_VERSION_ROOTS = [
-  'src',
+  // src/: the unit tests of what touches the driver, threads, streams, crypto (OpenSSL), time zones
+  // (ICU's data) or the network stack; the pure functions (segmentation, numbers, templates, roles,
+  // parsers) are plain JavaScript and run on Node 20 only.
+  'src/store',
+  'src/services',
+  'src/util/slots.test.ts',
+  'src/http/request-logger.test.ts',
+  'src/webhooks/address-guard.test.ts',
+  'src/workers/worker-loop.test.ts',
+  'src/domain/local-time.test.ts',
+  'src/domain/time-zones.test.ts',
+  'src/domain/quiet-hours.test.ts',
+  'src/domain/scheduling.test.ts',
+  'src/domain/smpp-time.test.ts',
+  'src/domain/backup-schedule.test.ts',
+  'src/domain/audit.test.ts',
+  'src/domain/verify.test.ts',
+  'src/domain/tracked-links.test.ts',
+  'src/domain/webhook-signature.test.ts',
+  'src/domain/twilio-signature.test.ts',
   'test/store',
   'test/crash',
   'test/multiprocess',
