@@ -133,6 +133,15 @@ export function cpuTicks(pid: number): number {
   }
 }
 
+/** The processes a process started (Linux, /proc): `serve`'s delivery process, say. */
+export function childPids(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
 export interface StatementCounts {
   /** By kind (the statement's first characters), how many ran and their time on the client side. */
   counts: Map<string, { n: number; ms: number }>;

@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { figure, median, openLoad, queueDepth, report, startBareServer, type OpenLoadResult } from './lib.ts';
+import { childPids, cpuTicks, figure, median, openLoad, postgresTicks, queueDepth, report, startBareServer, type OpenLoadResult } from './lib.ts';
 import { machine } from './peers.ts';
 import { freshDatabase, prepareCustomer } from './setup.ts';
 import { freePort, startPigeon } from '../test/helpers/processes.ts';
@@ -38,8 +38,10 @@ try {
   const { key } = await prepareCustomer(databaseUrl);
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
+  // Its backends named, for the database server's CPU per click (postgresTicks).
+  const serveUrl = STORE === 'postgres' ? `${databaseUrl}&application_name=bench_links` : databaseUrl;
   const server = await startPigeon(['serve'], {
-    DATABASE_URL: databaseUrl,
+    DATABASE_URL: serveUrl,
     PORT: String(port),
     PUBLIC_URL: base,
     SMPP_SERVER_PORT: '0',
@@ -67,15 +69,28 @@ try {
     type Name = keyof typeof targets;
     const runs = new Map<Name, OpenLoadResult[]>();
     await openLoad(links[1]!, { rate: RATE, seconds: WARMUP, headers: { 'user-agent': PHONE }, ok: '3xx' });
+    // The CPU each answered request cost `serve` (its API process and delivery process) and, on
+    // PostgreSQL, the database server (its backends for `serve` and its own processes).
+    const serveTicks = () => [server.child.pid!, ...childPids(server.child.pid!)].reduce((sum, pid) => sum + cpuTicks(pid), 0);
+    const databaseTicks = async () => (STORE === 'postgres' ? await postgresTicks(databaseUrl, 'bench_links') : new Map<number, number>());
+    const cpu = new Map<Name, { serve: number; database: number }[]>();
     for (let round = 1; round <= ROUNDS; round++) {
       const order = Object.keys(targets) as Name[];
       if (round % 2 === 0) order.reverse();
       for (const name of order) {
+        const serve0 = serveTicks();
+        const database0 = await databaseTicks();
         const r = await targets[name]();
-        console.error(`#   round ${round}, ${name} at ${RATE}/s: answered ${Math.round(r.ok)}/s, ${r.failed} failed, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, p99.9 ${r.p999.toFixed(1)} ms, generator late p99 ${r.lateP99.toFixed(1)} ms (${machine()})`);
+        let database = 0;
+        for (const [pid, t] of await databaseTicks()) database += t - (database0.get(pid) ?? 0);
+        const perRequest = { serve: ((serveTicks() - serve0) * 10_000) / Math.max(1, r.answered), database: (database * 10_000) / Math.max(1, r.answered) };
+        const cost = name === 'bare Node server' ? '' : `; CPU per request: serve ${perRequest.serve.toFixed(0)} µs${STORE === 'postgres' ? `, PostgreSQL ${perRequest.database.toFixed(0)} µs` : ''}`;
+        console.error(`#   round ${round}, ${name} at ${RATE}/s: answered ${Math.round(r.ok)}/s, ${r.failed} failed, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, p99.9 ${r.p999.toFixed(1)} ms, generator late p99 ${r.lateP99.toFixed(1)} ms${cost} (${machine()})`);
         runs.set(name, [...(runs.get(name) ?? []), r]);
+        cpu.set(name, [...(cpu.get(name) ?? []), perRequest]);
       }
     }
+    const cpuOf = (name: Name, of: 'serve' | 'database') => cpu.get(name)!.map((c) => c[of]);
     const p99 = (name: Name) => runs.get(name)!.map((r) => r.p99);
     const redirect = runs.get('redirect')!;
     report([
@@ -84,6 +99,10 @@ try {
       figure(`generator sent late, p99 over every run (${spread([...runs.values()].flat().map((r) => r.lateP99))})`, median([...runs.values()].flat().map((r) => r.lateP99)), 'ms'),
       figure(`redirect /l/<code> (${STORE}) at ${RATE}/s offered: answered/s`, median(redirect.map((r) => r.ok)), 'req/s', { min: RATE * 0.95 }),
       figure(`redirect /l/<code> (${STORE}) p50 (${spread(redirect.map((r) => r.p50))})`, median(redirect.map((r) => r.p50)), 'ms'),
+      figure(`redirect /l/<code> (${STORE}): serve's CPU per click (${spread(cpuOf('redirect', 'serve'))}; the static route ${spread(cpuOf('static route', 'serve'))})`, median(cpuOf('redirect', 'serve')), 'µs'),
+      ...(STORE === 'postgres'
+        ? [figure(`redirect /l/<code> (${STORE}): PostgreSQL's CPU per click (${spread(cpuOf('redirect', 'database'))}; the static route ${spread(cpuOf('static route', 'database'))})`, median(cpuOf('redirect', 'database')), 'µs')]
+        : []),
       figure(`redirect /l/<code> (${STORE}) p99 (${spread(p99('redirect'))}), issue 46`, median(p99('redirect')), 'ms', { max: 10 }),
     ]);
   } finally {

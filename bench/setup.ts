@@ -31,6 +31,25 @@ export async function freshDatabase(kind: string, dir: string, name = 'bench'): 
 }
 
 /**
+ * On PostgreSQL, vacuums and analyzes the tables of the bench's schema, as autovacuum would have
+ * between two runs in production: without it (a machine whose PostgreSQL runs with autovacuum
+ * off) a table updated run after run keeps every dead row and its planner figures from when it was
+ * empty, and the later runs measure that. Nothing on SQLite.
+ */
+export async function settleDatabase(databaseUrl: string): Promise<void> {
+  if (!databaseUrl.startsWith('postgres')) return;
+  const pg = (await import('pg')).default;
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ tablename: string }>('select tablename from pg_tables where schemaname = current_schema()');
+    if (rows.length > 0) await client.query(`vacuum analyze ${rows.map((r) => `"${r.tablename}"`).join(', ')}`);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
  * `pigeon serve --no-workers` on `databaseUrl` at a free port of 127.0.0.1, unthrottled: no rate
  * limit, and a dispatch backlog limit nothing reaches (without workers nothing drains the queue,
  * and the limit must not turn sends into 503s). `env` adds settings.

@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpuTicks, figure, median, report, type Figure } from './lib.ts';
 import { machine } from './peers.ts';
-import { freshDatabase, prepareCustomer, serveAcceptance } from './setup.ts';
+import { freshDatabase, prepareCustomer, serveAcceptance, settleDatabase } from './setup.ts';
 
 const SECONDS = Number(process.argv[2] ?? 10);
 const ROUNDS = Math.max(1, Number(process.argv[3] ?? 3));
@@ -70,6 +70,7 @@ try {
 
   /** Runs `SECONDS` of one kind of request, each made afresh; the rate of 2xx answers, the server's CPU µs per 2xx answer. */
   const run = async (make: () => Request): Promise<{ rate: number; p99: number; cpu: number }> => {
+    await settleDatabase(databaseUrl);
     const ticks = cpuTicks(server.child.pid!);
     const r = await autocannon({
       url: base,

@@ -97,6 +97,11 @@ export interface RouteLinkState {
 export interface CarrierStatus {
   ready: boolean;
   detail: string;
+  /**
+   * Not ready, and every connection has been tried and failed at least once: waiting longer only
+   * repeats the same failure on the retry schedule (`pigeon doctor` answers from it at once).
+   */
+  failed?: boolean;
 }
 
 export interface Carrier {

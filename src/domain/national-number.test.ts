@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
+import metadataJson from 'libphonenumber-js/max/metadata';
 import { COUNTRIES, countryByCode, countryOfNumber, nationalShortcut, readPhoneNumber } from './national-number.ts';
 
 const reads = (input: string, country: string | null, e164: string, national = true) => assert.deepEqual(readPhoneNumber(input, country), { ok: true, e164, national }, `${input} in ${country}`);
@@ -57,6 +59,29 @@ test('countries: by code, named in English with their calling code; the country 
   // A range kept for drama (not in service): the calling code's main country.
   assert.equal(countryOfNumber('+447700900123'), 'GB');
   assert.equal(countryOfNumber('+999123'), undefined);
+});
+
+test('the country of a number is libphonenumber-js’s, under every calling code (property test)', () => {
+  const codes = Object.keys((metadataJson as unknown as { country_calling_codes: Record<string, string[]> }).country_calling_codes);
+  const byLibrary = (e164: string) => {
+    const parsed = parsePhoneNumberFromString(e164);
+    if (!parsed) return undefined;
+    return parsed.country ?? (metadataJson as unknown as { country_calling_codes: Record<string, string[]> }).country_calling_codes[parsed.countryCallingCode]![0];
+  };
+  fc.assert(
+    fc.property(fc.constantFrom(...codes), fc.stringMatching(/^[0-9]{0,16}$/), (code, national) => {
+      const e164 = `+${code}${national}`;
+      assert.equal(countryOfNumber(e164), byLibrary(e164), e164);
+    }),
+    { numRuns: 20_000 },
+  );
+  // Each calling code with a few national numbers of every length.
+  for (const code of codes) {
+    for (let length = 0; length <= 14; length++) {
+      const e164 = `+${code}${'7'.repeat(length)}`;
+      assert.equal(countryOfNumber(e164), byLibrary(e164), e164);
+    }
+  }
 });
 
 test('the shortcut reads a number as libphonenumber-js does, whenever it answers', () => {

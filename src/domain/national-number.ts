@@ -38,11 +38,35 @@ const MAIN_COUNTRY: ReadonlyMap<string, string> = new Map(
 );
 
 /**
+ * The calling codes of a single country (33 → FR, not 44, shared with GG, IM and JE, nor the
+ * non-geographic 800): libphonenumber-js names that country for every number it parses under
+ * them, without reading the rest of the digits (`getCountryByCallingCode`).
+ */
+const SOLE_COUNTRY: ReadonlyMap<string, string> = new Map(
+  Object.entries((metadataJson as unknown as { country_calling_codes: Record<string, string[]> }).country_calling_codes).flatMap(([code, countries]) =>
+    countries.length === 1 && countries[0] !== '001' ? [[code, countries[0]!] as const] : [],
+  ),
+);
+
+/** `+`, then digits only: an E.164 number as the API stores it. */
+const E164_DIGITS = /^\+[1-9][0-9]{3,16}$/;
+
+/**
  * The country of an international number (`+447400123401` → GB): the one its digits belong to, or
  * else the main country of its calling code (a number in a range not yet in the metadata still
- * says where the business is).
+ * says where the business is). Under a calling code of one country that is the answer, as
+ * libphonenumber-js's own (a property test holds them equal), without its parse: about 15 µs
+ * of a verification's create, and of each row of a campaign file.
  */
 export function countryOfNumber(e164: string): string | undefined {
+  if (E164_DIGITS.test(e164)) {
+    // Calling codes are prefix-free (ITU-T E.164): at most one of these is one.
+    for (let length = 1; length <= 3; length++) {
+      const sole = SOLE_COUNTRY.get(e164.slice(1, 1 + length));
+      // libphonenumber-js reads a national number of 2 to 17 digits (MIN/MAX_LENGTH_FOR_NSN).
+      if (sole !== undefined && e164.length - 1 - length >= 2) return sole;
+    }
+  }
   const parsed = parsePhoneNumberFromString(e164);
   return parsed ? (parsed.country ?? MAIN_COUNTRY.get(parsed.countryCallingCode)) : undefined;
 }

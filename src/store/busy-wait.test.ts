@@ -38,7 +38,9 @@ test('a transaction and a single write wait for another connection\'s lock while
       } finally {
         clearInterval(ticker);
       }
-      assert.ok(ticks >= 5, `${what}: the loop ran while it waited (${ticks} ticks)`);
+      // The 5 ms interval is due before the 100 ms commit, so it fires first whenever the loop
+      // runs at all, however loaded the machine (a run beside the browser tests saw 2 ticks).
+      assert.ok(ticks >= 1, `${what}: the loop ran while it waited (${ticks} ticks)`);
     }
     const rows = await sql<{ v: string }>`select v from t order by id`.execute(store.db);
     assert.deepEqual(rows.rows.map((r) => r.v), ['theirs', 'mine, in a transaction', 'theirs', 'mine, alone']);

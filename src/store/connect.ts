@@ -30,10 +30,12 @@ export interface Store {
    */
   read: Db;
   /**
-   * SQLite file only: runs a prepared statement on the read connection synchronously and returns
-   * its first row. Used through `preparedRead` for the lookups every request makes.
+   * Runs a prepared statement and returns its first row: on a SQLite file synchronously on the
+   * read connection, on PostgreSQL as a named statement of the pool's connection (parsed and
+   * planned once per connection, not at every run). Used through `preparedRead` for the lookups
+   * every request makes.
    */
-  readRow?: <R>(sql: string, parameters: readonly unknown[]) => R | undefined;
+  readRow?: <R>(sql: string, parameters: readonly unknown[]) => R | undefined | Promise<R | undefined>;
   /**
    * SQLite file only: runs a compiled query on a reader thread (read-pool.ts), for reads heavy
    * enough to hold up the event loop. Use through `readRows`.
@@ -301,5 +303,19 @@ function open(databaseUrl: string, opts: StoreOptions): Store {
   pool.on('error', lost);
   pool.on('connect', (client) => client.on('error', lost));
   const db = new Kysely<Database>({ dialect: observed(new PostgresDialect({ pool }), condition, { recoveredBy: 'answer' }) });
-  return { db, dialect: 'postgres', read: db, condition, close: () => db.destroy() };
+  // One name per statement text: `preparedRead` makes a fixed set of them.
+  const names = new Map<string, string>();
+  const readRow = async <R>(text: string, parameters: readonly unknown[]): Promise<R | undefined> => {
+    let name = names.get(text);
+    if (name === undefined) names.set(text, (name = `pigeon_read_${names.size + 1}`));
+    try {
+      const result = await pool.query<R & import('pg').QueryResultRow>({ name, text, values: parameters as unknown[] });
+      condition.answered(false);
+      return result.rows[0];
+    } catch (err) {
+      condition.observe(err);
+      throw err;
+    }
+  };
+  return { db, dialect: 'postgres', read: db, readRow, condition, close: () => db.destroy() };
 }

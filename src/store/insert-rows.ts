@@ -57,19 +57,22 @@ export function insertSqlFor(db: Executor, table: keyof Database, columns: strin
   return insertSql(shape(db, dialect, table, columns, skipExisting), dialect, rows);
 }
 
-/** The SQL of `rows` rows of the shape, as Kysely writes it: `(?, ?), (?, ?)` or `($1, $2), ($3, $4)`. */
-function insertSql(s: Shape, dialect: DialectName, rows: number): string {
-  let text = s.sql.get(rows);
+/**
+ * The SQL of `rows` rows of the shape, as Kysely writes it: `(?, ?), (?, ?)` or `($1, $2), ($3, $4)`;
+ * on PostgreSQL numbered from `first` (a statement that has parameters before them).
+ */
+function insertSql(s: Shape, dialect: DialectName, rows: number, first = 1): string {
+  let text = first === 1 ? s.sql.get(rows) : undefined;
   if (text === undefined) {
     const tuples: string[] = [];
-    for (let r = 0, n = 1; r < rows; r++) {
+    for (let r = 0, n = first; r < rows; r++) {
       const slots: string[] = [];
       for (let c = 0; c < s.columns; c++) slots.push(dialect === 'postgres' ? `$${n++}` : '?');
       tuples.push(`(${slots.join(', ')})`);
     }
     text = s.head + tuples.join(', ') + s.tail;
     // Kept for the sizes that recur (on SQLite every size is a power of two).
-    if (s.sql.size < 64) s.sql.set(rows, text);
+    if (first === 1 && s.sql.size < 64) s.sql.set(rows, text);
   }
   return text;
 }
@@ -77,6 +80,28 @@ function insertSql(s: Shape, dialect: DialectName, rows: number): string {
 /** The largest power of two that is at most `n`. */
 function floorPowerOfTwo(n: number): number {
   return 2 ** Math.floor(Math.log2(n));
+}
+
+/** The values of `rows`, row after row, in the order of `columns`. */
+function parametersOf(rows: readonly object[], columns: readonly string[]): unknown[] {
+  const parameters: unknown[] = new Array(rows.length * columns.length);
+  let p = 0;
+  for (const row of rows as readonly Record<string, unknown>[]) {
+    for (const column of columns) parameters[p++] = row[column];
+  }
+  return parameters;
+}
+
+/**
+ * The insert of all `rows` as one PostgreSQL statement whose parameters are numbered from `first`,
+ * to be part of a larger statement (a data-modifying WITH); null when they would take more
+ * parameters than a statement may bind with the `first - 1` before them. `rows` is not empty.
+ */
+export function insertStatementOf(db: Executor, table: keyof Database, rows: readonly object[], first: number): { sql: string; parameters: unknown[] } | null {
+  const columns = Object.keys(rows[0]!);
+  if (first - 1 + rows.length * columns.length > MAX_PARAMETERS) return null;
+  const s = shape(db, 'postgres', table, columns, false);
+  return { sql: insertSql(s, 'postgres', rows.length, first), parameters: parametersOf(rows, columns) };
 }
 
 /** Inserts the rows; with `skipExisting`, a row whose key is already taken is left out, not an error. */
@@ -89,13 +114,8 @@ export async function insertRows<T extends object>(db: Executor, table: keyof Da
   for (let start = 0; start < rows.length; ) {
     const left = Math.min(rows.length - start, limit);
     const size = dialect === 'sqlite' ? floorPowerOfTwo(left) : left;
-    const parameters: unknown[] = new Array(size * columns.length);
-    let p = 0;
-    for (let r = start; r < start + size; r++) {
-      const row = rows[r] as Record<string, unknown>;
-      for (const column of columns) parameters[p++] = row[column];
-    }
-    await db.executeQuery(CompiledQuery.raw(insertSql(s, dialect, size), parameters));
+    const chunk = start === 0 && size === rows.length ? rows : rows.slice(start, start + size);
+    await db.executeQuery(CompiledQuery.raw(insertSql(s, dialect, size), parametersOf(chunk, columns)));
     start += size;
   }
 }

@@ -37,6 +37,7 @@ import * as m032 from './migrations/032-verify-one-pending.ts';
 import * as m033 from './migrations/033-quiet-hours.ts';
 import * as m034 from './migrations/034-tracked-links.ts';
 import * as m035 from './migrations/035-verify-guard-indexes.ts';
+import * as m036 from './migrations/036-verify-services-access.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': m001,
@@ -71,6 +72,7 @@ const migrations: Record<string, Migration> = {
   '033-quiet-hours': m033,
   '034-tracked-links': m034,
   '035-verify-guard-indexes': m035,
+  '036-verify-services-access': m036,
 };
 
 class InCodeMigrationProvider implements MigrationProvider {

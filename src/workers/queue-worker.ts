@@ -23,6 +23,8 @@ export interface QueueWorkerOptions {
   idleMs: number;
   /** See WorkerLoopOptions.lingerMs. */
   lingerMs?: number;
+  /** Called when a claim comes back full: there is a backlog (`loops` in workers.ts resumes the queue's other loops). */
+  onFull?: () => void;
   handle: (jobs: JobsTable[], claimedAt: number) => Promise<void>;
   /**
    * Runs before each claim: finishes what an earlier batch left in hand (dispatch outcomes the
@@ -52,6 +54,11 @@ export class QueueWorker {
     this.#loop.wake();
   }
 
+  /** Skips the idle wait at once, without the linger: a backlog is waiting. */
+  resume(): void {
+    this.#loop.resume();
+  }
+
   /** Finishes the batch in hand, then stops. */
   stop(): Promise<void> {
     return this.#loop.stop();
@@ -68,15 +75,18 @@ export class QueueWorker {
    * loop backs off meanwhile.
    */
   async #step(): Promise<{ done: number; more: boolean }> {
-    const { store, clock, queue, batchSize, leaseMs, handle, claimAndHandle, beforeClaim } = this.opts;
+    const { store, clock, queue, batchSize, leaseMs, handle, claimAndHandle, beforeClaim, onFull } = this.opts;
     await beforeClaim?.();
     if (claimAndHandle) {
       const done = await claimAndHandle(batchSize);
+      if (done >= batchSize) onFull?.();
       return { done, more: done >= batchSize };
     }
     const claimedAt = clock();
     const jobs = await claimJobs(store.db, queue, batchSize, claimedAt, leaseMs);
     if (jobs.length === 0) return { done: 0, more: false };
+    // Before the batch is handled: the others take their share meanwhile.
+    if (jobs.length >= batchSize) onFull?.();
     await handle(jobs, claimedAt);
     return { done: jobs.length, more: jobs.length >= batchSize };
   }

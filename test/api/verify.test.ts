@@ -75,6 +75,28 @@ describe('verify', () => {
     assert.equal((await h.request('GET', `/v1/verify/verifications/${v.id}`, { key: c.key })).json().data.status, 'approved');
   });
 
+  test('the right code checked three times at once approves once: one event, the others 404', async () => {
+    // Closes of one moment are written together (check-taker.ts): two closes of one verification
+    // in one group must still make one approval.
+    const c = await setup();
+    const others = await Promise.all([phone(), phone()].map(async (to) => ({ to, v: (await c.start(to)).json().data as { id: string } })));
+    const to = phone();
+    const v = (await c.start(to)).json().data;
+    const code = await lastCode(to);
+    // Beside them, two other verifications approved in the same moment each close once too.
+    const otherCodes = await Promise.all(others.map((o) => lastCode(o.to)));
+    const replies = await Promise.all([
+      ...[1, 2, 3].map(() => c.check({ verification_id: v.id, code })),
+      ...others.map((o, i) => c.check({ verification_id: o.v.id, code: otherCodes[i]! })),
+    ]);
+    const mine = replies.slice(0, 3);
+    assert.deepEqual(mine.map((r) => r.statusCode).sort(), [200, 404, 404], mine.map((r) => r.body).join('\n'));
+    assert.deepEqual(mine.find((r) => r.statusCode === 200)!.json().data.status, 'approved');
+    for (const r of replies.slice(3)) assert.equal(r.json().data.status, 'approved', r.body);
+    const events = await c.events();
+    assert.deepEqual(events.map((e) => e.data.id).sort(), [v.id, ...others.map((o) => o.v.id)].sort(), 'one approval each');
+  });
+
   test('200 parallel wrong checks evaluate at most 5', async () => {
     const c = await setup();
     const to = phone();
@@ -233,6 +255,88 @@ describe('verify', () => {
     assert.equal((await c.check({ to, code: '123456' })).statusCode, 404, 'no verification was made');
     assert.equal((await say('START')).statusCode, 201);
     assert.equal((await c.start(to)).statusCode, 201, 'after START codes go again');
+  });
+
+  test('parallel creates to one range stop exactly at the fraud guard limits', async () => {
+    // 40 numbers of one range at once. Monitor mode: the velocity rule's 30 an hour, no more.
+    const monitored = await setup({ fraud_guard: 'monitor' });
+    const range = `+447401${String(++seq).padStart(3, '0')}`;
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => monitored.start(`${range}${String(i).padStart(3, '0')}`)));
+    const codes = (status: number) => answers.filter((r) => r.statusCode === status).length;
+    assert.equal(codes(201), 30, answers.filter((r) => r.statusCode !== 201 && r.statusCode !== 429).map((r) => r.body).join('\n'));
+    assert.equal(codes(429), 10);
+    // Block mode: the conversion rule blocks the range once 10 were sent and none approved.
+    const blocking = await setup();
+    const other = `+447402${String(++seq).padStart(3, '0')}`;
+    const blocked = await Promise.all(Array.from({ length: 40 }, (_, i) => blocking.start(`${other}${String(i).padStart(3, '0')}`)));
+    assert.equal(blocked.filter((r) => r.statusCode === 201).length, 10, blocked.map((r) => r.statusCode).join(' '));
+    assert.ok(blocked.filter((r) => r.statusCode !== 201).every((r) => r.statusCode === 403 && r.json().code === 'verify_blocked_fraud'));
+    const messages = await h.ctx.store.db.selectFrom('messages').select('id').where('account_id', '=', blocking.accountId).execute();
+    assert.equal(messages.length, 10, 'only the sent ones are messages');
+  });
+
+  test('a service changed or deleted, here or by another process, applies to the very next create', async () => {
+    const c = await setup();
+    const first = phone();
+    assert.equal((await c.start(first)).statusCode, 201);
+    assert.equal((await lastCode(first)).length, 6);
+    // Through the API.
+    assert.equal((await h.request('PATCH', `/v1/verify/services/${c.id}`, { key: c.key, body: { code_length: 8, template: 'For {name}, the code is {code}' } })).statusCode, 200);
+    const second = phone();
+    assert.equal((await c.start(second)).statusCode, 201);
+    const code = await lastCode(second);
+    assert.equal(code.length, 8);
+    assert.equal(inbox.get(second)!.at(-1), `For Acme, the code is ${code}`);
+    // By another process: a change this one never saw made.
+    await h.ctx.store.db.updateTable('verify_services').set({ code_length: 4 }).where('id', '=', c.id).execute();
+    const third = phone();
+    assert.equal((await c.start(third)).statusCode, 201);
+    assert.equal((await lastCode(third)).length, 4);
+    await h.ctx.store.db.updateTable('verify_services').set({ deleted_at: h.clock.now() }).where('id', '=', c.id).execute();
+    const fourth = await c.start(phone());
+    assert.equal(fourth.statusCode, 404, fourth.body);
+    assert.equal(fourth.json().code, 'not_found');
+    const messages = await h.ctx.store.db.selectFrom('messages').select('id').where('account_id', '=', c.accountId).execute();
+    assert.equal(messages.length, 3, 'nothing accepted for the deleted service');
+  });
+
+  test('a key revoked by another process is refused at its next create and check, which send and take nothing', async () => {
+    const c = await setup();
+    const to = phone();
+    const v = (await c.start(to)).json().data;
+    const code = await lastCode(to);
+    // Written directly, as another process would: this one is not told.
+    await h.ctx.store.db.updateTable('api_keys').set({ revoked_at: h.clock.now() }).where('id', '=', c.keyId).execute();
+    const check = await c.check({ verification_id: v.id, code });
+    assert.equal(check.statusCode, 401, check.body);
+    assert.equal(check.json().code, 'api_key_revoked');
+    const create = await c.start(phone());
+    assert.equal(create.statusCode, 401, create.body);
+    assert.equal(create.json().code, 'api_key_revoked');
+    const resend = await c.start(to);
+    assert.equal(resend.statusCode, 401, resend.body);
+    const row = await h.ctx.store.db.selectFrom('verifications').select(['status', 'checks_left', 'sends']).where('id', '=', v.id).executeTakeFirstOrThrow();
+    assert.deepEqual([row.status, Number(row.checks_left), Number(row.sends)], ['pending', 5, 1], 'no check taken, nothing sent again');
+    const messages = await h.ctx.store.db.selectFrom('messages').select('id').where('account_id', '=', c.accountId).execute();
+    assert.equal(messages.length, 1);
+  });
+
+  test('parallel creates that the balance covers only in part: those covered go in, the rest are refused with nothing written', async () => {
+    // One credit a code: three of six fit. The group that first tries all six is refused its debit
+    // and is written again one acceptance at a time, in arrival order.
+    const c = await setup({}, 3);
+    const numbers = Array.from({ length: 6 }, () => phone());
+    const answers = await Promise.all(numbers.map((to) => c.start(to)));
+    assert.deepEqual(answers.map((r) => r.statusCode).sort(), [201, 201, 201, 422, 422, 422], answers.map((r) => r.body).join('\n'));
+    for (const r of answers.filter((a) => a.statusCode === 402)) assert.equal(r.json().code, 'insufficient_credits');
+    const created = answers.filter((r) => r.statusCode === 201).map((r) => r.json().data.to as string).sort();
+    const rows = await h.ctx.store.db.selectFrom('verifications').select(['recipient', 'status']).where('account_id', '=', c.accountId).execute();
+    assert.deepEqual(rows.map((r) => r.recipient).sort(), created, 'a verification row for each one accepted, none for the refused');
+    const messages = await h.ctx.store.db.selectFrom('messages').select('recipient').where('account_id', '=', c.accountId).execute();
+    assert.deepEqual(messages.map((m) => m.recipient).sort(), created);
+    assert.equal((await h.request('GET', '/v1/account', { key: c.key })).json().data.credits_remaining, 0);
+    await h.workers.drain();
+    for (const to of created) assert.equal((await lastCode(to)).length, 6);
   });
 
   test('parallel creates for one number make one pending verification and send one code', async () => {

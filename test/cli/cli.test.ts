@@ -181,6 +181,8 @@ describe('pigeon command line', () => {
     const carrier = JSON.parse(res.stdout).checks.find((c: { name: string }) => c.name === 'carrier');
     assert.equal(carrier.ok, false);
     assert.match(carrier.detail, /unbound/);
+    // The reason of the first failed attempt, without waiting for the next on the retry schedule.
+    assert.match(carrier.detail, /ECONNREFUSED/);
     assert.match(carrier.detail, /SMPP_HOST/);
     assert.ok(!res.stdout.includes('secretpw'));
   });

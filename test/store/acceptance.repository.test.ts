@@ -3,7 +3,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Store } from '../../src/store/connect.ts';
 import type { BatchesTable, MessagesTable } from '../../src/store/database.ts';
-import { acceptGroupInOneStatement, acceptsInOneStatement, type AcceptanceGroup } from '../../src/store/repositories/acceptance.repository.ts';
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import { acceptGroupInOneStatement, acceptsInOneStatement, insertBesideRows, lockAdmissionKeys, lockAdmissionKeysReadingRevision, type AcceptanceGroup } from '../../src/store/repositories/acceptance.repository.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 import { readAccessRevision } from '../../src/store/repositories/api-keys.repository.ts';
 import { forEachDialect } from '../helpers/dialects.ts';
 import { addAccount } from './fixtures.ts';
@@ -93,11 +96,87 @@ async function accounts(store: Store, a: { credits: number; daily_message_limit?
   await addAccount(store, 'acc_b', { credits: 10 });
 }
 
+function verification(id: string, recipient: string) {
+  return {
+    id, account_id: 'acc_1', service_id: 'vsv_1', recipient, range_prefix: recipient.slice(0, -3), country: 'GB', code_hash: 'h', status: 'pending' as const,
+    sends: 1, checks_left: 5, message_id: `msg_${id}`, credits_used: 1, last_sent_at: NOW, expires_at: NOW + 600_000, created_at: NOW, updated_at: NOW,
+  };
+}
+
+/** A verification and its text for each of `n` numbers, as Acceptance.beside gives them. */
+function besideRows(n: number) {
+  return Array.from({ length: n }, (_, i) => {
+    const id = `ver_${String(i).padStart(5, '0')}`;
+    return [
+      { table: 'verifications' as const, row: verification(id, `+4477009${String(i).padStart(5, '0')}`) },
+      { table: 'verify_texts' as const, row: { message_id: `msg_${id}`, verification_id: id, body: `code ${i}` } },
+    ];
+  }).flat();
+}
+
 describe('acceptance repository', () => {
   forEachDialect((dialect, open) => {
     it(`writes groups in one statement on PostgreSQL only (${dialect}: ${dialect === 'postgres'})`, async () => {
       const store = await open();
       assert.equal(acceptsInOneStatement(store.db), dialect === 'postgres');
+    });
+
+    it('rows beside a group go in one insert per table, each table’s rows in order', async () => {
+      const store = await open();
+      await store.db.transaction().execute((trx) =>
+        insertBesideRows(trx, [
+          { table: 'verifications', row: verification('ver_1', '+447700900001') },
+          { table: 'verify_texts', row: { message_id: 'msg_ver_1', verification_id: 'ver_1', body: 'code 1' } },
+          { table: 'verifications', row: verification('ver_2', '+447700900002') },
+          { table: 'verify_texts', row: { message_id: 'msg_ver_2', verification_id: 'ver_2', body: 'code 2' } },
+        ]),
+      );
+      assert.deepEqual((await store.db.selectFrom('verifications').select(['id', 'recipient']).orderBy('id').execute()).map((r) => [r.id, r.recipient]), [['ver_1', '+447700900001'], ['ver_2', '+447700900002']]);
+      assert.deepEqual((await store.db.selectFrom('verify_texts').select(['message_id', 'body']).orderBy('message_id').execute()).map((r) => [r.message_id, r.body]), [['msg_ver_1', 'code 1'], ['msg_ver_2', 'code 2']]);
+      await store.db.transaction().execute((trx) => insertBesideRows(trx, []));
+    });
+
+    it(`admission keys are locked until the transaction ends (${dialect === 'postgres' ? 'a second transaction waits' : 'SQLite: nothing to lock'})`, async () => {
+      const store = await open();
+      const key = `acc_${randomBytes(6).toString('hex')}:+447700900`;
+      if (dialect !== 'postgres') {
+        await store.db.transaction().execute((trx) => lockAdmissionKeys(trx, [key]));
+        return;
+      }
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let locked!: () => void;
+      const firstLocked = new Promise<void>((resolve) => (locked = resolve));
+      const order: string[] = [];
+      const first = store.db.transaction().execute(async (trx) => {
+        await lockAdmissionKeys(trx, [key, `${key}1`, key]);
+        locked();
+        await held;
+      });
+      await firstLocked;
+      // The admitting transaction's first statement (the lock and the access revision) takes the same lock.
+      let revision: number | undefined;
+      const second = store.db.transaction().execute(async (trx) => {
+        revision = await lockAdmissionKeysReadingRevision(trx, [`${key}2`, key]);
+        order.push('second locked');
+      });
+      try {
+        // PostgreSQL shows the second transaction waiting on that very key.
+        await waitFor(
+          async () => {
+            const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_locks where locktype = 'advisory' and objsubid = 2 and not granted
+              and objid::bigint = (hashtext(${key})::bigint & 4294967295)`.execute(store.db);
+            return rows[0]!.n > 0;
+          },
+          { timeout: 10_000, message: 'the second transaction to wait for the first one’s lock' },
+        );
+        order.push('first ends');
+      } finally {
+        release();
+        await Promise.all([first, second]);
+      }
+      assert.deepEqual(order, ['first ends', 'second locked']);
+      assert.equal(revision, await readAccessRevision(store));
     });
 
     if (dialect !== 'postgres') return;
@@ -129,6 +208,37 @@ describe('acceptance repository', () => {
         { id: 'job_2', queue: 'dispatch', account_id: 'acc_a', ref: 'msg_a2', payload: null, run_at: NOW, attempts: 0, created_at: NOW },
         { id: 'job_4', queue: 'dispatch', account_id: 'acc_b', ref: 'msg_b1', payload: null, run_at: NOW, attempts: 0, created_at: NOW },
       ]);
+    });
+
+    it('writes the rows beside a group in its statement, and none of them when a debit is refused', async () => {
+      const store = await open();
+      await accounts(store, { credits: 5 });
+      const revision = await readAccessRevision(store);
+      const counts = async () => [Number((await store.db.selectFrom('verifications').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n), Number((await store.db.selectFrom('verify_texts').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)];
+      // Outside a transaction: the one statement writes all or nothing on its own.
+      assert.deepEqual(await acceptGroupInOneStatement(store.db, group(revision), besideRows(2)), { written: true, revision, balances: [2, 8] });
+      assert.deepEqual(await counts(), [2, 2]);
+      assert.deepEqual((await store.db.selectFrom('verify_texts').select(['message_id', 'body']).orderBy('message_id').execute()).map((r) => [r.message_id, r.body]), [['msg_ver_00000', 'code 0'], ['msg_ver_00001', 'code 1']]);
+      // The same again finds 2 credits on acc_a where it needs 3: nothing of it, beside rows included.
+      const again = group(revision);
+      again.ledger = again.ledger.map((l) => ({ ...l, id: `${l.id}_2` }));
+      again.batches = again.batches.map((b) => ({ ...b, id: 'bat_2' }));
+      again.messages = again.messages.map((m) => ({ ...m, id: `${m.id}_2`, batch_id: m.batch_id && 'bat_2' }));
+      again.jobIds = again.jobIds.map((j) => `${j}_2`);
+      const more = besideRows(4).slice(4);
+      assert.deepEqual(await acceptGroupInOneStatement(store.db, again, more), { written: false, revision: null, reason: 'refused' });
+      assert.deepEqual(await counts(), [2, 2]);
+    });
+
+    it('rows beside a group that one statement cannot bind go after it, in its transaction', async () => {
+      const store = await open();
+      await accounts(store, { credits: 5 });
+      // 2,000 verifications of 16 columns: more parameters than one statement takes.
+      const rows = besideRows(2_000);
+      const result = await store.db.transaction().execute((trx) => acceptGroupInOneStatement(trx, group(null), rows));
+      assert.equal(result.written, true);
+      assert.equal(Number((await store.db.selectFrom('verifications').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n), 2_000);
+      assert.equal(Number((await store.db.selectFrom('verify_texts').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n), 2_000);
     });
 
     it('writes a group granted under no revision, and counts on from the same day', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ACCOUNTS_PER_CLAIM, claimJobs, deleteJobs, dispatchBacklog, dispatchBacklogByAccount, enqueueJobs, lockDueJobs, queueDepth, releaseJobs, rescheduleJob, retryJobsAt } from '../../src/store/repositories/jobs.repository.ts';
+import { ACCOUNTS_PER_CLAIM, claimJobs, deleteJobs, dispatchBacklog, dispatchBacklogByAccount, enqueueJobs, hasDueJob, lockDueJobs, queueDepth, releaseJobs, rescheduleJob, retryJobsAt } from '../../src/store/repositories/jobs.repository.ts';
 import { claimAndApplyReceipts } from '../../src/services/messages/record-delivery-reports.ts';
 import { sql } from 'kysely';
 import { migrateToLatest } from '../../src/store/migrate.ts';
@@ -141,6 +141,24 @@ forEachDialect((dialect, open) => {
     } finally {
       await store.close();
     }
+  });
+
+  test('a queue has a due job when one of its own is due now, not when its jobs are for later or another queue\'s are due', async () => {
+    const store = await open();
+    assert.equal(await hasDueJob(store.db, 'receipt', NOW), false);
+    await enqueueJobs(
+      store.db,
+      [
+        { queue: 'receipt', ref: 'later', runAt: NOW + 1 },
+        { queue: 'webhook', ref: 'evt_1', runAt: NOW - 5 },
+        { queue: 'dispatch', accountId: 'acc_1', ref: 'msg_1', runAt: NOW - 5 },
+      ],
+      NOW - 10,
+    );
+    assert.equal(await hasDueJob(store.db, 'receipt', NOW), false);
+    assert.equal(await hasDueJob(store.db, 'receipt', NOW + 1), true, 'due at its run_at');
+    await enqueueJobs(store.db, [{ queue: 'receipt', ref: 'now', runAt: NOW }], NOW - 10);
+    assert.equal(await hasDueJob(store.db, 'receipt', NOW), true);
   });
 
   test('settled jobs are deleted, rescheduled or released', async () => {

@@ -72,6 +72,86 @@ for (const dialect of availableDialects) {
         assert.equal(await repo.closeVerification(store.db, 'ver_1', 'expired', NOW + 600_000), true);
         await repo.insertVerification(store.db, verification('ver_5'));
         assert.equal((await repo.pendingVerification(store.db, 'vsv_1', '+447700900123', NOW))?.id, 'ver_5');
+        // A group's lookups with the guard off: each number's pending one, in order, none for a final one or none at all.
+        const question = (serviceId: string, recipient: string) => ({ serviceId, accountId: 'acc_1', recipient, range: recipient.slice(0, -3), velocitySince: 0, conversionSince: 0 });
+        assert.deepEqual(await repo.pendingIdsOf(store.db, [question('vsv_2', '+447700900123'), question('vsv_1', '+447700900999'), question('vsv_1', '+447700900123')]), [{ pending_id: 'ver_4' }, { pending_id: null }, { pending_id: 'ver_5' }]);
+        await repo.closeVerification(store.db, 'ver_4', 'canceled', NOW);
+        assert.deepEqual(await repo.pendingIdsOf(store.db, [question('vsv_2', '+447700900123')]), [{ pending_id: null }]);
+        assert.deepEqual(await repo.pendingIdsOf(store.db, []), []);
+      } finally {
+        await store.close();
+      }
+    });
+  });
+}
+
+for (const dialect of availableDialects.filter((d) => d === 'postgres')) {
+  describe(`${dialect}: the checks of a group by id in one statement`, () => {
+    it('takes as many checks as each verification has left, in order, under takeCheckIn’s conditions', async () => {
+      const store = await openTestStore(dialect);
+      try {
+        const service = { account_id: 'acc_1', name: 'Acme', sender: 'Acme', code_length: 6, lifetime_seconds: 600, max_checks: 5, max_sends: 5, allowed_countries: null, fraud_guard: 'block' as const, template: null, created_at: NOW, deleted_at: null };
+        await repo.insertService(store.db, { ...service, id: 'vsv_1' });
+        await repo.insertService(store.db, { ...service, id: 'vsv_gone', deleted_at: NOW });
+        await repo.insertVerification(store.db, verification('ver_3left', { checks_left: 3 }));
+        await repo.insertVerification(store.db, verification('ver_1left', { recipient: '+447700900124', checks_left: 1 }));
+        await repo.insertVerification(store.db, verification('ver_lapsed', { recipient: '+447700900125', expires_at: NOW }));
+        await repo.insertVerification(store.db, verification('ver_gone', { recipient: '+447700900126', service_id: 'vsv_gone' }));
+        const { value: revision } = await store.db.selectFrom('access_revision').select('value').executeTakeFirstOrThrow();
+        const check = (id: string, patch: Partial<repo.CheckById> = {}): repo.CheckById => ({ accountId: 'acc_1', serviceId: id === 'ver_gone' ? 'vsv_gone' : 'vsv_1', id, now: NOW + 1, granted: Number(revision), ...patch });
+        const taken = await repo.takeChecksById(store.db, [
+          check('ver_3left'),
+          check('ver_1left'),
+          check('ver_3left'),
+          check('ver_3left', { accountId: 'acc_2' }), // another account's: never its row
+          check('ver_1left'),
+          check('ver_lapsed'),
+          check('ver_3left'),
+          check('ver_gone'),
+          check('ver_3left'),
+        ]);
+        assert.deepEqual(
+          taken.map((row) => (row ? [row.id, Number(row.checks_left)] : null)),
+          [['ver_3left', 3], ['ver_1left', 1], ['ver_3left', 2], null, null, null, ['ver_3left', 1], null, null],
+        );
+        const left = await store.db.selectFrom('verifications').select(['id', 'checks_left']).orderBy('id').execute();
+        assert.deepEqual(Object.fromEntries(left.map((r) => [r.id, Number(r.checks_left)])), { ver_1left: 0, ver_3left: 0, ver_gone: 5, ver_lapsed: 5 });
+        // The access revision moved past the one granted: nothing is taken.
+        await repo.insertVerification(store.db, verification('ver_new', { recipient: '+447700900127' }));
+        await store.db.updateTable('access_revision').set({ value: Number(revision) + 1 }).execute();
+        assert.deepEqual(await repo.takeChecksById(store.db, [check('ver_new')]), [undefined]);
+        assert.equal((await repo.takeChecksById(store.db, [check('ver_new', { granted: null })]))[0]?.id, 'ver_new');
+      } finally {
+        await store.close();
+      }
+    });
+  });
+}
+
+for (const dialect of availableDialects) {
+  describe(`${dialect}: the fraud guard's figures of a group`, () => {
+    it('counts per number, per range and the range’s day since its block, the safe list and the pending one, for each question in order', async () => {
+      const store = await openTestStore(dialect);
+      try {
+        const hour = NOW - 3_600_000;
+        const day = NOW - 86_400_000;
+        await repo.insertVerification(store.db, verification('ver_1', { status: 'approved', created_at: NOW - 60_000 }));
+        await repo.insertVerification(store.db, verification('ver_2', { created_at: NOW - 30_000 }));
+        await repo.insertVerification(store.db, verification('ver_3', { recipient: '+447700900124', status: 'expired', created_at: NOW - 7_200_000 }));
+        await repo.insertVerification(store.db, verification('ver_4', { recipient: '+447700900125', status: 'blocked', created_at: NOW - 10_000 }));
+        await repo.insertVerification(store.db, verification('ver_5', { recipient: '+447700900126', service_id: 'vsv_2', created_at: NOW - 20_000 }));
+        await repo.upsertBlock(store.db, { account_id: 'acc_1', range_prefix: '+447700901', level: 1, blocked_at: NOW - 100_000, blocked_until: NOW + 100_000, sent: 10, approved: 0 });
+        await repo.addSafeListEntry(store.db, 'acc_1', '+4477009009', NOW);
+        const ask = (recipient: string, serviceId = 'vsv_1'): repo.GuardQuestion => ({ serviceId, accountId: 'acc_1', recipient, range: recipient.slice(0, -3), velocitySince: hour, conversionSince: day });
+        const figures = await repo.guardFiguresOf(store.db, [ask('+447700900123'), ask('+447700901555'), ask('+447700900999', 'vsv_2')]);
+        const plain = figures.map((f) => Object.fromEntries(Object.entries(f).map(([k, v]) => [k, v === null || typeof v === 'string' && !/^\d+$/.test(v) ? v : Number(v)])));
+        assert.deepEqual(plain, [
+          // Two of the hour to the number and its range in the service (the blocked one never counts); the account's range over the day: four, one approved.
+          { safe: 0, per_number: 2, per_number_oldest: NOW - 60_000, per_range: 2, per_range_oldest: NOW - 60_000, block_level: null, blocked_until: null, sent: 4, approved: 1, pending_id: 'ver_2' },
+          { safe: 0, per_number: 0, per_number_oldest: null, per_range: 0, per_range_oldest: null, block_level: 1, blocked_until: NOW + 100_000, sent: 0, approved: null, pending_id: null },
+          { safe: 1, per_number: 0, per_number_oldest: null, per_range: 1, per_range_oldest: NOW - 20_000, block_level: null, blocked_until: null, sent: 4, approved: 1, pending_id: null },
+        ]);
+        assert.deepEqual(await repo.guardFiguresOf(store.db, []), []);
       } finally {
         await store.close();
       }

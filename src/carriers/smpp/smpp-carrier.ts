@@ -332,7 +332,7 @@ export class SmppCarrier implements Carrier {
     const detail = down
       .map((l) => `route ${l.route.name} unbound${l.lastError ? ` (${l.lastError})` : ''}${l.retryInMs > 0 ? `, retry in ${Math.ceil(l.retryInMs / 1000)} s` : ''}`)
       .join('; ');
-    return { ready: false, detail: `smpp: ${detail}` };
+    return { ready: false, detail: `smpp: ${detail}`, failed: down.every((l) => l.lastError !== null) };
   }
 
   async close(): Promise<void> {

@@ -72,7 +72,7 @@ async function checkCarrier(config: Config, routesFrom: string): Promise<Check> 
   try {
     const deadline = Date.now() + TIMEOUT_MS;
     let status = carrier.status();
-    while (!status.ready && Date.now() < deadline) {
+    while (!status.ready && !status.failed && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       status = carrier.status();
     }

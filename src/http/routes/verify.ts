@@ -100,7 +100,9 @@ export function verifyRoutes(ctx: Context): FastifyPluginAsyncTypebox {
       {
         config: {
           scope: 'sms:send',
-          errors: ['not_found', 'invalid_recipient', 'verify_country_blocked', 'verify_blocked_fraud', 'verify_max_sends', 'rate_limit_exceeded', 'insufficient_credits', 'recipient_opted_out', 'destination_not_allowed', 'idempotency_key_reused', 'idempotency_in_progress'],
+          // As a send: the acceptance's transaction checks the access revision (src/http/auth.ts).
+          accessCheckedAtCommit: true,
+          errors: ['not_found', 'invalid_recipient', 'verify_country_blocked', 'verify_blocked_fraud', 'verify_max_sends', 'rate_limit_exceeded', 'insufficient_credits', 'recipient_opted_out', 'destination_not_allowed', 'idempotency_key_reused', 'idempotency_in_progress', 'service_unavailable'],
         },
         schema: {
           summary: 'Send a code (or the same code again to a pending verification)',
@@ -121,7 +123,7 @@ export function verifyRoutes(ctx: Context): FastifyPluginAsyncTypebox {
           key,
           () => requestHash('POST', `/v1/verify/services/${request.params.id}/verifications`, request.body),
           async (finish) => {
-            const { verification } = await verify.createVerification(ctx, p, request.params.id, request.body.to, finish);
+            const { verification } = await verify.createVerification(ctx, p, request.params.id, request.body.to, finish, () => confirmAccess(ctx, p));
             return { status: 201, body: { status: 'success', data: verification } };
           },
           (err: AppError) => ({ status: err.status, body: { status: 'error', code: err.code, message: err.message, docs_url: docsUrl(ctx.config.publicUrl, err.code) } }),
@@ -136,7 +138,8 @@ export function verifyRoutes(ctx: Context): FastifyPluginAsyncTypebox {
     app.post(
       '/verify/services/:id/checks',
       {
-        config: { scope: 'sms:send', errors: ['not_found', 'invalid_recipient'] },
+        // The check is taken only while the access revision its key was checked at stands (verify.ts).
+        config: { scope: 'sms:send', accessCheckedAtCommit: true, errors: ['not_found', 'invalid_recipient'] },
         schema: {
           summary: 'Check a code',
           tags,
@@ -148,10 +151,12 @@ export function verifyRoutes(ctx: Context): FastifyPluginAsyncTypebox {
           response: { 200: ok(Check) },
         },
       },
-      async (request) => ({
-        status: 'success' as const,
-        data: await verify.checkCode(ctx, principalOf(request).accountId, request.params.id, { ...(request.body.to !== undefined ? { to: request.body.to } : {}), ...(request.body.verification_id !== undefined ? { verification_id: request.body.verification_id } : {}) }, request.body.code),
-      }),
+      async (request) => {
+        const p = principalOf(request);
+        const target = { ...(request.body.to !== undefined ? { to: request.body.to } : {}), ...(request.body.verification_id !== undefined ? { verification_id: request.body.verification_id } : {}) };
+        const access = p.access.checked ? undefined : { revision: p.access.revision, confirm: () => confirmAccess(ctx, p) };
+        return { status: 'success' as const, data: await verify.checkCode(ctx, p.accountId, request.params.id, target, request.body.code, access) };
+      },
     );
     app.get('/verify/verifications/:id', { config: { scope: 'sms:send', errors: ['not_found'] }, schema: { summary: 'Get a verification', tags, params: Id, response: { 200: ok(Verification) } } }, async (request) => ({
       status: 'success' as const,

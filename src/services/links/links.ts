@@ -4,6 +4,7 @@
  * redirect with its click counting and `sms.link_clicked` event, and `GET /v1/sms/links`.
  */
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '../../errors/catalogue.ts';
 import { isBotFetch, LINK_CODE_PATTERN, linkCode, MAX_TRACKED_LINKS, rewriteLinks, type RewrittenText } from '../../domain/tracked-links.ts';
 import type { LinkClicksTable, LinksTable, MessagesTable } from '../../store/database.ts';
@@ -115,9 +116,19 @@ interface Click {
 }
 
 /**
- * Records clicks after their redirects were answered: what arrives while a transaction is being
- * written waits for the next, and goes in it together (one commit for many clicks, one writer at
- * a time, as SQLite needs). Bounded: past MAX_PENDING_RECORDS waiting, a click is not recorded.
+ * How long a click waits for others before they are recorded together. Written as soon as they
+ * came, a thousand clicks a second were some three hundred transactions of three or four clicks
+ * each (a round trip apiece for BEGIN, the counts and COMMIT, and a commit's flush on PostgreSQL):
+ * 0.4 ms of the database server's CPU a click, more than the redirect's own read. Waiting this
+ * long makes them a few dozen transactions; a click's count and event come this much later.
+ */
+const CLICK_LINGER_MS = 25;
+
+/**
+ * Records clicks after their redirects were answered: they gather for CLICK_LINGER_MS, and what
+ * arrives while a transaction is being written waits for the next (one commit for many clicks,
+ * one writer at a time, as SQLite needs). Bounded: past MAX_PENDING_RECORDS waiting, a click is
+ * not recorded.
  */
 class ClickRecorder {
   #queue: Click[] = [];
@@ -138,6 +149,7 @@ class ClickRecorder {
     this.#running = true;
     try {
       while (this.#queue.length > 0) {
+        await sleep(CLICK_LINGER_MS);
         const clicks = this.#queue.splice(0, this.#queue.length);
         try {
           const queued = await this.ctx.store.db.transaction().execute((trx) => recordClicks(trx, clicks));

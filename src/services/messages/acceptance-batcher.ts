@@ -26,7 +26,7 @@ import { debitState, tryDebitWithinDailyLimit } from '../../store/repositories/a
 import { insertBatches, insertMessages } from '../../store/repositories/messages.repository.ts';
 import { insertSmppMessages, type SmppMessageRow } from '../../store/repositories/smpp-outbox.repository.ts';
 import { accessRevisionInTransaction } from '../../store/repositories/api-keys.repository.ts';
-import { acceptGroupInOneStatement, acceptsInOneStatement, type AcceptanceGroup } from '../../store/repositories/acceptance.repository.ts';
+import { acceptGroupInOneStatement, acceptsInOneStatement, insertBesideRows, lockAdmissionKeys, lockAdmissionKeysReadingRevision, type AcceptanceGroup, type BesideRow } from '../../store/repositories/acceptance.repository.ts';
 import { retryingConflicts } from '../../store/retry-conflicts.ts';
 import { newId } from '../../util/ids.ts';
 import type { Context } from '../context.ts';
@@ -54,6 +54,11 @@ export interface Acceptance<R> {
    */
   write?: (trx: Executor) => Promise<void>;
   /**
+   * Rows of other tables written with this acceptance (a verification and its code's text), the
+   * group's as one insert per table, before `write`. A group with any takes the general path.
+   */
+  beside?: BesideRow[];
+  /**
    * A message accepted over SMPP: what its receipts need. The rows of a group are one insert, in
    * the general path or in the transaction of the one-statement path, so SMPP submits keep the
    * one statement on PostgreSQL that `write` (a round trip per acceptance) would cost them.
@@ -80,6 +85,36 @@ export interface Acceptance<R> {
   finish?: Finish;
   /** The access the acceptance was granted under, checked again as it commits (access-cache.ts). */
   access?: AccessGrant;
+  /**
+   * Decides, in the acceptance's transaction and before its debit, whether it goes in at all
+   * (a verification's pending lookup and fraud guard, verify.ts): an error returned refuses this
+   * acceptance alone, nothing debited or written for it. Reading there, on the writer's connection
+   * and under its lock, is cheaper than on the read connection, and the group's tally lets it count
+   * the acceptances admitted before it in the same transaction. A group with one takes the general path.
+   */
+  admit?: (trx: Executor, admission: Admission, answer: unknown) => Promise<Error | null>;
+  /**
+   * A read the group's admissions share: `read` is called once (after the group's locks, before
+   * its admissions) with the `question` of every acceptance that names the same `read`, and each
+   * `admit` gets its own answer (undefined without one). On PostgreSQL that is one statement where
+   * each admission's own read was a round trip. What an earlier admission of the group writes is
+   * not in the answers: `admit` counts it in the group's tally.
+   */
+  admitRead?: { read: (trx: Executor, questions: readonly never[]) => Promise<readonly unknown[]>; question: unknown };
+  /**
+   * What `admit` decides on, locked (on PostgreSQL) before the group's admissions until its
+   * transaction ends: two transactions admitting for one key run one after the other, so the
+   * second counts what the first wrote (Verify's account and number range).
+   */
+  admitLock?: string;
+}
+
+/** What an acceptance's `admit` is given. */
+export interface Admission {
+  /** The access revision its transaction read (null when no acceptance of the group had a grant). */
+  revision: number | null;
+  /** Counts the group's admissions share, by keys of their own (emptied for each transaction). */
+  tally: Map<string, number>;
 }
 
 export interface AccessGrant {
@@ -115,6 +150,17 @@ function insufficient(credits: number, balance: number, accountId: string): AppE
   return new AppError('insufficient_credits', `Sending needs ${plural(credits)}; the balance is ${plural(balance)}.${hint}`);
 }
 
+/** The next group of a queue, taken off it: acceptances up to MAX_ROWS_PER_COMMIT messages (a bulk is never split). */
+function takeGroup(queue: Waiting[]): Waiting[] {
+  let rows = 0;
+  let n = 0;
+  while (n < queue.length && (n === 0 || rows + queue[n]!.acceptance.rows.length <= MAX_ROWS_PER_COMMIT)) {
+    rows += queue[n]!.acceptance.rows.length;
+    n++;
+  }
+  return queue.splice(0, n);
+}
+
 export class AcceptanceBatcher {
   #queue: Waiting[] = [];
   #running = 0;
@@ -127,9 +173,19 @@ export class AcceptanceBatcher {
 
   #scheduled = false;
 
+  /**
+   * On PostgreSQL, acceptances with admissions or writes of their own (verifications) wait in a
+   * lane of their own, written one group at a time: their groups lock number ranges, and two
+   * groups in flight that share a range only wait for each other, where one group takes all that
+   * waited meanwhile (docs/performance.md: 20-30 % more creates a second). Sends keep their four.
+   */
+  #admitQueue: Waiting[] = [];
+  #admitRunning = false;
+
   accept<R>(acceptance: Acceptance<R>): Promise<R> {
     return new Promise<R>((resolve, reject) => {
-      this.#queue.push({ acceptance, resolve: resolve as (v: unknown) => void, reject });
+      const lane = this.ctx.store.dialect === 'postgres' && (acceptance.admit || acceptance.beside || acceptance.write) && !acceptance.campaign ? this.#admitQueue : this.#queue;
+      lane.push({ acceptance, resolve: resolve as (v: unknown) => void, reject });
       // Wait for the end of this turn of the event loop: the requests whose bodies arrived in it
       // are all accepted by then, and go into one transaction.
       if (!this.#scheduled) {
@@ -143,16 +199,16 @@ export class AcceptanceBatcher {
   }
 
   #pump(): void {
+    if (!this.#admitRunning && this.#admitQueue.length > 0) {
+      this.#admitRunning = true;
+      void this.#flushGroup(takeGroup(this.#admitQueue)).finally(() => {
+        this.#admitRunning = false;
+        this.#pump();
+      });
+    }
     while (this.#running < this.#maxConcurrent && this.#queue.length > 0) {
-      let rows = 0;
-      let n = 0;
-      while (n < this.#queue.length && (n === 0 || rows + this.#queue[n]!.acceptance.rows.length <= MAX_ROWS_PER_COMMIT)) {
-        rows += this.#queue[n]!.acceptance.rows.length;
-        n++;
-      }
-      const items = this.#queue.splice(0, n);
       this.#running++;
-      void this.#flush(items).finally(() => {
+      void this.#flush(takeGroup(this.#queue)).finally(() => {
         this.#running--;
         this.#pump();
       });
@@ -162,15 +218,15 @@ export class AcceptanceBatcher {
   async #flush(items: Waiting[]): Promise<void> {
     // On PostgreSQL the acceptances with nothing beside their messages commit in one statement;
     // those with an idempotency record or SMPP details go in a transaction of their own beside
-    // them (the statement and those rows), so a few keyed requests or SMPP submits do not add
-    // BEGIN and COMMIT round trips to the whole group.
+    // them (the statement and those rows), and those with writes of their own (a campaign's; a
+    // verification's have their own lane) in a third, so a few keyed requests, SMPP submits or
+    // campaigns do not add their round trips to the whole group.
     if (acceptsInOneStatement(this.ctx.store.db)) {
-      const besides = (i: Waiting) => Boolean(i.acceptance.finish || i.acceptance.smppMessage);
-      const withRows = items.filter(besides);
-      if (withRows.length > 0 && withRows.length < items.length) {
-        await Promise.all([this.#flushGroup(items.filter((i) => !besides(i))), this.#flushGroup(withRows)]);
-        return;
-      }
+      const kind = ({ acceptance: a }: Waiting) => (a.admit || a.beside || a.write ? 2 : a.finish || a.smppMessage ? 1 : 0);
+      const groups: Waiting[][] = [[], [], []];
+      for (const item of items) groups[kind(item)]!.push(item);
+      await Promise.all(groups.filter((g) => g.length > 0).map((g) => this.#flushGroup(g)));
+      return;
     }
     await this.#flushGroup(items);
   }
@@ -233,14 +289,23 @@ export class AcceptanceBatcher {
     // On PostgreSQL the group is one statement, one round trip, in the common case. Idempotency
     // records need the balance the debits return, so a group with any (or with SMPP details) is
     // that statement and those rows in one transaction.
-    if (acceptsInOneStatement(this.ctx.store.db) && !acceptances.some((a) => a.campaign || a.write || a.wholeRows || a.releaseAt || a.links)) {
-      const outcomes = acceptances.some((a) => a.finish || a.smppMessage)
-        ? await this.#commitInOneStatementWithRecords(acceptances, now)
-        : await this.#commitInOneStatement(this.ctx.store.db, acceptances, now);
+    if (acceptsInOneStatement(this.ctx.store.db) && !acceptances.some((a) => a.campaign || a.wholeRows || a.releaseAt || a.links)) {
+      const outcomes = acceptances.some((a) => a.admit || a.beside || a.write)
+        ? await this.#commitAdmitted(acceptances, now)
+        : acceptances.some((a) => a.finish || a.smppMessage)
+          ? await this.#commitInOneStatementWithRecords(acceptances, now)
+          : await this.#commitInOneStatement(this.ctx.store.db, acceptances, now);
       if (outcomes) return outcomes;
     }
     return this.ctx.store.db.transaction().execute(async (trx) => {
-      const refusals = await this.#recheckAccess(trx, acceptances);
+      const { refusals, revision } = await this.#recheckAccess(trx, acceptances);
+      const admission: Admission = { revision, tally: new Map() };
+      const admitted = acceptances.filter((a, i) => a.admit && !refusals[i]);
+      await lockAdmissionKeys(trx, admitted.flatMap((a) => (a.admitLock === undefined ? [] : [a.admitLock])));
+      const answers = await this.#readForAdmissions(trx, admitted);
+      for (const [i, a] of acceptances.entries()) {
+        if (a.admit && !refusals[i]) refusals[i] = await a.admit(trx, admission, answers.get(a));
+      }
       const remaining = await this.#debit(trx, acceptances, refusals, now);
       const outcomes: Outcome[] = [];
       const ledger: CreditLedgerTable[] = [];
@@ -248,6 +313,7 @@ export class AcceptanceBatcher {
       const messages: MessagesTable[] = [];
       const finishes: { finish: Finish; value: unknown }[] = [];
       const writes: ((trx: Executor) => Promise<void>)[] = [];
+      const beside: BesideRow[] = [];
       const smpp: SmppMessageRow[] = [];
       const releaseAt = new Map<string, number>();
       const links: LinksTable[] = [];
@@ -269,6 +335,7 @@ export class AcceptanceBatcher {
         messages.push(...a.rows);
         a.releaseAt?.forEach((at, id) => releaseAt.set(id, at));
         if (a.links) links.push(...a.links);
+        if (a.beside) beside.push(...a.beside);
         if (a.write) writes.push(a.write);
         if (a.smppMessage) smpp.push(a.smppMessage);
         const value = a.respond(balance);
@@ -277,6 +344,7 @@ export class AcceptanceBatcher {
       });
       if (messages.length > 0) {
         await insertLedgerRows(trx, ledger);
+        await insertBesideRows(trx, beside);
         for (const write of writes) await write(trx);
         await insertSmppMessages(trx, smpp);
         await insertBatches(trx, batches);
@@ -323,15 +391,55 @@ export class AcceptanceBatcher {
   }
 
   /**
+   * A PostgreSQL group with admissions, rows beside its messages or writes of its own (verifications,
+   * verify.ts), in five round trips where the general path takes one per statement (some twelve):
+   * BEGIN, the admissions' locks with the access revision, their shared read, the group's statement with the
+   * rows beside it (`pigeon_accept`, whose debits come last, so the account's row is locked only
+   * until the commit that follows), then COMMIT; `write` and idempotency records, when there are
+   * any, after it. Null, everything rolled back, when the general path must decide: a grant older
+   * than the revision (access is checked again there) or a debit refused.
+   */
+  async #commitAdmitted(acceptances: Acceptance<unknown>[], now: number): Promise<Outcome[] | null> {
+    try {
+      return await this.ctx.store.db.transaction().execute(async (trx) => {
+        const revision = await lockAdmissionKeysReadingRevision(trx, acceptances.flatMap((a) => (a.admitLock === undefined ? [] : [a.admitLock])));
+        observeAccessRevision(this.ctx.store, revision);
+        if (acceptances.some((a) => a.access && a.access.revision < revision)) throw new TakeGeneralPath();
+        const admission: Admission = { revision, tally: new Map() };
+        const answers = await this.#readForAdmissions(trx, acceptances.filter((a) => a.admit));
+        const refusals: (Error | null)[] = [];
+        for (const a of acceptances) refusals.push(a.admit ? await a.admit(trx, admission, answers.get(a)) : null);
+        const going = acceptances.filter((_, i) => !refusals[i]);
+        // The revision is read in this transaction, as the general path reads it: no grant is older.
+        const written = going.length === 0 ? [] : await this.#commitInOneStatement(trx, going, now, { beside: going.flatMap((a) => a.beside ?? []), accessChecked: true });
+        if (!written) throw new TakeGeneralPath();
+        for (const a of going) if (a.write) await a.write(trx);
+        await insertSmppMessages(trx, going.flatMap((a) => (a.smppMessage ? [a.smppMessage] : [])));
+        const records: { finish: Finish; response: StoredResponse }[] = [];
+        going.forEach((a, i) => {
+          const outcome = written[i]!;
+          if (a.finish && outcome.ok) records.push({ finish: a.finish, response: { status: 200, body: outcome.value } });
+        });
+        await finishAll(trx, records);
+        let next = 0;
+        return refusals.map((refusal): Outcome => (refusal ? { ok: false, error: refusal } : written[next++]!));
+      });
+    } catch (error) {
+      if (error instanceof TakeGeneralPath) return null;
+      throw error;
+    }
+  }
+
+  /**
    * The group in one statement (acceptance.repository.ts), or null when it wrote nothing because
    * an acceptance needs what only the general path does: an access re-check (a grant older than
    * the database's revision) or a refusal (a debit the balance or the daily cap does not cover).
    */
-  async #commitInOneStatement(db: Executor, acceptances: Acceptance<unknown>[], now: number): Promise<Outcome[] | null> {
+  async #commitInOneStatement(db: Executor, acceptances: Acceptance<unknown>[], now: number, opts: { beside?: BesideRow[]; accessChecked?: boolean } = {}): Promise<Outcome[] | null> {
     const debits = new Map<string, { accountId: string; credits: number; messages: number }>();
     const group: AcceptanceGroup = { grantedRevision: null, day: utcDay(now), now, debits: [], ledger: [], batches: [], messages: [], jobIds: [] };
     for (const a of acceptances) {
-      if (a.access && (group.grantedRevision === null || a.access.revision < group.grantedRevision)) group.grantedRevision = a.access.revision;
+      if (a.access && !opts.accessChecked && (group.grantedRevision === null || a.access.revision < group.grantedRevision)) group.grantedRevision = a.access.revision;
       const debit = debits.get(a.accountId) ?? { accountId: a.accountId, credits: 0, messages: 0 };
       debit.credits += a.credits;
       debit.messages += a.rows.length;
@@ -346,7 +454,7 @@ export class AcceptanceBatcher {
       }
     }
     group.debits = [...debits.values()].sort((x, y) => (x.accountId < y.accountId ? -1 : x.accountId > y.accountId ? 1 : 0));
-    const result = await acceptGroupInOneStatement(db, group);
+    const result = await acceptGroupInOneStatement(db, group, opts.beside);
     if (result.revision !== null) observeAccessRevision(this.ctx.store, result.revision);
     if (!result.written) return null;
     // As if debited one after the other: each acceptance sees the balance after its own debit.
@@ -359,6 +467,23 @@ export class AcceptanceBatcher {
     });
   }
 
+  /** The answers of the admissions' shared reads (`admitRead`), one call per read. */
+  async #readForAdmissions(trx: Executor, admitted: readonly Acceptance<unknown>[]): Promise<Map<Acceptance<unknown>, unknown>> {
+    const answers = new Map<Acceptance<unknown>, unknown>();
+    const byRead = new Map<NonNullable<Acceptance<unknown>['admitRead']>['read'], Acceptance<unknown>[]>();
+    for (const a of admitted) {
+      if (!a.admitRead) continue;
+      const list = byRead.get(a.admitRead.read) ?? [];
+      list.push(a);
+      byRead.set(a.admitRead.read, list);
+    }
+    for (const [read, list] of byRead) {
+      const got = await read(trx, list.map((a) => a.admitRead!.question) as never[]);
+      list.forEach((a, i) => answers.set(a, got[i]));
+    }
+    return answers;
+  }
+
   /**
    * Acceptances granted under an older access revision than the one this transaction reads are
    * checked again against the database itself: a key revoked, an account suspended or a Sender ID
@@ -366,9 +491,9 @@ export class AcceptanceBatcher {
    * inside the transaction, so no change can land between the check and the commit on SQLite
    * (the write lock is held), and on PostgreSQL one that does is concurrent with the send.
    */
-  async #recheckAccess(trx: Transaction<Database>, acceptances: Acceptance<unknown>[]): Promise<(AppError | null)[]> {
-    const refusals: (AppError | null)[] = acceptances.map(() => null);
-    if (!acceptances.some((a) => a.access)) return refusals;
+  async #recheckAccess(trx: Transaction<Database>, acceptances: Acceptance<unknown>[]): Promise<{ refusals: (Error | null)[]; revision: number | null }> {
+    const refusals: (Error | null)[] = acceptances.map(() => null);
+    if (!acceptances.some((a) => a.access)) return { refusals, revision: null };
     const revision = await accessRevisionInTransaction(trx);
     observeAccessRevision(this.ctx.store, revision);
     const verdicts = new Map<string, AppError | null>();
@@ -386,7 +511,7 @@ export class AcceptanceBatcher {
         // A single send's recipient who opted out meanwhile is refused; a bulk's are failed at dispatch.
         (a.batch === null && a.rows.length === 1 ? await optOutRefusalNow(trx, a.accountId, a.rows[0]!.recipient) : null);
     }
-    return refusals;
+    return { refusals, revision };
   }
 
   /**
@@ -396,7 +521,7 @@ export class AcceptanceBatcher {
    * acceptance's balance after its own debit, or null where it was refused (the reason goes into
    * `refusals`). The cap is checked by the debit's own UPDATE: no extra query unless one is refused.
    */
-  async #debit(trx: Transaction<Database>, acceptances: Acceptance<unknown>[], refusals: (AppError | null)[], now: number): Promise<(number | null)[]> {
+  async #debit(trx: Transaction<Database>, acceptances: Acceptance<unknown>[], refusals: (Error | null)[], now: number): Promise<(number | null)[]> {
     const day = utcDay(now);
     const remaining: (number | null)[] = new Array(acceptances.length).fill(null);
     const byAccount = new Map<string, number[]>();

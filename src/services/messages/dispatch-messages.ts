@@ -10,7 +10,7 @@
 import type { Carrier, OutboundMessage, SubmitOutcome } from '../../carriers/carrier.ts';
 import { carrierIdKeys } from '../../carriers/carrier-ids.ts';
 import type { CarrierPartsTable, JobsTable, MessagesTable } from '../../store/database.ts';
-import { deferJobs, deleteJobs, extendLeases, holdJob, rescheduleJob, type NewJob } from '../../store/repositories/jobs.repository.ts';
+import { deferJobs, deleteJobs, extendLeases, holdJob, renewLeases, rescheduleJob, type NewJob } from '../../store/repositories/jobs.repository.ts';
 import { holdMessage, messagesByIds, recordMessageRoutes, type MessageRouteRecord } from '../../store/repositories/messages.repository.ts';
 import { holdsOf } from './quiet-hours-hold.ts';
 import { insertCarrierParts } from '../../store/repositories/carrier-receipts.repository.ts';
@@ -251,6 +251,61 @@ interface Held {
 }
 
 /**
+ * Keeps the lease of a batch in hand while its loop submits it and records the outcomes: renewed
+ * each half lease, so a batch slower than its lease (a throttled route, a loaded database) is not
+ * taken by another worker, whose read would still find its messages `pending`, and submitted
+ * twice. Only a process that dies (or stops its event loop for half a lease) lets the lease run out.
+ * A renewal counts as a claim for `oldestDispatchClaim` (carrier-receipts.repository.ts), which
+ * then dates the batch's submits from the renewal: a receipt the carrier sends for one of them
+ * before it is renewed can be matched by a converted id alone, as with a claim that was never
+ * renewed once its submits are recorded.
+ */
+class LeaseKeeper {
+  #until: number;
+  #timer: NodeJS.Timeout;
+  #renewal: Promise<void> = Promise.resolve();
+  #stopped = false;
+
+  constructor(
+    private readonly ctx: Context,
+    private readonly jobIds: string[],
+    until: number,
+    private readonly leaseMs: number,
+  ) {
+    this.#until = until;
+    this.#timer = this.#schedule();
+  }
+
+  #schedule(): NodeJS.Timeout {
+    const timer = setTimeout(() => {
+      this.#renewal = this.#renew();
+    }, this.leaseMs / 2);
+    timer.unref();
+    return timer;
+  }
+
+  async #renew(): Promise<void> {
+    const until = this.ctx.clock() + this.leaseMs;
+    try {
+      await renewLeases(this.ctx.store.db, this.jobIds, this.#until, until);
+      this.#until = until;
+    } catch (err) {
+      // The database is away: the jobs keep the lease last written; the next renewal tries again.
+      this.ctx.log.warn({ err, jobs: this.jobIds.length }, 'a dispatch lease could not be renewed');
+    }
+    if (!this.#stopped) this.#timer = this.#schedule();
+  }
+
+  /** Stops renewing (after any renewal under way) and says when the lease last written ends. */
+  async stop(): Promise<number> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    await this.#renewal;
+    return this.#until;
+  }
+}
+
+/**
  * One dispatch loop's hands. When the outcomes of a batch cannot be recorded because the store is
  * unavailable, they stay here (one batch at most: nothing new is claimed meanwhile) and `settle`,
  * run before each claim, records them as soon as the store takes writes again. Until then it
@@ -295,16 +350,19 @@ export class Dispatcher {
     }
     if (jobs.length === 0) return { sent: 0, failed: 0, retried: 0, waiting: 0, held: 0, skipped: claimed.length };
     let record: (() => Promise<DispatchSummary>) | null = null;
+    const lease = new LeaseKeeper(this.ctx, jobs.map((j) => j.id), claimedAt + this.leaseMs, this.leaseMs);
     const submitAndRecord = submitJobs(this.ctx, this.carrier, jobs).then((r) => (record = r)());
     try {
       return await trackInFlight(this.ctx.store, submitAndRecord);
     } catch (err) {
       if (record === null) throw err;
       if (!isStoreUnavailable(this.ctx.store, err)) throw err;
-      this.#held = { jobIds: jobs.map((j) => j.id), record, since: this.ctx.clock(), leaseUntil: claimedAt + this.leaseMs };
+      this.#held = { jobIds: jobs.map((j) => j.id), record, since: this.ctx.clock(), leaseUntil: await lease.stop() };
       for (const job of jobs) this.#heldHere.add(job.id);
       this.ctx.log.warn({ jobs: jobs.length }, 'dispatch outcomes kept in memory until the database takes them');
       throw err;
+    } finally {
+      await lease.stop();
     }
   }
 

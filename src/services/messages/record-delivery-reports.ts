@@ -8,7 +8,7 @@ import { carrierIdKeys, matchRank, rankOfSpelling, SPELLING_OF_RANK, type Receip
 import type { Transaction } from 'kysely';
 import type { Database, JobsTable, MessagesTable } from '../../store/database.ts';
 import type { Executor } from '../../store/connect.ts';
-import { deleteJobs, enqueueJobs, lockDueJobs, releaseJobs, retryJobsAt, type NewJob } from '../../store/repositories/jobs.repository.ts';
+import { deleteJobs, enqueueJobs, hasDueJob, lockDueJobs, releaseJobs, retryJobsAt, type NewJob } from '../../store/repositories/jobs.repository.ts';
 import { carrierPartsByKeys, messagesByCarrierIds, oldestDispatchClaim, routeIdSpellings, saveRouteIdSpelling } from '../../store/repositories/carrier-receipts.repository.ts';
 import { messagesByIds } from '../../store/repositories/messages.repository.ts';
 import { applyStatusChange, applyStatusChanges, enqueueFollowUps, type StatusChange } from './message-status-changes.ts';
@@ -225,6 +225,7 @@ export async function applyReceiptJobs(ctx: Context, jobs: JobsTable[]): Promise
  * batch. Returns how many were claimed.
  */
 export async function claimAndApplyReceipts(ctx: Context, limit: number): Promise<number> {
+  if (!(await hasDueJob(ctx.store.db, 'receipt', ctx.clock()))) return 0;
   const { claimed, followUps } = await ctx.store.db.transaction().execute(async (trx) => {
     const jobs = await lockDueJobs(trx, 'receipt', limit, ctx.clock());
     if (jobs.length === 0) return { claimed: 0, followUps: 0 };

@@ -276,6 +276,14 @@ function heldUntilOf(row: MessagesTable): { held_until?: string | null } {
 export interface SendOptions {
   messageId?: string;
   write?: (trx: Executor, message: MessagesTable) => Promise<void>;
+  /** Rows of other tables written with the message, the group's as one insert per table (acceptance-batcher.ts). */
+  beside?: (message: MessagesTable) => Acceptance<unknown>['beside'];
+  /** Whether the message goes in, decided in its acceptance's transaction before the debit (acceptance-batcher.ts). */
+  admit?: Acceptance<unknown>['admit'];
+  /** With `admit`: what it decides on, locked before the group's admissions (acceptance-batcher.ts). */
+  admitLock?: string;
+  /** With `admit`: the read its group shares, one call for all of them (acceptance-batcher.ts). */
+  admitRead?: Acceptance<unknown>['admitRead'];
   /** A message accepted over SMPP: what its receipts need, written beside it (acceptance-batcher.ts). */
   smppMessage?: SmppMessageRow;
   /**
@@ -345,6 +353,8 @@ export async function sendMessage(ctx: Context, sender: Sender, input: SendInput
     ...(releaseAt ? { releaseAt } : {}),
     ...(links.length > 0 ? { links } : {}),
     ...(options.write ? { write: (trx: Executor) => options.write!(trx, row) } : {}),
+    ...(options.beside ? { beside: options.beside(row) } : {}),
+    ...(options.admit ? { admit: options.admit, ...(options.admitLock !== undefined ? { admitLock: options.admitLock } : {}), ...(options.admitRead ? { admitRead: options.admitRead } : {}) } : {}),
     ...(options.smppMessage ? { smppMessage: options.smppMessage } : {}),
     ...(row.callback_format || row.category ? { wholeRows: true } : {}),
     reference: row.id,

@@ -34,7 +34,7 @@ import {
   retryAfterSeconds,
   VELOCITY_WINDOW_MS,
 } from '../../domain/verify.ts';
-import type { Store } from '../../store/connect.ts';
+import type { Executor, Store } from '../../store/connect.ts';
 import type { Database, VerificationStatus, VerificationsTable, VerifyServicesTable } from '../../store/database.ts';
 import { findAccount } from '../../store/repositories/accounts.repository.ts';
 import * as repo from '../../store/repositories/verify.repository.ts';
@@ -48,7 +48,7 @@ import { sendMessage, type Sender } from '../messages/submit-messages.ts';
 
 type AccessSnapshot = NonNullable<Sender['access']>;
 import { queueAccountEvent } from '../webhooks/account-events.ts';
-import { takeCheck } from './check-taker.ts';
+import { closeByCheck, takeCheck } from './check-taker.ts';
 
 export type FraudGuard = 'block' | 'monitor' | 'off';
 
@@ -209,29 +209,74 @@ function rateLimited(message: string, seconds: number): AppError {
   return new AppError('rate_limit_exceeded', message, { headers: { 'Retry-After': String(seconds) } });
 }
 
+/** Why a verification's acceptance did not go in, found in its transaction (`admit`); createOnce acts on it. */
+class Admitted extends Error {
+  constructor(
+    readonly outcome:
+      | { kind: 'pending'; verification: VerificationsTable }
+      | { kind: 'pending_in_group' }
+      | { kind: 'stale_service' }
+      | { kind: 'blocked'; newBlock: boolean },
+  ) {
+    super(outcome.kind);
+  }
+}
+
 /**
  * The fraud guard's rules 2 and 3 for a new verification (rule 1, the country, comes first in
- * `createVerification`). Throws 429 for velocity; returns whether the range is blocked, after
- * recording a new block when the conversion rule calls for one.
+ * `createOnce`), judged on figures read in the transaction that accepts its message, before any of
+ * its group's admissions: they count every verification committed before it, and `tally` adds
+ * those admitted (and ranges blocked) before it in the same group, so parallel creates cannot all
+ * pass a limit that one of them reaches. Returns the 429 for
+ * velocity, else whether the range is blocked, after recording a new block when the conversion
+ * rule calls for one.
  */
-async function guard(ctx: Context, service: VerifyServicesTable, e164: string, now: number): Promise<{ blocked: boolean; newBlock: boolean }> {
-  if (service.fraud_guard === 'off') return { blocked: false, newBlock: false };
+async function guard(trx: Executor, service: VerifyServicesTable, e164: string, now: number, f: repo.GuardFigures, tally: Map<string, number>): Promise<AppError | { blocked: boolean; newBlock: boolean }> {
   const range = rangeOf(e164);
-  const f = (await repo.guardFigures(ctx.store, service.id, service.account_id, e164, range, now - VELOCITY_WINDOW_MS, now - CONVERSION_WINDOW_MS))!;
+  const counted = (key: string) => tally.get(key) ?? 0;
   if (Number(f.safe) > 0) return { blocked: false, newBlock: false };
-  if (Number(f.per_number) >= MAX_PER_NUMBER_PER_HOUR) {
-    throw rateLimited(`At most ${MAX_PER_NUMBER_PER_HOUR} verifications an hour to one number.`, retryAfterSeconds(f.per_number_oldest === null ? now : Number(f.per_number_oldest), VELOCITY_WINDOW_MS, now));
+  if (Number(f.per_number) + counted(`number\u0000${service.id}\u0000${e164}`) >= MAX_PER_NUMBER_PER_HOUR) {
+    return rateLimited(`At most ${MAX_PER_NUMBER_PER_HOUR} verifications an hour to one number.`, retryAfterSeconds(f.per_number_oldest === null ? now : Number(f.per_number_oldest), VELOCITY_WINDOW_MS, now));
   }
-  if (Number(f.per_range) >= MAX_PER_RANGE_PER_HOUR) {
-    throw rateLimited(`At most ${MAX_PER_RANGE_PER_HOUR} verifications an hour to one number range.`, retryAfterSeconds(f.per_range_oldest === null ? now : Number(f.per_range_oldest), VELOCITY_WINDOW_MS, now));
+  if (Number(f.per_range) + counted(`range\u0000${service.id}\u0000${range}`) >= MAX_PER_RANGE_PER_HOUR) {
+    return rateLimited(`At most ${MAX_PER_RANGE_PER_HOUR} verifications an hour to one number range.`, retryAfterSeconds(f.per_range_oldest === null ? now : Number(f.per_range_oldest), VELOCITY_WINDOW_MS, now));
   }
-  if (f.blocked_until !== null && Number(f.blocked_until) > now) return { blocked: true, newBlock: false };
-  const sent = Number(f.sent);
+  const blockKey = `blocked\u0000${service.account_id}\u0000${range}`;
+  // Blocked before, or by an admission earlier in this group (its block is not in `f`).
+  if ((f.blocked_until !== null && Number(f.blocked_until) > now) || tally.has(blockKey)) return { blocked: true, newBlock: false };
+  const sent = Number(f.sent) + counted(`sent\u0000${service.account_id}\u0000${range}`);
   const approved = Number(f.approved ?? 0);
   if (!conversionBlocks(sent, approved)) return { blocked: false, newBlock: false };
   const level = f.block_level === null ? 0 : Number(f.block_level) + 1;
-  await repo.upsertBlock(ctx.store.db, { account_id: service.account_id, range_prefix: range, level, blocked_at: now, blocked_until: now + blockDurationMs(level), sent, approved });
+  await repo.upsertBlock(trx, { account_id: service.account_id, range_prefix: range, level, blocked_at: now, blocked_until: now + blockDurationMs(level), sent, approved });
+  tally.set(blockKey, 1);
   return { blocked: true, newBlock: true };
+}
+
+/** Counts a verification admitted in a group, for the admissions after it (`guard`, `admit`). */
+function countAdmitted(tally: Map<string, number>, service: VerifyServicesTable, e164: string): void {
+  const range = rangeOf(e164);
+  for (const key of [`number\u0000${service.id}\u0000${e164}`, `range\u0000${service.id}\u0000${range}`, `sent\u0000${service.account_id}\u0000${range}`, `pending\u0000${service.id}\u0000${e164}`]) {
+    tally.set(key, (tally.get(key) ?? 0) + 1);
+  }
+}
+
+/** Whether two readings of a service agree in every column. */
+function sameService(a: VerifyServicesTable, b: VerifyServicesTable): boolean {
+  return (Object.keys(a) as (keyof VerifyServicesTable)[]).every((k) => String(a[k]) === String(b[k]));
+}
+
+/**
+ * The service a create sends for. With the sender's access snapshot it comes from the access cache:
+ * a change to a service moves the access revision (migration 036), and the create's transaction
+ * reads the service again when the revision moved since (`admit`). A service not found is never
+ * cached, so a new one is seen at once.
+ */
+async function serviceToSend(ctx: Context, sender: Sender, id: string, cached: boolean): Promise<VerifyServicesTable> {
+  const load = async () => (await repo.liveService(ctx.store, sender.accountId, id)) ?? undefined;
+  const row = cached && sender.access ? await sender.access.get('verify-service', `${sender.accountId}\u0000${id}`, load) : await load();
+  if (!row) throw new AppError('not_found', 'No verify service with that id.');
+  return row;
 }
 
 export interface CreateResult {
@@ -241,22 +286,30 @@ export interface CreateResult {
 
 /**
  * `POST /v1/verify/services/{id}/verifications`: a new verification, or the same code sent again
- * under the id of the one pending to that number.
+ * under the id of the one pending to that number. `confirmAccess` confirms a sender authenticated
+ * to be checked at commit (src/http/auth.ts) before a write outside the acceptance: a resend's
+ * reservation, a blocked verification's row.
  */
-export async function createVerification(ctx: Context, sender: Sender, serviceId: string, to: string, finish?: Finish): Promise<CreateResult> {
-  try {
-    return await createOnce(ctx, sender, serviceId, to, finish);
-  } catch (error) {
-    // Another create for this number inserted its pending verification first (the unique index
-    // of migration 032): this one's transaction was rolled back whole (nothing sent or charged),
-    // and it is now a send again of that verification's code, refused as any within 30 s.
-    if (!isUniqueViolation(error)) throw error;
-    return createOnce(ctx, sender, serviceId, to, finish);
+export async function createVerification(ctx: Context, sender: Sender, serviceId: string, to: string, finish?: Finish, confirmAccess?: () => Promise<void>): Promise<CreateResult> {
+  let cached = true;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await createOnce(ctx, sender, serviceId, to, cached, finish, confirmAccess);
+    } catch (error) {
+      if (attempt >= 3) throw error instanceof Admitted ? new AppError('service_unavailable', 'The verify service changed while the code was being sent; try again.') : error;
+      // The service changed since it was cached: again, with the service read now.
+      if (error instanceof Admitted && error.outcome.kind === 'stale_service') cached = false;
+      // Another create for this number went in first: in this one's group (now committed), or in
+      // another process's transaction (the unique index of migration 032: this one's transaction
+      // was rolled back whole, nothing sent or charged). This one is now a send again of that
+      // verification's code, refused as any within 30 s.
+      else if (!(error instanceof Admitted && error.outcome.kind === 'pending_in_group') && !isUniqueViolation(error)) throw error;
+    }
   }
 }
 
-async function createOnce(ctx: Context, sender: Sender, serviceId: string, to: string, finish?: Finish): Promise<CreateResult> {
-  const service = await getService(ctx, sender.accountId, serviceId);
+async function createOnce(ctx: Context, sender: Sender, serviceId: string, to: string, cached: boolean, finish?: Finish, confirmAccess?: () => Promise<void>): Promise<CreateResult> {
+  const service = await serviceToSend(ctx, sender, serviceId, cached);
   const recipient = parseRecipient(to);
   if (!recipient.ok) throw new AppError('invalid_recipient', `\`to\` is not a valid E.164 number: ${recipient.reason}`);
   const e164 = recipient.e164;
@@ -265,12 +318,6 @@ async function createOnce(ctx: Context, sender: Sender, serviceId: string, to: s
     throw new AppError('verify_country_blocked', `The service sends codes only to ${service.allowed_countries.split(',').join(', ')}.`);
   }
   const now = ctx.clock();
-  const pending = await repo.pendingTo(ctx.store, service.id, e164);
-  if (pending && Number(pending.expires_at) > now) return { verification: await resend(ctx, sender, service, pending, now, finish), created: false };
-  // Past its expiry but not yet swept: expired now, so the new one may be the number's pending one.
-  if (pending) await expireOne(ctx, pending, now);
-
-  const { blocked, newBlock } = await guard(ctx, service, e164, now);
   const id = newId('ver', now);
   const row: VerificationsTable = {
     id,
@@ -290,41 +337,92 @@ async function createOnce(ctx: Context, sender: Sender, serviceId: string, to: s
     created_at: now,
     updated_at: now,
   };
-  if (blocked && service.fraud_guard === 'block') {
-    const refused = { ...row, status: 'blocked' as const, checks_left: 0 };
-    await ctx.store.db.transaction().execute(async (trx) => {
-      await repo.insertVerification(trx, refused);
-      await announce(trx, service.account_id, 'verification.blocked', refused, now);
-    });
-    ctx.wake('webhook');
-    throw new AppError('verify_blocked_fraud', `Codes to ${row.range_prefix}xxx are blocked by the fraud guard; nothing was sent or charged.`);
-  }
   const code = generateCode(Number(service.code_length));
   row.code_hash = codeHash(await codeKey(ctx), id, code);
   const messageId = newId('msg', now);
   const template = service.template ?? DEFAULT_TEMPLATE;
-  let view: VerificationView | undefined;
-  await sendMessage(
-    ctx,
-    sender,
-    { to: e164, from: service.sender, message: renderTemplate(template, service.name, code), validity_period: Number(service.lifetime_seconds) },
-    undefined,
-    {
-      messageId,
-      storedBody: maskedText(template, service.name, Number(service.code_length)),
-      write: async (trx, message) => {
-        const sent = { ...row, sends: 1, message_id: messageId, credits_used: Number(message.credits ?? 0), last_sent_at: now };
-        await repo.insertVerification(trx, sent);
-        await repo.insertVerifyText(trx, messageId, id, renderTemplate(template, service.name, code));
-        // Monitor mode: the block is recorded and announced once, and the code goes out anyway.
-        if (newBlock) await announce(trx as Transaction<Database>, service.account_id, 'verification.blocked', sent, now);
-        view = verificationView(sent);
-        if (finish) await finish(trx, { status: 201, body: { status: 'success', data: view } });
+  let sent: VerificationsTable | undefined;
+  let newBlock = false;
+  let expired = false;
+  const grantedAt = sender.access?.revision;
+  try {
+    await sendMessage(
+      ctx,
+      sender,
+      { to: e164, from: service.sender, message: renderTemplate(template, service.name, code), validity_period: Number(service.lifetime_seconds) },
+      undefined,
+      {
+        messageId,
+        storedBody: maskedText(template, service.name, Number(service.code_length)),
+        // The guard's counts and the number's pending verification, one range at a time.
+        admitLock: `${service.account_id}:${row.range_prefix}`,
+        // With the guard off, the pending verification's id alone.
+        admitRead: {
+          read: service.fraud_guard === 'off' ? repo.pendingIdsOf : repo.guardFiguresOf,
+          question: { serviceId: service.id, accountId: service.account_id, recipient: e164, range: row.range_prefix, velocitySince: now - VELOCITY_WINDOW_MS, conversionSince: now - CONVERSION_WINDOW_MS } satisfies repo.GuardQuestion,
+        },
+        admit: async (trx, { revision, tally }, answer) => {
+          newBlock = false;
+          expired = false;
+          if (revision !== null && grantedAt !== undefined && revision > grantedAt) {
+            const current = await repo.liveServiceIn(trx, service.account_id, service.id);
+            if (!current) return new AppError('not_found', 'No verify service with that id.');
+            if (!sameService(current, service)) return new Admitted({ kind: 'stale_service' });
+          }
+          if (tally.has(`pending\u0000${service.id}\u0000${e164}`)) return new Admitted({ kind: 'pending_in_group' });
+          const read = answer as { pending_id: string | null };
+          const figures = service.fraud_guard === 'off' ? null : (answer as repo.GuardFigures);
+          const pending = read.pending_id !== null ? await repo.pendingTo(trx, service.id, e164) : undefined;
+          if (pending && Number(pending.expires_at) > now) return new Admitted({ kind: 'pending', verification: pending });
+          // Past its expiry but not yet swept: expired now, so the new one may be the number's pending one.
+          if (pending && (await repo.closeVerification(trx, pending.id, 'expired', now))) {
+            await announce(trx as Transaction<Database>, pending.account_id, 'verification.expired', { ...pending, status: 'expired', updated_at: now }, now);
+            expired = true;
+          }
+          if (figures !== null) {
+            const verdict = await guard(trx, service, e164, now, figures, tally);
+            if (verdict instanceof AppError) return verdict;
+            newBlock = verdict.newBlock;
+            if (verdict.blocked && service.fraud_guard === 'block') return new Admitted({ kind: 'blocked', newBlock });
+          }
+          countAdmitted(tally, service, e164);
+          return null;
+        },
+        beside: (message) => {
+          sent = { ...row, sends: 1, message_id: messageId, credits_used: Number(message.credits ?? 0), last_sent_at: now };
+          return [
+            { table: 'verifications', row: sent },
+            { table: 'verify_texts', row: { message_id: messageId, verification_id: id, body: renderTemplate(template, service.name, code) } },
+          ];
+        },
+        write: async (trx) => {
+          // Monitor mode: the block is recorded and announced once, and the code goes out anyway.
+          if (newBlock) await announce(trx as Transaction<Database>, service.account_id, 'verification.blocked', sent!, now);
+          if (finish) await finish(trx, { status: 201, body: { status: 'success', data: verificationView(sent!) } });
+        },
       },
-    },
-  );
-  if (newBlock) ctx.wake('webhook');
-  return { verification: view!, created: true };
+    );
+  } catch (error) {
+    if (expired) ctx.wake('webhook');
+    if (!(error instanceof Admitted)) throw error;
+    if (error.outcome.kind === 'pending') {
+      await confirmAccess?.();
+      return { verification: await resend(ctx, sender, service, error.outcome.verification, ctx.clock(), finish), created: false };
+    }
+    if (error.outcome.kind === 'blocked') {
+      await confirmAccess?.();
+      const refused = { ...row, code_hash: null, status: 'blocked' as const, checks_left: 0 };
+      await ctx.store.db.transaction().execute(async (trx) => {
+        await repo.insertVerification(trx, refused);
+        await announce(trx, service.account_id, 'verification.blocked', refused, now);
+      });
+      ctx.wake('webhook');
+      throw new AppError('verify_blocked_fraud', `Codes to ${row.range_prefix}xxx are blocked by the fraud guard; nothing was sent or charged.`);
+    }
+    throw error;
+  }
+  if (newBlock || expired) ctx.wake('webhook');
+  return { verification: verificationView(sent!), created: true };
 }
 
 async function resend(ctx: Context, sender: Sender, service: VerifyServicesTable, v: VerificationsTable, now: number, finish?: Finish): Promise<VerificationView> {
@@ -436,28 +534,37 @@ export interface CheckResult {
 }
 
 /**
- * A check of a code. One check is taken from the verification by a conditional UPDATE before the
- * code is compared, so parallel checks never evaluate more codes than `max_checks`. That UPDATE
- * names the verification, its service and account, so a check that finds its verification
- * pending is that one statement (in a group commit on SQLite: check-taker.ts); only one that does
- * not looks further, to say why.
+ * `POST /v1/verify/services/{id}/checks`. One check is taken from the verification by a
+ * conditional UPDATE before the code is compared, so parallel checks never evaluate more codes
+ * than `max_checks`. That UPDATE names the verification, its service and account, so a check that
+ * finds its verification pending is that one statement (in a group commit: check-taker.ts); only
+ * one that does not looks further, to say why. A request authenticated without reading the access
+ * revision (`access`: the revision its key was checked at, as a send's) takes its check only while
+ * that revision stands (`takeCheckIn`); otherwise it confirms its access first and goes the slow way.
  */
-export async function checkCode(ctx: Context, accountId: string, serviceId: string, target: { to?: string; verification_id?: string }, code: string): Promise<CheckResult> {
+export async function checkCode(
+  ctx: Context,
+  accountId: string,
+  serviceId: string,
+  target: { to?: string; verification_id?: string },
+  code: string,
+  access?: { revision: number; confirm: () => Promise<void> },
+): Promise<CheckResult> {
   const now = ctx.clock();
   const recipient = target.verification_id === undefined && target.to !== undefined ? parseRecipient(target.to) : undefined;
+  const granted = access?.revision ?? null;
   let taken: VerificationsTable | undefined;
-  if (target.verification_id !== undefined) taken = await takeCheck(ctx.store, { accountId, serviceId, target: { id: target.verification_id }, now });
-  else if (recipient?.ok) taken = await takeCheck(ctx.store, { accountId, serviceId, target: { recipient: recipient.e164 }, now });
-  if (!taken) taken = await takeCheckSlowly(ctx, accountId, serviceId, target, now);
+  if (target.verification_id !== undefined) taken = await takeCheck(ctx.store, { accountId, serviceId, target: { id: target.verification_id }, now, granted });
+  else if (recipient?.ok) taken = await takeCheck(ctx.store, { accountId, serviceId, target: { recipient: recipient.e164 }, now, granted });
+  if (!taken) {
+    await access?.confirm();
+    taken = await takeCheckSlowly(ctx, accountId, serviceId, target, now);
+  }
   const left = Number(taken.checks_left) - 1;
   const valid = /^\d{4,10}$/.test(code) && taken.code_hash !== null && codeMatches(await codeKey(ctx), taken.id, code, taken.code_hash);
   const next: VerificationStatus | null = valid ? 'approved' : left === 0 ? 'max_attempts_reached' : null;
   if (next === null) return { id: taken.id, status: 'pending', valid: false, checks_left: left };
-  const closed = await ctx.store.db.transaction().execute(async (trx) => {
-    if (!(await repo.closeVerification(trx, taken.id, next, now))) return false;
-    await announce(trx, accountId, `verification.${next}`, { ...taken, status: next, checks_left: left, updated_at: now }, now);
-    return true;
-  });
+  const closed = await closeByCheck(ctx.store, { accountId, id: taken.id, status: next, now, data: verificationView({ ...taken, status: next, checks_left: left, updated_at: now }) as unknown as Record<string, unknown> });
   // Canceled or expired between the taken check and now: the code no longer counts.
   if (!closed) throw noPendingToCheck();
   ctx.wake('webhook');

@@ -5,9 +5,10 @@
  * trip, where the general path (acceptance-batcher.ts) takes one per statement plus BEGIN and
  * COMMIT. Every column goes as one array parameter, so a bulk of 10,000 is one statement too.
  */
-import { CompiledQuery } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import type { Db, Executor } from '../connect.ts';
-import type { BatchesTable, MessagesTable } from '../database.ts';
+import type { BatchesTable, Database, MessagesTable } from '../database.ts';
+import { insertRows, insertStatementOf } from '../insert-rows.ts';
 import { dialectOf } from '../dialect.ts';
 
 export interface AcceptanceGroup {
@@ -49,7 +50,12 @@ const TYPES = [
 ];
 const CALL = `select * from pigeon_accept(${TYPES.map((t, i) => `$${i + 1}::${t}`).join(', ')})`;
 
-export async function acceptGroupInOneStatement(db: Executor, g: AcceptanceGroup): Promise<GroupResult> {
+/**
+ * Writes the group. Rows of other tables (`beside`, Acceptance.beside) go in the same statement, as
+ * inserts of a WITH before the call, or after it in as many statements as they need parameters:
+ * `db` is then a transaction, which rolls them back if the call writes nothing.
+ */
+export async function acceptGroupInOneStatement(db: Executor, g: AcceptanceGroup, beside: readonly BesideRow[] = []): Promise<GroupResult> {
   const m = g.messages;
   const col = <K extends keyof MessagesTable>(k: K) => m.map((r) => r[k]);
   const parameters = [
@@ -61,8 +67,11 @@ export async function acceptGroupInOneStatement(db: Executor, g: AcceptanceGroup
     col('send_at'), col('validity_period'), col('expires_at'), m.map((r) => r.credits ?? null),
     g.jobIds,
   ];
+  const inserts = besideInserts(db, beside, parameters.length + 1);
   try {
-    const { rows } = await db.executeQuery<{ revision: number; balances: (string | number)[] | null }>(CompiledQuery.raw(CALL, parameters));
+    const text = inserts ? `with ${inserts.sql.map((s, i) => `beside_${i} as (${s})`).join(', ')} ${CALL}` : CALL;
+    const { rows } = await db.executeQuery<{ revision: number; balances: (string | number)[] | null }>(CompiledQuery.raw(text, inserts ? [...parameters, ...inserts.parameters] : parameters));
+    if (!inserts && beside.length > 0 && rows[0]!.balances !== null) await insertBesideRows(db, beside);
     const row = rows[0]!;
     const revision = Number(row.revision);
     if (row.balances === null) return { written: false, revision, reason: 'stale' };
@@ -71,4 +80,66 @@ export async function acceptGroupInOneStatement(db: Executor, g: AcceptanceGroup
     if ((error as { code?: string }).code === 'PGN01') return { written: false, revision: null, reason: 'refused' };
     throw error;
   }
+}
+
+/** The acceptance's space of PostgreSQL's two-key advisory locks (apart from the one-key locks of the rest). */
+const ADMISSION_LOCK_SPACE = 28;
+
+/**
+ * Locks the keys of a group's admissions (`Acceptance.admitLock`) until its transaction ends, all
+ * in one statement and in key order, so that two transactions never wait on each other in a cycle.
+ * On PostgreSQL an advisory lock per key (several acceptance transactions run at once); on SQLite
+ * nothing: the writer's transaction already holds the only write lock.
+ */
+export async function lockAdmissionKeys(trx: Executor, keys: readonly string[]): Promise<void> {
+  if (keys.length === 0 || dialectOf(trx) !== 'postgres') return;
+  const sorted = [...new Set(keys)].sort();
+  await sql`select pg_advisory_xact_lock(${ADMISSION_LOCK_SPACE}, hashtext(k)) from (select k from unnest(${sorted}::text[]) as k order by k) as keys`.execute(trx);
+}
+
+/** The inserts of `rows`, a table's rows to each, their parameters numbered from `first`; null if they take too many. */
+function besideInserts(db: Executor, rows: readonly BesideRow[], first: number): { sql: string[]; parameters: unknown[] } | null {
+  if (rows.length === 0) return null;
+  const out = { sql: [] as string[], parameters: [] as unknown[] };
+  for (const [table, list] of rowsByTable(rows)) {
+    const insert = insertStatementOf(db, table, list, first + out.parameters.length);
+    if (!insert) return null;
+    out.sql.push(insert.sql);
+    out.parameters.push(...insert.parameters);
+  }
+  return out;
+}
+
+/**
+ * Locks the keys of a group's admissions as `lockAdmissionKeys` does and reads the access revision,
+ * in one statement (PostgreSQL): the first of a transaction that admits (acceptance-batcher.ts).
+ */
+export async function lockAdmissionKeysReadingRevision(trx: Executor, keys: readonly string[]): Promise<number> {
+  const sorted = [...new Set(keys)].sort();
+  const { rows } = await sql<{ revision: string | number }>`select (select value from access_revision where id = 1) as revision,
+    (select count(pg_advisory_xact_lock(${ADMISSION_LOCK_SPACE}, hashtext(k))) from (select k from unnest(${sorted}::text[]) as k order by k) as keys) as locked`.execute(trx);
+  return Number(rows[0]!.revision);
+}
+
+/** A row of another table written with an acceptance (`Acceptance.beside`). */
+export type BesideRow = { [T in keyof Database]: { table: T; row: Database[T] } }[keyof Database];
+
+/**
+ * The rows a group's acceptances write beside their messages, one multi-row insert per table (in
+ * the order the tables first appear), where each acceptance's own statements would have cost a
+ * statement per row (on PostgreSQL a round trip each). A table's rows must all have the same columns.
+ */
+export async function insertBesideRows(trx: Executor, rows: readonly BesideRow[]): Promise<void> {
+  for (const [table, list] of rowsByTable(rows)) await insertRows(trx, table, list);
+}
+
+/** The rows by table, in the order the tables first appear. */
+function rowsByTable(rows: readonly BesideRow[]): Map<keyof Database, object[]> {
+  const byTable = new Map<keyof Database, object[]>();
+  for (const { table, row } of rows) {
+    let list = byTable.get(table);
+    if (!list) byTable.set(table, (list = []));
+    list.push(row);
+  }
+  return byTable;
 }

@@ -30,6 +30,13 @@ export async function findAccount(db: Executor, id: string): Promise<AccountsTab
   return db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** The events URL of each of the accounts that has one. */
+export async function eventsUrlsOf(db: Executor, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('accounts').select(['id', 'events_url']).where('id', 'in', ids).where('events_url', 'is not', null).execute();
+  return new Map(rows.map((r) => [r.id, r.events_url!]));
+}
+
 export interface AccountFilter {
   /** Exact address, compared without case. */
   email?: string;

@@ -53,8 +53,8 @@ export async function saveRouteIdSpelling(db: Executor, route: string, spelling:
 }
 
 /**
- * When the oldest dispatch claim still held began (its lease ends `leaseMs` after it): a submit
- * made since then may have been answered and not yet committed. Null when none is held. A job
+ * When the oldest dispatch claim still held began, or its lease was last renewed (a lease ends
+ * `leaseMs` after either): a submit made since then may have been answered and not yet committed. Null when none is held. A job
  * waiting out a retry delay looks like a claim too, which only makes a receipt wait longer.
  */
 export async function oldestDispatchClaim(db: Executor, now: number, leaseMs: number): Promise<number | null> {

@@ -121,6 +121,16 @@ export async function lockDueJobs(trx: Transaction<Database>, queue: JobQueue, l
   return rows;
 }
 
+/**
+ * Whether a queue has a job due, read without a transaction or a lock: an idle loop's poll is then
+ * one statement where `lockDueJobs` needs three (BEGIN, the locking read, COMMIT). A due job
+ * another transaction has locked counts too, which only costs that poll its transaction.
+ */
+export async function hasDueJob(db: Executor, queue: JobQueue, now: number): Promise<boolean> {
+  const row = await db.selectFrom('jobs').select('id').where('queue', '=', queue).where(ofQueue(queue)).where('run_at', '<=', now).limit(1).executeTakeFirst();
+  return row !== undefined;
+}
+
 /** Puts jobs claimed by `lockDueJobs` back for later, counting the claim as an attempt. */
 export async function retryJobsAt(db: Executor, ids: string[], runAt: number): Promise<void> {
   if (ids.length === 0) return;
@@ -317,6 +327,32 @@ export async function holdJob(db: Executor, id: string, at: number): Promise<voi
 /** Moves the lease of claimed jobs to `until` (jobs already done and deleted are left alone). */
 export async function extendLeases(db: Executor, ids: string[], until: number): Promise<void> {
   for (const part of chunked(ids, 1)) await db.updateTable('jobs').set({ run_at: until }).where('id', 'in', part).execute();
+}
+
+/**
+ * Moves the lease of jobs still held by one claim (their `run_at` is still `heldUntil`, the lease
+ * that claim or its last renewal wrote) to `until`. A job another worker took after the lease ran
+ * out, or that its own batch has rescheduled or deleted meanwhile, is left as it is. On PostgreSQL
+ * rows locked by a transaction (the batch's own recording) are skipped rather than waited for, so
+ * a renewal never queues behind the commit it protects nor deadlocks with it.
+ */
+export async function renewLeases(db: Executor, ids: string[], heldUntil: number, until: number): Promise<number> {
+  if (ids.length === 0) return 0;
+  let renewed = 0;
+  for (const part of chunked(ids, 1)) {
+    if (dialectOf(db) === 'postgres') {
+      const { numAffectedRows } = await sql`
+        with held as materialized (
+          select id from jobs where id in (${sql.join(part)}) and run_at = ${heldUntil} for update skip locked
+        )
+        update jobs set run_at = ${until} from held where jobs.id = held.id`.execute(db);
+      renewed += Number(numAffectedRows ?? 0);
+    } else {
+      const result = await db.updateTable('jobs').set({ run_at: until }).where('id', 'in', part).where('run_at', '=', heldUntil).executeTakeFirst();
+      renewed += Number(result.numUpdatedRows);
+    }
+  }
+  return renewed;
 }
 
 /** Releases claimed jobs at once (graceful shutdown), so another worker need not wait out the lease. */

@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import type { Executor, Store } from '../connect.ts';
 import type { VerificationStatus, VerificationsTable, VerifyBlocksTable, VerifyServicesTable } from '../database.ts';
 import { preparedRead, preparedWrite } from '../prepared-statements.ts';
+import { dialectOf } from '../dialect.ts';
 
 /**
  * `pending` written into the SQL, not bound: with a bound value SQLite may use the partial index
@@ -23,13 +24,21 @@ export async function installationSecret(db: Executor, name: string, make: () =>
   return row.value;
 }
 
+const liveServiceQuery = (db: Executor, accountId: string, id: string) =>
+  db.selectFrom('verify_services').selectAll().where('id', '=', id).where('account_id', '=', accountId).where('deleted_at', 'is', null);
+
 /**
- * The service, read on the read connection (prepared): the lookup every create and check makes.
- * Only committed rows count, so a change made by another process is seen at once.
+ * The service, read on the read connection (prepared). Only committed rows count, so a change
+ * made by another process is seen at once.
  */
-export const liveService: (store: Store, accountId: string, id: string) => Promise<VerifyServicesTable | undefined> = preparedRead((db, accountId: string, id: string) =>
-  db.selectFrom('verify_services').selectAll().where('id', '=', id).where('account_id', '=', accountId).where('deleted_at', 'is', null),
-);
+export const liveService: (store: Store, accountId: string, id: string) => Promise<VerifyServicesTable | undefined> = preparedRead(liveServiceQuery);
+
+const liveServiceRow = preparedWrite(liveServiceQuery);
+
+/** The same in the caller's transaction: a create's check that the service it cached still stands. */
+export async function liveServiceIn(db: Executor, accountId: string, id: string): Promise<VerifyServicesTable | undefined> {
+  return (await liveServiceRow(db, accountId, id)).rows[0] as VerifyServicesTable | undefined;
+}
 
 export async function insertService(db: Executor, row: VerifyServicesTable): Promise<void> {
   await db.insertInto('verify_services').values(row).execute();
@@ -69,10 +78,14 @@ export async function pendingVerification(db: Executor, serviceId: string, recip
   return q.orderBy('created_at', 'desc').limit(ONE).executeTakeFirst();
 }
 
-/** The same without `now`, on the read connection (prepared): the lookup of every create. */
-export const pendingTo: (store: Store, serviceId: string, recipient: string) => Promise<VerificationsTable | undefined> = preparedRead((db, serviceId: string, recipient: string) =>
+const pendingToRow = preparedWrite((db, serviceId: string, recipient: string) =>
   db.selectFrom('verifications').selectAll().where('service_id', '=', serviceId).where('recipient', '=', recipient).where('status', '=', PENDING).orderBy('created_at', 'desc').limit(ONE),
 );
+
+/** The same without `now`, prepared, in the caller's transaction: the lookup of every create (its acceptance's). */
+export async function pendingTo(db: Executor, serviceId: string, recipient: string): Promise<VerificationsTable | undefined> {
+  return (await pendingToRow(db, serviceId, recipient)).rows[0] as VerificationsTable | undefined;
+}
 
 /**
  * Reserves a resend: one more send and its time, if the verification is still pending, has sends
@@ -121,7 +134,7 @@ export async function takeCheck(db: Executor, id: string, now: number): Promise<
   return row ? { ...row, checks_left: Number(row.checks_left) + 1 } : undefined;
 }
 
-const takeCheckQuery = (db: Executor, accountId: string, serviceId: string, now: number) =>
+const takeCheckQuery = (db: Executor, accountId: string, serviceId: string, now: number, granted: number) =>
   db
     .updateTable('verifications')
     .set((eb) => ({ checks_left: eb('checks_left', '-', 1), updated_at: now }))
@@ -130,23 +143,89 @@ const takeCheckQuery = (db: Executor, accountId: string, serviceId: string, now:
     .where('status', '=', PENDING)
     .where('checks_left', '>', 0)
     .where('expires_at', '>', now)
-    .where((eb) => eb.exists(eb.selectFrom('verify_services').select(sql.lit(1).as('one')).where('verify_services.id', '=', serviceId).where('verify_services.deleted_at', 'is', null)));
-const takeCheckById = preparedWrite((db, accountId: string, serviceId: string, now: number, id: string) => takeCheckQuery(db, accountId, serviceId, now).where('id', '=', id).returningAll());
-const takeCheckByRecipient = preparedWrite((db, accountId: string, serviceId: string, now: number, recipient: string) =>
-  takeCheckQuery(db, accountId, serviceId, now).where('recipient', '=', recipient).returningAll(),
+    .where((eb) => eb.exists(eb.selectFrom('verify_services').select(sql.lit(1).as('one')).where('verify_services.id', '=', serviceId).where('verify_services.deleted_at', 'is', null)))
+    .where(sql<number>`(select value from access_revision where id = 1)`, '<=', granted);
+const takeCheckById = preparedWrite((db, accountId: string, serviceId: string, now: number, granted: number, id: string) => takeCheckQuery(db, accountId, serviceId, now, granted).where('id', '=', id).returningAll());
+const takeCheckByRecipient = preparedWrite((db, accountId: string, serviceId: string, now: number, granted: number, recipient: string) =>
+  takeCheckQuery(db, accountId, serviceId, now, granted).where('recipient', '=', recipient).returningAll(),
 );
 
 /**
  * `takeCheck` in the one statement a check needs: a check taken from the verification, by id or
- * by number, pending in that (not deleted) service of the account. Returns the row as it was
- * before, or undefined when there is none to take (no such verification or service, not pending,
- * no checks left, past its expiry), which the caller then tells apart at leisure.
+ * by number, pending in that (not deleted) service of the account, while the access revision is
+ * still at most `granted`, the one the request's key was checked at (null: checked for this
+ * request). Returns the row as it was before, or undefined when there is none to take (no such
+ * verification or service, not pending, no checks left, past its expiry, access changed since),
+ * which the caller then tells apart at leisure.
  */
-export async function takeCheckIn(db: Executor, accountId: string, serviceId: string, target: { id: string } | { recipient: string }, now: number): Promise<VerificationsTable | undefined> {
-  const result = 'id' in target ? await takeCheckById(db, accountId, serviceId, now, target.id) : await takeCheckByRecipient(db, accountId, serviceId, now, target.recipient);
+export async function takeCheckIn(db: Executor, accountId: string, serviceId: string, target: { id: string } | { recipient: string }, now: number, granted: number | null): Promise<VerificationsTable | undefined> {
+  const revision = granted ?? Number.MAX_SAFE_INTEGER;
+  const result = 'id' in target ? await takeCheckById(db, accountId, serviceId, now, revision, target.id) : await takeCheckByRecipient(db, accountId, serviceId, now, revision, target.recipient);
   // One at most by number too: a service has one pending verification per number (migration 032).
   const row = result.rows[0] as VerificationsTable | undefined;
   return row ? { ...row, checks_left: Number(row.checks_left) + 1 } : undefined;
+}
+
+export interface CheckById {
+  accountId: string;
+  serviceId: string;
+  id: string;
+  now: number;
+  granted: number | null;
+}
+
+/**
+ * `takeCheckIn` for many checks by id in one statement, on PostgreSQL (a round trip per check is
+ * what a check cost there, against a send's share of one statement per group). The checks of one
+ * verification are counted together: its row is locked, and as many checks are taken as it has
+ * left, each answered with the row as it was before its own (`checks_left` one less each time),
+ * in the order given; the rest get undefined, as they would have one by one. The conditions are
+ * `takeCheckIn`'s, with the earliest `granted` and the latest `now` of a verification's checks.
+ */
+export async function takeChecksById(db: Executor, checks: readonly CheckById[]): Promise<(VerificationsTable | undefined)[]> {
+  const byId = new Map<string, { first: CheckById; n: number; granted: number; now: number; at: number[] }>();
+  checks.forEach((c, i) => {
+    const granted = c.granted ?? Number.MAX_SAFE_INTEGER;
+    const entry = byId.get(c.id);
+    if (!entry) byId.set(c.id, { first: c, n: 1, granted, now: c.now, at: [i] });
+    else if (entry.first.accountId !== c.accountId || entry.first.serviceId !== c.serviceId) entry.at.push(-1 - i); // another account's or service's: never this row
+    else {
+      entry.n++;
+      entry.granted = Math.min(entry.granted, granted);
+      entry.now = Math.max(entry.now, c.now);
+      entry.at.push(i);
+    }
+  });
+  const wanted = [...byId.values()];
+  const { rows } = await sql<VerificationsTable & { checks_before: number | string }>`
+    with wanted as (
+      select * from unnest(${wanted.map((w) => w.first.id)}::text[], ${wanted.map((w) => w.first.accountId)}::text[], ${wanted.map((w) => w.first.serviceId)}::text[],
+        ${wanted.map((w) => w.n)}::int[], ${wanted.map((w) => w.granted)}::bigint[], ${wanted.map((w) => w.now)}::bigint[]) as w(id, account_id, service_id, n, granted, now)
+    ), current as (
+      select v.id, v.checks_left from verifications v join wanted w on v.id = w.id
+      where v.account_id = w.account_id and v.service_id = w.service_id and v.status = ${PENDING} and v.checks_left > 0 and v.expires_at > w.now
+        and exists (select 1 from verify_services s where s.id = w.service_id and s.deleted_at is null)
+        and (select value from access_revision where id = 1) <= w.granted
+      order by v.id
+      for update of v
+    ), taken as (
+      update verifications v set checks_left = v.checks_left - least(w.n, c.checks_left), updated_at = w.now
+      from current c join wanted w on w.id = c.id
+      where v.id = c.id
+      returning v.*
+    )
+    select taken.*, c.checks_left as checks_before from taken join current c on c.id = taken.id`.execute(db);
+  const out: (VerificationsTable | undefined)[] = new Array(checks.length).fill(undefined);
+  for (const { checks_before, ...row } of rows) {
+    const before = Number(checks_before);
+    let j = 0;
+    for (const i of byId.get(row.id)!.at) {
+      if (i < 0) continue;
+      if (j < before) out[i] = { ...row, checks_left: before - j } as VerificationsTable;
+      j++;
+    }
+  }
+  return out;
 }
 
 /** Moves a pending verification to a final status; false when it was no longer pending. */
@@ -161,6 +240,33 @@ export async function closeVerification(db: Executor, id: string, status: Verifi
   await db.deleteFrom('verify_texts').where('verification_id', '=', id).execute();
   return true;
 }
+
+/**
+ * Closes each verification still pending with its status, and deletes the texts of those it closed
+ * (as `closeVerification` for each); the ids it closed. Of several closes of one id, the first is
+ * the one made. On PostgreSQL two statements for them all; on SQLite one prepared UPDATE each, in
+ * the caller's transaction.
+ */
+export async function closeVerifications(db: Executor, all: readonly { id: string; status: VerificationStatus; now: number }[]): Promise<Set<string>> {
+  const closed = new Set<string>();
+  const seen = new Set<string>();
+  const closes = all.filter((c) => !seen.has(c.id) && Boolean(seen.add(c.id)));
+  if (closes.length === 0) return closed;
+  if (dialectOf(db) !== 'postgres') {
+    for (const c of closes) if ((await closeRow(db, c.id, c.status, c.now)).numAffectedRows! > 0n) closed.add(c.id);
+  } else {
+    const { rows } = await sql<{ id: string }>`update verifications v set status = c.status, updated_at = c.now
+      from unnest(${closes.map((c) => c.id)}::text[], ${closes.map((c) => c.status)}::text[], ${closes.map((c) => c.now)}::bigint[]) as c(id, status, now)
+      where v.id = c.id and v.status = ${PENDING} returning v.id`.execute(db);
+    for (const r of rows) closed.add(r.id);
+  }
+  if (closed.size > 0) await db.deleteFrom('verify_texts').where('verification_id', 'in', [...closed]).execute();
+  return closed;
+}
+
+const closeRow = preparedWrite((db, id: string, status: VerificationStatus, now: number) =>
+  db.updateTable('verifications').set({ status, updated_at: now }).where('id', '=', id).where('status', '=', PENDING),
+);
 
 /** Pending verifications past their expiry, oldest first. */
 export async function expiredPending(db: Executor, now: number, limit: number): Promise<VerificationsTable[]> {
@@ -198,17 +304,82 @@ export interface GuardFigures {
   /** Sent to the account's range since `conversionSince` and since its last block ended, and how many approved. */
   sent: number;
   approved: number | null;
+  /** The id of the verification to the number pending in the service, if any (`pendingTo` reads it whole). */
+  pending_id: string | null;
+}
+
+/** What `guardFiguresOf` reads for one new verification. */
+export interface GuardQuestion {
+  serviceId: string;
+  accountId: string;
+  recipient: string;
+  range: string;
+  velocitySince: number;
+  conversionSince: number;
 }
 
 /**
- * Every figure of the fraud guard for one new verification, in one prepared statement on the read
- * connection (one round trip instead of six). Each part reads a few entries of an index: the
- * velocity rule's counts stop mattering past 5 and 30, and the conversion rule counts one range's
- * day. Counting the committed rows, whichever process wrote them, keeps the guard exact across
- * processes with no counters to keep in step.
+ * Every figure of the fraud guard for each of a group's new verifications, and the id of the
+ * verification pending to its number, run in the transaction that accepts their messages. Each
+ * part reads a few entries of an index: the velocity rule's counts stop mattering past 5 and 30,
+ * and the conversion rule counts one range's day. Counting the rows, whichever process wrote them,
+ * keeps the guard exact across processes with no counters to keep in step.
+ *
+ * On SQLite one prepared statement per verification (in process, no round trips); on PostgreSQL
+ * one statement for the whole group, where each would be a round trip.
  */
-export const guardFigures: (store: Store, serviceId: string, accountId: string, recipient: string, range: string, velocitySince: number, conversionSince: number) => Promise<GuardFigures | undefined> = preparedRead(
-  (db, serviceId: string, accountId: string, recipient: string, range: string, velocitySince: number, conversionSince: number) => {
+export async function guardFiguresOf(db: Executor, questions: readonly GuardQuestion[]): Promise<GuardFigures[]> {
+  if (questions.length === 0) return [];
+  if (dialectOf(db) !== 'postgres') {
+    const out: GuardFigures[] = [];
+    for (const q of questions) out.push((await guardFiguresRow(db, q.serviceId, q.accountId, q.recipient, q.range, q.velocitySince, q.conversionSince)).rows[0] as GuardFigures);
+    return out;
+  }
+  const column = <K extends keyof GuardQuestion>(k: K) => questions.map((q) => q[k]);
+  // As guardFiguresRow, one row per question (in order) through LATERAL joins.
+  const { rows } = await sql<GuardFigures>`
+    select
+      (select count(*) from verify_safe_list s where s.account_id = w.account_id and substr(w.recipient, 1, length(s.entry)) = s.entry) as safe,
+      n.n as per_number, n.oldest as per_number_oldest, r.n as per_range, r.oldest as per_range_oldest,
+      b.block_level, b.blocked_until, c.sent, c.approved,
+      (select p.id from verifications p where p.service_id = w.service_id and p.recipient = w.recipient and p.status = ${PENDING} limit ${ONE}) as pending_id
+    from unnest(${column('serviceId')}::text[], ${column('accountId')}::text[], ${column('recipient')}::text[], ${column('range')}::text[],
+      ${column('velocitySince')}::bigint[], ${column('conversionSince')}::bigint[]) with ordinality as w(service_id, account_id, recipient, range, velocity_since, conversion_since, ord)
+    cross join lateral (select count(*) as n, min(v.created_at) as oldest from verifications v
+      where v.service_id = w.service_id and v.recipient = w.recipient and v.created_at > w.velocity_since and v.status <> 'blocked') n
+    cross join lateral (select count(*) as n, min(v.created_at) as oldest from verifications v
+      where v.service_id = w.service_id and v.range_prefix = w.range and v.created_at > w.velocity_since and v.status <> 'blocked') r
+    cross join lateral (select max(k.level) as block_level, max(k.blocked_until) as blocked_until from verify_blocks k
+      where k.account_id = w.account_id and k.range_prefix = w.range) b
+    cross join lateral (select count(*) as sent, sum(case when v.status = 'approved' then 1 else 0 end) as approved from verifications v
+      where v.account_id = w.account_id and v.range_prefix = w.range and v.created_at > w.conversion_since
+        and v.created_at > coalesce((select k.blocked_until from verify_blocks k where k.account_id = w.account_id and k.range_prefix = w.range), 0)
+        and v.status <> 'blocked') c
+    order by w.ord`.execute(db);
+  return rows;
+}
+
+/**
+ * The id of the verification pending to each question's number, or null: a group's lookups with the
+ * fraud guard off (`guardFiguresOf` gives it with the guard's figures). On PostgreSQL one statement
+ * for the group; on SQLite the prepared lookup of each.
+ */
+export async function pendingIdsOf(db: Executor, questions: readonly GuardQuestion[]): Promise<{ pending_id: string | null }[]> {
+  if (questions.length === 0) return [];
+  if (dialectOf(db) !== 'postgres') {
+    const out: { pending_id: string | null }[] = [];
+    for (const q of questions) out.push({ pending_id: (await pendingTo(db, q.serviceId, q.recipient))?.id ?? null });
+    return out;
+  }
+  const { rows } = await sql<{ pending_id: string | null }>`
+    select (select p.id from verifications p where p.service_id = w.service_id and p.recipient = w.recipient and p.status = ${PENDING} limit ${ONE}) as pending_id
+    from unnest(${questions.map((q) => q.serviceId)}::text[], ${questions.map((q) => q.recipient)}::text[]) with ordinality as w(service_id, recipient, ord)
+    order by w.ord`.execute(db);
+  return rows;
+}
+
+const guardFiguresRow = preparedWrite(
+  (db: Executor, serviceId: string, accountId: string, recipient: string, range: string, velocitySince: number, conversionSince: number) => {
     const velocity = (field: 'recipient' | 'range_prefix', value: string) =>
       db
         .selectFrom('verifications')
@@ -255,6 +426,14 @@ export const guardFigures: (store: Store, serviceId: string, accountId: string, 
         'b.blocked_until',
         'c.sent',
         'c.approved',
+        db
+          .selectFrom('verifications')
+          .select('id')
+          .where('service_id', '=', serviceId)
+          .where('recipient', '=', recipient)
+          .where('status', '=', PENDING)
+          .limit(ONE)
+          .as('pending_id'),
       ]);
   },
 );
