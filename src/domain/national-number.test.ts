@@ -75,6 +75,28 @@ test('the country of a number is libphonenumber-js’s, under every calling code
     }),
     { numRuns: 20_000 },
   );
+  // Under the calling codes several countries share, numbers of the lengths they use: each
+  // country's leading digits and patterns decide, and 1 (US, CA and the Caribbean) most of all.
+  const shared = codes.filter((code) => (metadataJson as unknown as { country_calling_codes: Record<string, string[]> }).country_calling_codes[code]!.length > 1);
+  fc.assert(
+    fc.property(fc.constantFrom(...shared), fc.stringMatching(/^[0-9]{4,12}$/), (code, national) => {
+      const e164 = `+${code}${national}`;
+      assert.equal(countryOfNumber(e164), byLibrary(e164), e164);
+    }),
+    { numRuns: 20_000 },
+  );
+  // Every NANP area code, with exchanges and lines across their range, and a leading 1 (the
+  // national prefix, left to the parse).
+  for (let area = 200; area <= 999; area++) {
+    for (const rest of ['2000000', '2459876', '5550123', '7771234', '9999999', '0123456', '1234567']) {
+      for (const e164 of [`+1${area}${rest}`, `+11${area}${rest}`, `+1${area}${rest.slice(1)}`]) assert.equal(countryOfNumber(e164), byLibrary(e164), e164);
+    }
+  }
+  assert.equal(countryOfNumber('+14155552671'), 'US');
+  assert.equal(countryOfNumber('+16135550123'), 'CA');
+  assert.equal(countryOfNumber('+18765550123'), 'JM');
+  assert.equal(countryOfNumber('+447700900123'), 'GB');
+  assert.equal(countryOfNumber('+447781123456'), 'GG');
   // Each calling code with a few national numbers of every length.
   for (const code of codes) {
     for (let length = 0; length <= 14; length++) {
