@@ -6,8 +6,8 @@
  * round, in an order that turns each round (ABBA for the guard), so that each ratio compares runs
  * seconds apart on a machine whose speed drifts.
  *
- * Every create goes to a number of its own, at most 30 to a number range (the fraud guard's
- * velocity rule counts 30 per range an hour); checks are wrong codes by `verification_id`, five to
+ * Every create goes to a number of its own, 9 to a number range (under the fraud guard's velocity
+ * and conversion limits: see `numbers`); checks are wrong codes by `verification_id`, five to
  * a verification (its checks), over verifications made before the run.
  *
  * Goals: a create costs at most 1.5 × a plain send (send rate / create rate), a check at most a
@@ -36,14 +36,18 @@ type Autocannon = (opts: object) => Promise<{ requests: { average: number }; lat
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 /**
- * Numbers never used twice in a service (a second create to a pending number is a resend): the
- * i-th of an area code, 30 to a range (the number without its last 3 digits), 240,000 in all.
+ * Numbers never used twice in a service (a second create to a pending number is a resend), 9 to a
+ * number range (the number without its last 3 digits), 216,000 in all over three area codes.
+ * Nine, one fewer than the conversion rule's minimum (CONVERSION_MIN_SENT): at ten unconverted
+ * codes a range is blocked, and `monitor` records the block and announces it, a write once per
+ * range that is the guard's verdict, not its lookups, and no part of a legitimate create.
  */
-function numbers(areaCode: string): () => string {
+function numbers(areaCodes: readonly string[]): () => string {
   let i = 0;
   return () => {
-    const range = Math.floor(i / 30);
-    const number = `+1${areaCode}${200 + (Math.floor(range / 10) % 800)}${range % 10}${String(i % 30).padStart(3, '0')}`;
+    const range = Math.floor(i / 9);
+    const area = areaCodes[Math.floor(range / 8000) % areaCodes.length];
+    const number = `+1${area}${200 + (Math.floor(range / 10) % 800)}${range % 10}${String(i % 9).padStart(3, '0')}`;
     i++;
     return number;
   };
@@ -64,9 +68,9 @@ try {
   const service = async (guard: 'monitor' | 'off') => (await api('POST', '/v1/verify/services', { name: `Bench ${guard}`, from: 'Bench', fraud_guard: guard })).id;
   const guarded = await service('monitor');
   const unguarded = await service('off');
-  const guardedNumber = numbers('415');
-  const unguardedNumber = numbers('650');
-  const poolNumber = numbers('312');
+  const guardedNumber = numbers(['415', '510', '408']);
+  const unguardedNumber = numbers(['650', '707', '925']);
+  const poolNumber = numbers(['312', '773', '872']);
 
   /** Runs `SECONDS` of one kind of request, each made afresh; the rate of 2xx answers, the server's CPU µs per 2xx answer. */
   const run = async (make: () => Request): Promise<{ rate: number; p99: number; cpu: number }> => {

@@ -341,6 +341,7 @@ async function createOnce(ctx: Context, sender: Sender, serviceId: string, to: s
   row.code_hash = codeHash(await codeKey(ctx), id, code);
   const messageId = newId('msg', now);
   const template = service.template ?? DEFAULT_TEMPLATE;
+  const text = renderTemplate(template, service.name, code);
   let sent: VerificationsTable | undefined;
   let newBlock = false;
   let expired = false;
@@ -349,7 +350,7 @@ async function createOnce(ctx: Context, sender: Sender, serviceId: string, to: s
     await sendMessage(
       ctx,
       sender,
-      { to: e164, from: service.sender, message: renderTemplate(template, service.name, code), validity_period: Number(service.lifetime_seconds) },
+      { to: e164, from: service.sender, message: text, validity_period: Number(service.lifetime_seconds) },
       undefined,
       {
         messageId,
@@ -392,7 +393,7 @@ async function createOnce(ctx: Context, sender: Sender, serviceId: string, to: s
           sent = { ...row, sends: 1, message_id: messageId, credits_used: Number(message.credits ?? 0), last_sent_at: now };
           return [
             { table: 'verifications', row: sent },
-            { table: 'verify_texts', row: { message_id: messageId, verification_id: id, body: renderTemplate(template, service.name, code) } },
+            { table: 'verify_texts', row: { message_id: messageId, verification_id: id, body: text } },
           ];
         },
         write: async (trx) => {
