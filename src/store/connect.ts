@@ -10,6 +10,7 @@ import { Worker } from 'node:worker_threads';
 import SqliteDatabase from './sqlite-driver.mjs';
 import { CompiledQuery, Kysely, sql, PostgresDialect, SqliteDialect, SqliteDriver, type Compilable, type DatabaseConnection, type Dialect, type Driver, type Transaction } from 'kysely';
 import { ReadPool } from './read-pool.ts';
+import { NAMED_MARKER } from './prepared-statements.ts';
 import { observedDriver, StoreCondition } from './condition.ts';
 import type { Database } from './database.ts';
 import { registerDialect, type DialectName } from './dialect.ts';
@@ -186,6 +187,35 @@ function withStatementCache(db: SqliteDatabase.Database, max = 500): SqliteDatab
   return cached as unknown as SqliteDatabase.Database;
 }
 
+/**
+ * Statements whose text starts with NAMED_MARKER go to PostgreSQL as named statements of their
+ * connection: parsed and planned once per connection, then only bound, inside transactions as out
+ * of them. The names are the process's, one per text (the marked texts are fixed by the code, so
+ * they are few). A schema change that alters a named statement's result columns (a migration run
+ * by a newer process while this one runs) makes PostgreSQL refuse that statement once per
+ * connection ("cached plan must not change result type"): the text then gets a new name, so its
+ * next run is prepared afresh and only the run that met the change failed.
+ */
+function namedStatements(pool: import('pg').Pool): void {
+  const names = new Map<string, string>();
+  let made = 0;
+  const nameOf = (text: string) => {
+    let name = names.get(text);
+    if (name === undefined) names.set(text, (name = `pigeon_named_${++made}`));
+    return name;
+  };
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (text: unknown, values?: unknown, callback?: unknown) => {
+      if (typeof text !== 'string' || !text.startsWith(NAMED_MARKER) || !Array.isArray(values) || callback !== undefined) return query(text, values, callback);
+      return (query({ name: nameOf(text), text, values }) as Promise<unknown>).catch((err: unknown) => {
+        if ((err as { code?: string }).code === '0A000') names.delete(text);
+        throw err;
+      });
+    };
+  });
+}
+
 export function sqlitePath(databaseUrl: string): string {
   const path = databaseUrl.slice('sqlite:'.length);
   return path === ':memory:' ? path : resolve(path);
@@ -302,6 +332,7 @@ function open(databaseUrl: string, opts: StoreOptions): Store {
   const lost = (err: Error) => void condition.observe(err);
   pool.on('error', lost);
   pool.on('connect', (client) => client.on('error', lost));
+  namedStatements(pool);
   const db = new Kysely<Database>({ dialect: observed(new PostgresDialect({ pool }), condition, { recoveredBy: 'answer' }) });
   // One name per statement text: `preparedRead` makes a fixed set of them.
   const names = new Map<string, string>();

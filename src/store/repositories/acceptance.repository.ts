@@ -10,6 +10,7 @@ import type { Db, Executor } from '../connect.ts';
 import type { BatchesTable, Database, MessagesTable } from '../database.ts';
 import { insertRows, insertStatementOf } from '../insert-rows.ts';
 import { dialectOf } from '../dialect.ts';
+import { named } from '../prepared-statements.ts';
 
 export interface AcceptanceGroup {
   /** The oldest access revision an acceptance of the group was granted under, or null if none was. */
@@ -94,7 +95,7 @@ const ADMISSION_LOCK_SPACE = 28;
 export async function lockAdmissionKeys(trx: Executor, keys: readonly string[]): Promise<void> {
   if (keys.length === 0 || dialectOf(trx) !== 'postgres') return;
   const sorted = [...new Set(keys)].sort();
-  await sql`select pg_advisory_xact_lock(${ADMISSION_LOCK_SPACE}, hashtext(k)) from (select k from unnest(${sorted}::text[]) as k order by k) as keys`.execute(trx);
+  await sql`${named}select pg_advisory_xact_lock(${ADMISSION_LOCK_SPACE}, hashtext(k)) from (select k from unnest(${sorted}::text[]) as k order by k) as keys`.execute(trx);
 }
 
 /** The inserts of `rows`, a table's rows to each, their parameters numbered from `first`; null if they take too many. */
@@ -116,7 +117,7 @@ function besideInserts(db: Executor, rows: readonly BesideRow[], first: number):
  */
 export async function lockAdmissionKeysReadingRevision(trx: Executor, keys: readonly string[]): Promise<number> {
   const sorted = [...new Set(keys)].sort();
-  const { rows } = await sql<{ revision: string | number }>`select (select value from access_revision where id = 1) as revision,
+  const { rows } = await sql<{ revision: string | number }>`${named}select (select value from access_revision where id = 1) as revision,
     (select count(pg_advisory_xact_lock(${ADMISSION_LOCK_SPACE}, hashtext(k))) from (select k from unnest(${sorted}::text[]) as k order by k) as keys) as locked`.execute(trx);
   return Number(rows[0]!.revision);
 }

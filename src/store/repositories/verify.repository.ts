@@ -5,7 +5,7 @@
 import { sql } from 'kysely';
 import type { Executor, Store } from '../connect.ts';
 import type { VerificationStatus, VerificationsTable, VerifyBlocksTable, VerifyServicesTable } from '../database.ts';
-import { preparedRead, preparedWrite } from '../prepared-statements.ts';
+import { named, preparedRead, preparedWrite } from '../prepared-statements.ts';
 import { dialectOf } from '../dialect.ts';
 
 /**
@@ -197,7 +197,7 @@ export async function takeChecksById(db: Executor, checks: readonly CheckById[])
     }
   });
   const wanted = [...byId.values()];
-  const { rows } = await sql<VerificationsTable & { checks_before: number | string }>`
+  const { rows } = await sql<VerificationsTable & { checks_before: number | string }>`${named}
     with wanted as (
       select * from unnest(${wanted.map((w) => w.first.id)}::text[], ${wanted.map((w) => w.first.accountId)}::text[], ${wanted.map((w) => w.first.serviceId)}::text[],
         ${wanted.map((w) => w.n)}::int[], ${wanted.map((w) => w.granted)}::bigint[], ${wanted.map((w) => w.now)}::bigint[]) as w(id, account_id, service_id, n, granted, now)
@@ -255,7 +255,7 @@ export async function closeVerifications(db: Executor, all: readonly { id: strin
   if (dialectOf(db) !== 'postgres') {
     for (const c of closes) if ((await closeRow(db, c.id, c.status, c.now)).numAffectedRows! > 0n) closed.add(c.id);
   } else {
-    const { rows } = await sql<{ id: string }>`update verifications v set status = c.status, updated_at = c.now
+    const { rows } = await sql<{ id: string }>`${named}update verifications v set status = c.status, updated_at = c.now
       from unnest(${closes.map((c) => c.id)}::text[], ${closes.map((c) => c.status)}::text[], ${closes.map((c) => c.now)}::bigint[]) as c(id, status, now)
       where v.id = c.id and v.status = ${PENDING} returning v.id`.execute(db);
     for (const r of rows) closed.add(r.id);
@@ -337,7 +337,7 @@ export async function guardFiguresOf(db: Executor, questions: readonly GuardQues
   }
   const column = <K extends keyof GuardQuestion>(k: K) => questions.map((q) => q[k]);
   // As guardFiguresRow, one row per question (in order) through LATERAL joins.
-  const { rows } = await sql<GuardFigures>`
+  const { rows } = await sql<GuardFigures>`${named}
     select
       (select count(*) from verify_safe_list s where s.account_id = w.account_id and substr(w.recipient, 1, length(s.entry)) = s.entry) as safe,
       n.n as per_number, n.oldest as per_number_oldest, r.n as per_range, r.oldest as per_range_oldest,
@@ -371,7 +371,7 @@ export async function pendingIdsOf(db: Executor, questions: readonly GuardQuesti
     for (const q of questions) out.push({ pending_id: (await pendingTo(db, q.serviceId, q.recipient))?.id ?? null });
     return out;
   }
-  const { rows } = await sql<{ pending_id: string | null }>`
+  const { rows } = await sql<{ pending_id: string | null }>`${named}
     select (select p.id from verifications p where p.service_id = w.service_id and p.recipient = w.recipient and p.status = ${PENDING} limit ${ONE}) as pending_id
     from unnest(${questions.map((q) => q.serviceId)}::text[], ${questions.map((q) => q.recipient)}::text[]) with ordinality as w(service_id, recipient, ord)
     order by w.ord`.execute(db);
