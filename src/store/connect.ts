@@ -10,7 +10,6 @@ import { Worker } from 'node:worker_threads';
 import SqliteDatabase from './sqlite-driver.mjs';
 import { CompiledQuery, Kysely, sql, PostgresDialect, SqliteDialect, SqliteDriver, type Compilable, type DatabaseConnection, type Dialect, type Driver, type Transaction } from 'kysely';
 import { ReadPool } from './read-pool.ts';
-import { NAMED_MARKER } from './prepared-statements.ts';
 import { observedDriver, StoreCondition } from './condition.ts';
 import type { Database } from './database.ts';
 import { registerDialect, type DialectName } from './dialect.ts';
@@ -186,6 +185,18 @@ function withStatementCache(db: SqliteDatabase.Database, max = 500): SqliteDatab
   };
   return cached as unknown as SqliteDatabase.Database;
 }
+
+/**
+ * What a statement's text starts with to run as a named statement on PostgreSQL (parsed and
+ * planned once per connection, then only bound: `namedStatements`), wherever it runs,
+ * transactions included. For statements whose text is fixed by the code (arrays as parameters,
+ * never a list that grows with the rows) and that run often with a costly plan (the fraud guard's
+ * read, a group's checks). SQLite reads it as a comment.
+ */
+export const NAMED_MARKER = '/* named */ ';
+
+/** NAMED_MARKER for the start of a `sql` template. */
+export const named = sql.raw(NAMED_MARKER);
 
 /**
  * Statements whose text starts with NAMED_MARKER go to PostgreSQL as named statements of their

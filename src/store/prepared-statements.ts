@@ -4,24 +4,12 @@
  * prepared statements on the read connection, without the query builder's per-call cost, which is
  * most of a small query's cost.
  */
-import { CompiledQuery, sql, type Compilable, type Kysely, type QueryResult, type Transaction } from 'kysely';
+import { CompiledQuery, type Compilable, type Kysely, type QueryResult, type Transaction } from 'kysely';
 import type { Db, Executor, Store } from './connect.ts';
 import type { Database } from './database.ts';
 import { dialectOf } from './dialect.ts';
 
 const SENTINEL = /^\u0000arg(\d+)\u0000$/;
-
-/**
- * What a statement's text starts with to run as a named statement on PostgreSQL (parsed and
- * planned once per connection, then only bound: `namedStatements` in connect.ts), wherever it
- * runs, transactions included. For statements whose text is fixed by the code (arrays as
- * parameters, never a list that grows with the rows) and that run often with a costly plan (the
- * fraud guard's read, a group's checks). SQLite reads it as a comment.
- */
-export const NAMED_MARKER = '/* named */ ';
-
-/** NAMED_MARKER for the start of a `sql` template. */
-export const named = sql.raw(NAMED_MARKER);
 
 interface Template {
   sql: string;

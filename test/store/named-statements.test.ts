@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
-import { named } from '../../src/store/prepared-statements.ts';
+import { named } from '../../src/store/connect.ts';
 import { forEachDialect } from '../helpers/dialects.ts';
 
 forEachDialect((dialect, open) => {

@@ -6,11 +6,10 @@
  * COMMIT. Every column goes as one array parameter, so a bulk of 10,000 is one statement too.
  */
 import { CompiledQuery, sql } from 'kysely';
-import type { Db, Executor } from '../connect.ts';
+import { named, type Db, type Executor } from '../connect.ts';
 import type { BatchesTable, Database, MessagesTable } from '../database.ts';
 import { insertRows, insertStatementOf } from '../insert-rows.ts';
 import { dialectOf } from '../dialect.ts';
-import { named } from '../prepared-statements.ts';
 
 export interface AcceptanceGroup {
   /** The oldest access revision an acceptance of the group was granted under, or null if none was. */

@@ -3,9 +3,9 @@
  * blocks and safe list, and the installation's secrets.
  */
 import { sql } from 'kysely';
-import type { Executor, Store } from '../connect.ts';
+import { named, type Executor, type Store } from '../connect.ts';
 import type { VerificationStatus, VerificationsTable, VerifyBlocksTable, VerifyServicesTable } from '../database.ts';
-import { named, preparedRead, preparedWrite } from '../prepared-statements.ts';
+import { preparedRead, preparedWrite } from '../prepared-statements.ts';
 import { dialectOf } from '../dialect.ts';
 
 /**
