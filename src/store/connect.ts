@@ -201,30 +201,43 @@ export const named = sql.raw(NAMED_MARKER);
 /**
  * Statements whose text starts with NAMED_MARKER go to PostgreSQL as named statements of their
  * connection: parsed and planned once per connection, then only bound, inside transactions as out
- * of them. The names are the process's, one per text (the marked texts are fixed by the code, so
- * they are few). A schema change that alters a named statement's result columns (a migration run
- * by a newer process while this one runs) makes PostgreSQL refuse that statement once per
- * connection ("cached plan must not change result type"): the text then gets a new name, so its
- * next run is prepared afresh and only the run that met the change failed.
+ * of them. The names are the process's, one per text (the marked texts and `readRow`'s are fixed
+ * by the code, so they are few). A schema change that alters a named statement's result columns (a
+ * migration run by a newer process while this one runs) makes PostgreSQL refuse its next run
+ * ("cached plan must not change result type"): the text then gets a new name, every connection
+ * prepares it afresh, and only the run that met the change failed.
  */
-function namedStatements(pool: import('pg').Pool): void {
-  const names = new Map<string, string>();
+function namedStatements(pool: import('pg').Pool): StatementNames {
+  const byText = new Map<string, string>();
   let made = 0;
-  const nameOf = (text: string) => {
-    let name = names.get(text);
-    if (name === undefined) names.set(text, (name = `pigeon_named_${++made}`));
-    return name;
+  const names: StatementNames = {
+    of(text) {
+      let name = byText.get(text);
+      if (name === undefined) byText.set(text, (name = `pigeon_named_${++made}`));
+      return name;
+    },
+    failed(text, err) {
+      if ((err as { code?: string }).code === '0A000') byText.delete(text);
+    },
   };
   pool.on('connect', (client) => {
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
     (client as unknown as { query: (...args: unknown[]) => unknown }).query = (text: unknown, values?: unknown, callback?: unknown) => {
       if (typeof text !== 'string' || !text.startsWith(NAMED_MARKER) || !Array.isArray(values) || callback !== undefined) return query(text, values, callback);
-      return (query({ name: nameOf(text), text, values }) as Promise<unknown>).catch((err: unknown) => {
-        if ((err as { code?: string }).code === '0A000') names.delete(text);
+      return (query({ name: names.of(text), text, values }) as Promise<unknown>).catch((err: unknown) => {
+        names.failed(text, err);
         throw err;
       });
     };
   });
+  return names;
+}
+
+/** The names of a pool's named statements, one per text (`namedStatements`, `readRow`). */
+interface StatementNames {
+  of(text: string): string;
+  /** After a run of `text` failed: a new name next time if a schema change made its plan stale. */
+  failed(text: string, err: unknown): void;
 }
 
 export function sqlitePath(databaseUrl: string): string {
@@ -343,18 +356,16 @@ function open(databaseUrl: string, opts: StoreOptions): Store {
   const lost = (err: Error) => void condition.observe(err);
   pool.on('error', lost);
   pool.on('connect', (client) => client.on('error', lost));
-  namedStatements(pool);
+  const names = namedStatements(pool);
   const db = new Kysely<Database>({ dialect: observed(new PostgresDialect({ pool }), condition, { recoveredBy: 'answer' }) });
-  // One name per statement text: `preparedRead` makes a fixed set of them.
-  const names = new Map<string, string>();
+  // Named as the marked statements are: `preparedRead` makes a fixed set of texts.
   const readRow = async <R>(text: string, parameters: readonly unknown[]): Promise<R | undefined> => {
-    let name = names.get(text);
-    if (name === undefined) names.set(text, (name = `pigeon_read_${names.size + 1}`));
     try {
-      const result = await pool.query<R & import('pg').QueryResultRow>({ name, text, values: parameters as unknown[] });
+      const result = await pool.query<R & import('pg').QueryResultRow>({ name: names.of(text), text, values: parameters as unknown[] });
       condition.answered(false);
       return result.rows[0];
     } catch (err) {
+      names.failed(text, err);
       condition.observe(err);
       throw err;
     }

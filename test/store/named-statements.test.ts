@@ -41,5 +41,21 @@ forEachDialect((dialect, open) => {
       await assert.rejects(all(), (err: { code?: string }) => err.code === '0A000');
       assert.deepEqual(await all(), [{ id: 1, label: null }]);
     });
+    // The reads every request makes (`readRow`) are named the same way, and recover the same way.
+    await sql`create table named_read (id integer primary key)`.execute(store.db);
+    await sql`insert into named_read (id) values (1)`.execute(store.db);
+    const read = () => store.readRow!<Record<string, unknown>>('select * from named_read where id = $1', [1]);
+    // Read on every connection of the pool, so that each holds the statement.
+    await Promise.all(Array.from({ length: 10 }, async () => assert.deepEqual(await read(), { id: 1 })));
+    await sql`alter table named_read add column label text`.execute(store.db);
+    // Refused at most once (the connection that held the old plan), then prepared afresh.
+    for (let refused = 0; ; ) {
+      try {
+        assert.deepEqual(await read(), { id: 1, label: null });
+        break;
+      } catch (err) {
+        if ((err as { code?: string }).code !== '0A000' || ++refused > 1) throw err;
+      }
+    }
   });
 });

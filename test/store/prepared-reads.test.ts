@@ -29,7 +29,7 @@ forEachDialect((dialect, open) => {
     if (dialect !== 'postgres') return;
     // Read one after another, the reads take the pool's last connection again: it holds the
     // statements by name.
-    const row = (await preparedCount(store, 'pigeon_read_%')) as { n: number | string } | undefined;
+    const row = (await preparedCount(store, 'pigeon_named_%')) as { n: number | string } | undefined;
     assert.ok(Number(row?.n) >= 2, `named statements on the connection: ${row?.n}`);
   });
 
