@@ -38,6 +38,7 @@ import * as m033 from './migrations/033-quiet-hours.ts';
 import * as m034 from './migrations/034-tracked-links.ts';
 import * as m035 from './migrations/035-verify-guard-indexes.ts';
 import * as m036 from './migrations/036-verify-services-access.ts';
+import * as m037 from './migrations/037-verify-guard-one-scan.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': m001,
@@ -73,6 +74,7 @@ const migrations: Record<string, Migration> = {
   '034-tracked-links': m034,
   '035-verify-guard-indexes': m035,
   '036-verify-services-access': m036,
+  '037-verify-guard-one-scan': m037,
 };
 
 class InCodeMigrationProvider implements MigrationProvider {

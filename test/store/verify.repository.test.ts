@@ -72,12 +72,12 @@ for (const dialect of availableDialects) {
         assert.equal(await repo.closeVerification(store.db, 'ver_1', 'expired', NOW + 600_000), true);
         await repo.insertVerification(store.db, verification('ver_5'));
         assert.equal((await repo.pendingVerification(store.db, 'vsv_1', '+447700900123', NOW))?.id, 'ver_5');
-        // A group's lookups with the guard off: each number's pending one, in order, none for a final one or none at all.
+        // A group's lookups with the guard off: whether each number has a pending one, in order, not for a final one or none at all.
         const question = (serviceId: string, recipient: string) => ({ serviceId, accountId: 'acc_1', recipient, range: recipient.slice(0, -3), velocitySince: 0, conversionSince: 0 });
-        assert.deepEqual(await repo.pendingIdsOf(store.db, [question('vsv_2', '+447700900123'), question('vsv_1', '+447700900999'), question('vsv_1', '+447700900123')]), [{ pending_id: 'ver_4' }, { pending_id: null }, { pending_id: 'ver_5' }]);
+        assert.deepEqual(await repo.pendingOf(store.db, [question('vsv_2', '+447700900123'), question('vsv_1', '+447700900999'), question('vsv_1', '+447700900123')]), [{ pending: 1 }, { pending: null }, { pending: 1 }]);
         await repo.closeVerification(store.db, 'ver_4', 'canceled', NOW);
-        assert.deepEqual(await repo.pendingIdsOf(store.db, [question('vsv_2', '+447700900123')]), [{ pending_id: null }]);
-        assert.deepEqual(await repo.pendingIdsOf(store.db, []), []);
+        assert.deepEqual(await repo.pendingOf(store.db, [question('vsv_2', '+447700900123')]), [{ pending: null }]);
+        assert.deepEqual(await repo.pendingOf(store.db, []), []);
       } finally {
         await store.close();
       }
@@ -142,14 +142,22 @@ for (const dialect of availableDialects) {
         await repo.insertVerification(store.db, verification('ver_5', { recipient: '+447700900126', service_id: 'vsv_2', created_at: NOW - 20_000 }));
         await repo.upsertBlock(store.db, { account_id: 'acc_1', range_prefix: '+447700901', level: 1, blocked_at: NOW - 100_000, blocked_until: NOW + 100_000, sent: 10, approved: 0 });
         await repo.addSafeListEntry(store.db, 'acc_1', '+4477009009', NOW);
+        // Older than the day: counted by nothing.
+        await repo.insertVerification(store.db, verification('ver_old', { recipient: '+447700900127', status: 'expired', created_at: NOW - 90_000_000 }));
+        // A range whose block ended 40 s ago: its velocity counts across the block, its conversion only after it.
+        await repo.upsertBlock(store.db, { account_id: 'acc_1', range_prefix: '+447700902', level: 0, blocked_at: NOW - 100_000, blocked_until: NOW - 40_000, sent: 10, approved: 0 });
+        await repo.insertVerification(store.db, verification('ver_6', { recipient: '+447700902001', range_prefix: '+447700902', status: 'expired', created_at: NOW - 50_000 }));
+        await repo.insertVerification(store.db, verification('ver_7', { recipient: '+447700902002', range_prefix: '+447700902', status: 'approved', created_at: NOW - 30_000 }));
+        await repo.insertVerification(store.db, verification('ver_8', { recipient: '+447700902003', range_prefix: '+447700902', service_id: 'vsv_2', created_at: NOW - 35_000 }));
         const ask = (recipient: string, serviceId = 'vsv_1'): repo.GuardQuestion => ({ serviceId, accountId: 'acc_1', recipient, range: recipient.slice(0, -3), velocitySince: hour, conversionSince: day });
-        const figures = await repo.guardFiguresOf(store.db, [ask('+447700900123'), ask('+447700901555'), ask('+447700900999', 'vsv_2')]);
+        const figures = await repo.guardFiguresOf(store.db, [ask('+447700900123'), ask('+447700901555'), ask('+447700900999', 'vsv_2'), ask('+447700902009')]);
         const plain = figures.map((f) => Object.fromEntries(Object.entries(f).map(([k, v]) => [k, v === null || typeof v === 'string' && !/^\d+$/.test(v) ? v : Number(v)])));
         assert.deepEqual(plain, [
           // Two of the hour to the number and its range in the service (the blocked one never counts); the account's range over the day: four, one approved.
-          { safe: 0, per_number: 2, per_number_oldest: NOW - 60_000, per_range: 2, per_range_oldest: NOW - 60_000, block_level: null, blocked_until: null, sent: 4, approved: 1, pending_id: 'ver_2' },
-          { safe: 0, per_number: 0, per_number_oldest: null, per_range: 0, per_range_oldest: null, block_level: 1, blocked_until: NOW + 100_000, sent: 0, approved: null, pending_id: null },
-          { safe: 1, per_number: 0, per_number_oldest: null, per_range: 1, per_range_oldest: NOW - 20_000, block_level: null, blocked_until: null, sent: 4, approved: 1, pending_id: null },
+          { safe: 0, per_number: 2, per_number_oldest: NOW - 60_000, per_range: 2, per_range_oldest: NOW - 60_000, block_level: null, blocked_until: null, sent: 4, approved: 1, pending: 1 },
+          { safe: 0, per_number: 0, per_number_oldest: null, per_range: 0, per_range_oldest: null, block_level: 1, blocked_until: NOW + 100_000, sent: 0, approved: 0, pending: null },
+          { safe: 1, per_number: 0, per_number_oldest: null, per_range: 1, per_range_oldest: NOW - 20_000, block_level: null, blocked_until: null, sent: 4, approved: 1, pending: null },
+          { safe: 0, per_number: 0, per_number_oldest: null, per_range: 2, per_range_oldest: NOW - 50_000, block_level: 0, blocked_until: NOW - 40_000, sent: 2, approved: 1, pending: null },
         ]);
         assert.deepEqual(await repo.guardFiguresOf(store.db, []), []);
       } finally {

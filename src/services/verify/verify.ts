@@ -359,7 +359,7 @@ async function createOnce(ctx: Context, sender: Sender, serviceId: string, to: s
         admitLock: `${service.account_id}:${row.range_prefix}`,
         // With the guard off, the pending verification's id alone.
         admitRead: {
-          read: service.fraud_guard === 'off' ? repo.pendingIdsOf : repo.guardFiguresOf,
+          read: service.fraud_guard === 'off' ? repo.pendingOf : repo.guardFiguresOf,
           question: { serviceId: service.id, accountId: service.account_id, recipient: e164, range: row.range_prefix, velocitySince: now - VELOCITY_WINDOW_MS, conversionSince: now - CONVERSION_WINDOW_MS } satisfies repo.GuardQuestion,
         },
         admit: async (trx, { revision, tally }, answer) => {
@@ -371,9 +371,9 @@ async function createOnce(ctx: Context, sender: Sender, serviceId: string, to: s
             if (!sameService(current, service)) return new Admitted({ kind: 'stale_service' });
           }
           if (tally.has(`pending\u0000${service.id}\u0000${e164}`)) return new Admitted({ kind: 'pending_in_group' });
-          const read = answer as { pending_id: string | null };
+          const read = answer as { pending: number | null };
           const figures = service.fraud_guard === 'off' ? null : (answer as repo.GuardFigures);
-          const pending = read.pending_id !== null ? await repo.pendingTo(trx, service.id, e164) : undefined;
+          const pending = read.pending !== null ? await repo.pendingTo(trx, service.id, e164) : undefined;
           if (pending && Number(pending.expires_at) > now) return new Admitted({ kind: 'pending', verification: pending });
           // Past its expiry but not yet swept: expired now, so the new one may be the number's pending one.
           if (pending && (await repo.closeVerification(trx, pending.id, 'expired', now))) {

@@ -288,7 +288,7 @@ export async function verifyTexts(db: Executor, messageIds: readonly string[]): 
   return new Map(rows.map((r) => [r.message_id, r.body]));
 }
 
-/** What the fraud guard's rules 2 and 3 need to decide a new verification (guardFigures). */
+/** What the fraud guard's rules 2 and 3 need to decide a new verification (guardFiguresOf). */
 export interface GuardFigures {
   /** Safe-list entries of the account that cover the number. */
   safe: number;
@@ -303,9 +303,9 @@ export interface GuardFigures {
   blocked_until: number | null;
   /** Sent to the account's range since `conversionSince` and since its last block ended, and how many approved. */
   sent: number;
-  approved: number | null;
-  /** The id of the verification to the number pending in the service, if any (`pendingTo` reads it whole). */
-  pending_id: string | null;
+  approved: number;
+  /** 1 when a verification to the number is pending in the service (`pendingTo` reads it), else null. */
+  pending: number | null;
 }
 
 /** What `guardFiguresOf` reads for one new verification. */
@@ -319,11 +319,13 @@ export interface GuardQuestion {
 }
 
 /**
- * Every figure of the fraud guard for each of a group's new verifications, and the id of the
- * verification pending to its number, run in the transaction that accepts their messages. Each
- * part reads a few entries of an index: the velocity rule's counts stop mattering past 5 and 30,
- * and the conversion rule counts one range's day. Counting the rows, whichever process wrote them,
- * keeps the guard exact across processes with no counters to keep in step.
+ * Every figure of the fraud guard for each of a group's new verifications, and whether one to its
+ * number is pending, run in the transaction that accepts their messages. Counting the rows,
+ * whichever process wrote them, keeps the guard exact across processes with no counters to keep in
+ * step. Each figure reads a few entries of an index: the number's hour (the velocity limit stops
+ * it at 5), and one scan of the account's range since the older of the two windows, which gives
+ * both the service's hour of the range (velocity) and the account's day (conversion) (migration
+ * 037). The range's block is read once, for its level and for where the conversion count starts.
  *
  * On SQLite one prepared statement per verification (in process, no round trips); on PostgreSQL
  * one statement for the whole group, where each would be a round trip.
@@ -332,7 +334,10 @@ export async function guardFiguresOf(db: Executor, questions: readonly GuardQues
   if (questions.length === 0) return [];
   if (dialectOf(db) !== 'postgres') {
     const out: GuardFigures[] = [];
-    for (const q of questions) out.push((await guardFiguresRow(db, q.serviceId, q.accountId, q.recipient, q.range, q.velocitySince, q.conversionSince)).rows[0] as GuardFigures);
+    for (const q of questions) {
+      const since = Math.min(q.velocitySince, q.conversionSince);
+      out.push((await guardFiguresRow(db, q.serviceId, q.accountId, q.recipient, q.range, q.velocitySince, q.conversionSince, since)).rows[0] as GuardFigures);
+    }
     return out;
   }
   const column = <K extends keyof GuardQuestion>(k: K) => questions.map((q) => q[k]);
@@ -340,101 +345,75 @@ export async function guardFiguresOf(db: Executor, questions: readonly GuardQues
   const { rows } = await sql<GuardFigures>`${named}
     select
       (select count(*) from verify_safe_list s where s.account_id = w.account_id and substr(w.recipient, 1, length(s.entry)) = s.entry) as safe,
-      n.n as per_number, n.oldest as per_number_oldest, r.n as per_range, r.oldest as per_range_oldest,
+      n.n as per_number, n.oldest as per_number_oldest, c.per_range, c.per_range_oldest,
       b.block_level, b.blocked_until, c.sent, c.approved,
-      (select p.id from verifications p where p.service_id = w.service_id and p.recipient = w.recipient and p.status = ${PENDING} limit ${ONE}) as pending_id
+      (select ${ONE} from verifications p where p.service_id = w.service_id and p.recipient = w.recipient and p.status = ${PENDING} limit ${ONE}) as pending
     from unnest(${column('serviceId')}::text[], ${column('accountId')}::text[], ${column('recipient')}::text[], ${column('range')}::text[],
       ${column('velocitySince')}::bigint[], ${column('conversionSince')}::bigint[]) with ordinality as w(service_id, account_id, recipient, range, velocity_since, conversion_since, ord)
     cross join lateral (select count(*) as n, min(v.created_at) as oldest from verifications v
       where v.service_id = w.service_id and v.recipient = w.recipient and v.created_at > w.velocity_since and v.status <> 'blocked') n
-    cross join lateral (select count(*) as n, min(v.created_at) as oldest from verifications v
-      where v.service_id = w.service_id and v.range_prefix = w.range and v.created_at > w.velocity_since and v.status <> 'blocked') r
     cross join lateral (select max(k.level) as block_level, max(k.blocked_until) as blocked_until from verify_blocks k
       where k.account_id = w.account_id and k.range_prefix = w.range) b
-    cross join lateral (select count(*) as sent, sum(case when v.status = 'approved' then 1 else 0 end) as approved from verifications v
-      where v.account_id = w.account_id and v.range_prefix = w.range and v.created_at > w.conversion_since
-        and v.created_at > coalesce((select k.blocked_until from verify_blocks k where k.account_id = w.account_id and k.range_prefix = w.range), 0)
-        and v.status <> 'blocked') c
+    cross join lateral (select
+        count(*) filter (where v.service_id = w.service_id and v.created_at > w.velocity_since) as per_range,
+        min(v.created_at) filter (where v.service_id = w.service_id and v.created_at > w.velocity_since) as per_range_oldest,
+        count(*) filter (where v.created_at > w.conversion_since and v.created_at > coalesce(b.blocked_until, 0)) as sent,
+        count(*) filter (where v.status = 'approved' and v.created_at > w.conversion_since and v.created_at > coalesce(b.blocked_until, 0)) as approved
+      from verifications v
+      where v.account_id = w.account_id and v.range_prefix = w.range and v.created_at > least(w.velocity_since, w.conversion_since) and v.status <> 'blocked') c
     order by w.ord`.execute(db);
   return rows;
 }
 
 /**
- * The id of the verification pending to each question's number, or null: a group's lookups with the
- * fraud guard off (`guardFiguresOf` gives it with the guard's figures). On PostgreSQL one statement
- * for the group; on SQLite the prepared lookup of each.
+ * Whether a verification to each question's number is pending (1) or not (null): a group's
+ * lookups with the fraud guard off (`guardFiguresOf` gives it with the guard's figures). On
+ * PostgreSQL one statement for the group; on SQLite the prepared lookup of each, which the
+ * partial index of pending verifications answers alone.
  */
-export async function pendingIdsOf(db: Executor, questions: readonly GuardQuestion[]): Promise<{ pending_id: string | null }[]> {
+export async function pendingOf(db: Executor, questions: readonly GuardQuestion[]): Promise<{ pending: number | null }[]> {
   if (questions.length === 0) return [];
   if (dialectOf(db) !== 'postgres') {
-    const out: { pending_id: string | null }[] = [];
-    for (const q of questions) out.push({ pending_id: (await pendingTo(db, q.serviceId, q.recipient))?.id ?? null });
+    const out: { pending: number | null }[] = [];
+    for (const q of questions) out.push({ pending: (await pendingRow(db, q.serviceId, q.recipient)).rows.length > 0 ? 1 : null });
     return out;
   }
-  const { rows } = await sql<{ pending_id: string | null }>`${named}
-    select (select p.id from verifications p where p.service_id = w.service_id and p.recipient = w.recipient and p.status = ${PENDING} limit ${ONE}) as pending_id
+  const { rows } = await sql<{ pending: number | null }>`${named}
+    select (select ${ONE} from verifications p where p.service_id = w.service_id and p.recipient = w.recipient and p.status = ${PENDING} limit ${ONE}) as pending
     from unnest(${questions.map((q) => q.serviceId)}::text[], ${questions.map((q) => q.recipient)}::text[]) with ordinality as w(service_id, recipient, ord)
     order by w.ord`.execute(db);
   return rows;
 }
 
+/** Whether one is pending to the number, from the partial index alone (no row read: `select 1`). */
+const pendingRow = preparedWrite((db, serviceId: string, recipient: string) =>
+  db.selectFrom('verifications').select(sql.lit(1).as('pending')).where('service_id', '=', serviceId).where('recipient', '=', recipient).where('status', '=', PENDING).limit(ONE),
+);
+
+/**
+ * SQLite's statement for one question. The range's block is joined once (one row at most: the
+ * table's key) and the account's range scanned once (the aggregates of the outer query), with no
+ * LATERAL to reuse the block in a subquery. With no verification in the range the LEFT JOIN still
+ * gives the one row that the aggregates count as none.
+ */
 const guardFiguresRow = preparedWrite(
-  (db: Executor, serviceId: string, accountId: string, recipient: string, range: string, velocitySince: number, conversionSince: number) => {
-    const velocity = (field: 'recipient' | 'range_prefix', value: string) =>
-      db
-        .selectFrom('verifications')
-        .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('oldest')])
-        .where('service_id', '=', serviceId)
-        .where(field, '=', value)
-        .where('created_at', '>', velocitySince)
-        .where('status', '!=', 'blocked');
-    return db
-      .selectFrom([
-        db
-          .selectFrom('verify_safe_list')
-          .select((eb) => eb.fn.countAll<number>().as('safe'))
-          .where('account_id', '=', accountId)
-          // As safeListCovers: the entry is the number or a prefix of it.
-          .where(sql<boolean>`substr(${recipient}, 1, length(entry)) = entry`)
-          .as('s'),
-        velocity('recipient', recipient).as('n'),
-        velocity('range_prefix', range).as('r'),
-        db
-          .selectFrom('verify_blocks')
-          .select((eb) => [eb.fn.max('level').as('block_level'), eb.fn.max('blocked_until').as('blocked_until')])
-          .where('account_id', '=', accountId)
-          .where('range_prefix', '=', range)
-          .as('b'),
-        db
-          .selectFrom('verifications')
-          .select([sql<number>`count(*)`.as('sent'), sql<number | null>`sum(case when status = 'approved' then 1 else 0 end)`.as('approved')])
-          .where('account_id', '=', accountId)
-          .where('range_prefix', '=', range)
-          .where('created_at', '>', conversionSince)
-          // A range whose block ended starts afresh: only what was sent since counts.
-          .where(sql<boolean>`created_at > coalesce((select blocked_until from verify_blocks where account_id = ${accountId} and range_prefix = ${range}), 0)`)
-          .where('status', '!=', 'blocked')
-          .as('c'),
-      ])
-      .select([
-        's.safe',
-        sql<number>`n.n`.as('per_number'),
-        sql<number | null>`n.oldest`.as('per_number_oldest'),
-        sql<number>`r.n`.as('per_range'),
-        sql<number | null>`r.oldest`.as('per_range_oldest'),
-        'b.block_level',
-        'b.blocked_until',
-        'c.sent',
-        'c.approved',
-        db
-          .selectFrom('verifications')
-          .select('id')
-          .where('service_id', '=', serviceId)
-          .where('recipient', '=', recipient)
-          .where('status', '=', PENDING)
-          .limit(ONE)
-          .as('pending_id'),
-      ]);
+  (db: Executor, serviceId: string, accountId: string, recipient: string, range: string, velocitySince: number, conversionSince: number, since: number) => {
+    const inVelocity = sql`v.service_id = ${serviceId} and v.created_at > ${velocitySince}`;
+    const inConversion = sql`v.created_at > ${conversionSince} and v.created_at > coalesce(b.blocked_until, 0)`;
+    const query = sql`select
+        (select count(*) from verify_safe_list where account_id = ${accountId} and substr(${recipient}, 1, length(entry)) = entry) as safe,
+        n.n as per_number, n.oldest as per_number_oldest,
+        count(case when ${inVelocity} then 1 end) as per_range,
+        min(case when ${inVelocity} then v.created_at end) as per_range_oldest,
+        max(b.level) as block_level, max(b.blocked_until) as blocked_until,
+        count(case when ${inConversion} then 1 end) as sent,
+        count(case when v.status = 'approved' and ${inConversion} then 1 end) as approved,
+        (select ${ONE} from verifications where service_id = ${serviceId} and recipient = ${recipient} and status = ${PENDING} limit ${ONE}) as pending
+      from (select count(*) as n, min(created_at) as oldest from verifications
+        where service_id = ${serviceId} and recipient = ${recipient} and created_at > ${velocitySince} and status != 'blocked') as n
+      left join verify_blocks b on b.account_id = ${accountId} and b.range_prefix = ${range}
+      left join verifications v on v.account_id = ${accountId} and v.range_prefix = ${range} and v.created_at > ${since} and v.status != 'blocked'`;
+    return { compile: () => query.compile(db) };
   },
 );
 
