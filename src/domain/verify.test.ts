@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
+import { createHmac, createSecretKey } from 'node:crypto';
 import { blockDurationMs, codeHash, codeMatches, conversionBlocks, generateCode, maskedText, rangeOf, retryAfterSeconds, safeListCovers } from './verify.ts';
 
 test('codes: the asked number of digits, digits spread over 0-9', () => {
@@ -23,6 +23,8 @@ test('the stored form is HMAC-SHA256 (RFC 4231 case 2) of id and code; compariso
   assert.ok(!codeMatches(key, 'ver_1', '123457', stored));
   assert.ok(!codeMatches(key, 'ver_2', '123456', stored), 'bound to its verification');
   assert.ok(!codeMatches(Buffer.from('other'), 'ver_1', '123456', stored), 'bound to the key');
+  assert.equal(codeHash(createSecretKey(key), 'ver_1', '123456'), stored, 'the same key as a KeyObject');
+  assert.ok(codeMatches(createSecretKey(key), 'ver_1', '123456', stored));
 });
 
 test('masked text, ranges, safe list, the conversion rule and escalation', () => {

@@ -3,7 +3,7 @@
  * and the fraud guard's rules. Codes come from node's CSPRNG (`crypto.randomInt`, uniform over
  * 0-9, no modulo bias) and are compared as HMACs with `crypto.timingSafeEqual`.
  */
-import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomInt, timingSafeEqual, type KeyObject } from 'node:crypto';
 
 export const DEFAULT_TEMPLATE = 'Your {name} code is {code}';
 /** What stands for each digit of the code wherever Pigeon shows or stores the text. */
@@ -18,13 +18,14 @@ export function generateCode(length: number): string {
 /**
  * The stored form of a code: HMAC-SHA256 under the installation's key of the verification id and
  * the code, so one code's hash says nothing about another verification's, and a stolen table
- * cannot be brute-forced offline without the key.
+ * cannot be brute-forced offline without the key. The key is best given as a KeyObject, made once:
+ * a Buffer is made into one at every call.
  */
-export function codeHash(key: Buffer, verificationId: string, code: string): string {
+export function codeHash(key: KeyObject | Buffer, verificationId: string, code: string): string {
   return createHmac('sha256', key).update(`${verificationId}:${code}`).digest('hex');
 }
 
-export function codeMatches(key: Buffer, verificationId: string, code: string, stored: string): boolean {
+export function codeMatches(key: KeyObject | Buffer, verificationId: string, code: string, stored: string): boolean {
   const given = Buffer.from(codeHash(key, verificationId, code), 'hex');
   const expected = Buffer.from(stored, 'hex');
   return given.length === expected.length && timingSafeEqual(given, expected);

@@ -6,6 +6,7 @@
  * (src/domain/twilio-sid.ts), so either surface reads what the other made.
  */
 import { parseRecipient } from '../../domain/phone-number.ts';
+import { rangeOf } from '../../domain/verify.ts';
 import { serviceIdOfSid, serviceSidOf, verificationIdOfSid, verificationSidOf } from '../../domain/twilio-sid.ts';
 import { AppError } from '../../errors/catalogue.ts';
 import { TwilioError } from '../../errors/twilio-catalogue.ts';
@@ -224,5 +225,5 @@ async function lastTried(ctx: Context, caller: TwilioCaller, service: VerifyServ
     return row?.service_id === service.id ? row : undefined;
   }
   const recipient = parseRecipient(target.to);
-  return recipient.ok ? repo.latestVerification(ctx.store.db, service.id, recipient.e164) : undefined;
+  return recipient.ok ? repo.latestVerification(ctx.store.db, service.account_id, rangeOf(recipient.e164), service.id, recipient.e164) : undefined;
 }

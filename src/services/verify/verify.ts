@@ -12,7 +12,7 @@
  * A recipient's STOP refuses their codes too (`recipient_opted_out`), as Twilio refuses a Verify
  * SMS to a number that replied STOP until it replies START.
  */
-import { randomBytes } from 'node:crypto';
+import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import { AppError } from '../../errors/catalogue.ts';
 import { countryOfNumber } from '../../domain/national-number.ts';
@@ -118,13 +118,13 @@ export function verificationView(v: VerificationsTable): VerificationView {
   };
 }
 
-const keys = new WeakMap<Store, Promise<Buffer>>();
+const keys = new WeakMap<Store, Promise<KeyObject>>();
 
 /** The installation's HMAC key for codes: made on first use, kept in `installation_secrets`. */
-function codeKey(ctx: Context): Promise<Buffer> {
+function codeKey(ctx: Context): Promise<KeyObject> {
   let key = keys.get(ctx.store);
   if (!key) {
-    key = repo.installationSecret(ctx.store.db, 'verify_code_key', () => randomBytes(32).toString('hex'), ctx.clock()).then((hex) => Buffer.from(hex, 'hex'));
+    key = repo.installationSecret(ctx.store.db, 'verify_code_key', () => randomBytes(32).toString('hex'), ctx.clock()).then((hex) => createSecretKey(Buffer.from(hex, 'hex')));
     key.catch(() => keys.delete(ctx.store));
     keys.set(ctx.store, key);
   }

@@ -322,10 +322,11 @@ export interface GuardQuestion {
  * Every figure of the fraud guard for each of a group's new verifications, and whether one to its
  * number is pending, run in the transaction that accepts their messages. Counting the rows,
  * whichever process wrote them, keeps the guard exact across processes with no counters to keep in
- * step. Each figure reads a few entries of an index: the number's hour (the velocity limit stops
- * it at 5), and one scan of the account's range since the older of the two windows, which gives
- * both the service's hour of the range (velocity) and the account's day (conversion) (migration
- * 037). The range's block is read once, for its level and for where the conversion count starts.
+ * step. The figures come from one scan of the account's index over the number's range since the
+ * older of the two windows (migration 037): the service's hour of the number and of the range
+ * (velocity) and the account's day of the range (conversion). The range's block is read once, for
+ * its level and for where the conversion count starts; the pending one from the partial index of
+ * pending verifications alone.
  *
  * On SQLite one prepared statement per verification (in process, no round trips); on PostgreSQL
  * one statement for the whole group, where each would be a round trip.
@@ -345,16 +346,16 @@ export async function guardFiguresOf(db: Executor, questions: readonly GuardQues
   const { rows } = await sql<GuardFigures>`${named}
     select
       (select count(*) from verify_safe_list s where s.account_id = w.account_id and substr(w.recipient, 1, length(s.entry)) = s.entry) as safe,
-      n.n as per_number, n.oldest as per_number_oldest, c.per_range, c.per_range_oldest,
+      c.per_number, c.per_number_oldest, c.per_range, c.per_range_oldest,
       b.block_level, b.blocked_until, c.sent, c.approved,
       (select ${ONE} from verifications p where p.service_id = w.service_id and p.recipient = w.recipient and p.status = ${PENDING} limit ${ONE}) as pending
     from unnest(${column('serviceId')}::text[], ${column('accountId')}::text[], ${column('recipient')}::text[], ${column('range')}::text[],
       ${column('velocitySince')}::bigint[], ${column('conversionSince')}::bigint[]) with ordinality as w(service_id, account_id, recipient, range, velocity_since, conversion_since, ord)
-    cross join lateral (select count(*) as n, min(v.created_at) as oldest from verifications v
-      where v.service_id = w.service_id and v.recipient = w.recipient and v.created_at > w.velocity_since and v.status <> 'blocked') n
     cross join lateral (select max(k.level) as block_level, max(k.blocked_until) as blocked_until from verify_blocks k
       where k.account_id = w.account_id and k.range_prefix = w.range) b
     cross join lateral (select
+        count(*) filter (where v.service_id = w.service_id and v.recipient = w.recipient and v.created_at > w.velocity_since) as per_number,
+        min(v.created_at) filter (where v.service_id = w.service_id and v.recipient = w.recipient and v.created_at > w.velocity_since) as per_number_oldest,
         count(*) filter (where v.service_id = w.service_id and v.created_at > w.velocity_since) as per_range,
         min(v.created_at) filter (where v.service_id = w.service_id and v.created_at > w.velocity_since) as per_range_oldest,
         count(*) filter (where v.created_at > w.conversion_since and v.created_at > coalesce(b.blocked_until, 0)) as sent,
@@ -391,26 +392,27 @@ const pendingRow = preparedWrite((db, serviceId: string, recipient: string) =>
 );
 
 /**
- * SQLite's statement for one question. The range's block is joined once (one row at most: the
- * table's key) and the account's range scanned once (the aggregates of the outer query), with no
- * LATERAL to reuse the block in a subquery. With no verification in the range the LEFT JOIN still
- * gives the one row that the aggregates count as none.
+ * SQLite's statement for one question (no LATERAL): the range's block joined once (one row at
+ * most: the table's key) and the account's range scanned once, by the outer query's aggregates.
+ * Joined to a constant row, so that with no block and no verification it still gives the one row
+ * that the aggregates count as none.
  */
 const guardFiguresRow = preparedWrite(
   (db: Executor, serviceId: string, accountId: string, recipient: string, range: string, velocitySince: number, conversionSince: number, since: number) => {
-    const inVelocity = sql`v.service_id = ${serviceId} and v.created_at > ${velocitySince}`;
+    const inRange = sql`v.service_id = ${serviceId} and v.created_at > ${velocitySince}`;
+    const toNumber = sql`${inRange} and v.recipient = ${recipient}`;
     const inConversion = sql`v.created_at > ${conversionSince} and v.created_at > coalesce(b.blocked_until, 0)`;
     const query = sql`select
         (select count(*) from verify_safe_list where account_id = ${accountId} and substr(${recipient}, 1, length(entry)) = entry) as safe,
-        n.n as per_number, n.oldest as per_number_oldest,
-        count(case when ${inVelocity} then 1 end) as per_range,
-        min(case when ${inVelocity} then v.created_at end) as per_range_oldest,
+        count(case when ${toNumber} then 1 end) as per_number,
+        min(case when ${toNumber} then v.created_at end) as per_number_oldest,
+        count(case when ${inRange} then 1 end) as per_range,
+        min(case when ${inRange} then v.created_at end) as per_range_oldest,
         max(b.level) as block_level, max(b.blocked_until) as blocked_until,
         count(case when ${inConversion} then 1 end) as sent,
         count(case when v.status = 'approved' and ${inConversion} then 1 end) as approved,
         (select ${ONE} from verifications where service_id = ${serviceId} and recipient = ${recipient} and status = ${PENDING} limit ${ONE}) as pending
-      from (select count(*) as n, min(created_at) as oldest from verifications
-        where service_id = ${serviceId} and recipient = ${recipient} and created_at > ${velocitySince} and status != 'blocked') as n
+      from (select 1) as one
       left join verify_blocks b on b.account_id = ${accountId} and b.range_prefix = ${range}
       left join verifications v on v.account_id = ${accountId} and v.range_prefix = ${range} and v.created_at > ${since} and v.status != 'blocked'`;
     return { compile: () => query.compile(db) };
@@ -464,7 +466,21 @@ export async function conversionStats(db: Executor, accountId: string | undefine
   return rows.map((r) => ({ ...r, sent: Number(r.sent), approved: Number(r.approved ?? 0) }));
 }
 
-/** The newest verification to that number in the service, whatever its status. */
-export async function latestVerification(db: Executor, serviceId: string, recipient: string): Promise<VerificationsTable | undefined> {
-  return db.selectFrom('verifications').selectAll().where('service_id', '=', serviceId).where('recipient', '=', recipient).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(ONE).executeTakeFirst();
+/**
+ * The newest verification to that number in the service, whatever its status: read through the
+ * account's range index (migration 037), so the caller names the service's account and the
+ * number's range.
+ */
+export async function latestVerification(db: Executor, accountId: string, range: string, serviceId: string, recipient: string): Promise<VerificationsTable | undefined> {
+  return db
+    .selectFrom('verifications')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('range_prefix', '=', range)
+    .where('service_id', '=', serviceId)
+    .where('recipient', '=', recipient)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(ONE)
+    .executeTakeFirst();
 }
