@@ -60,6 +60,23 @@ for (const dialect of availableDialects) {
       }
     });
 
+    it('the expiry sweep takes pending ones past their expiry, oldest expiry first, and nothing else', async () => {
+      const store = await openTestStore(dialect);
+      try {
+        await repo.insertVerification(store.db, verification('ver_late', { recipient: '+447700900001', expires_at: NOW - 1_000 }));
+        await repo.insertVerification(store.db, verification('ver_later', { recipient: '+447700900002', expires_at: NOW - 5_000 }));
+        await repo.insertVerification(store.db, verification('ver_now', { recipient: '+447700900003', expires_at: NOW }));
+        await repo.insertVerification(store.db, verification('ver_live', { recipient: '+447700900004', expires_at: NOW + 1 }));
+        await repo.insertVerification(store.db, verification('ver_done', { recipient: '+447700900005', status: 'approved', expires_at: NOW - 9_000 }));
+        assert.deepEqual((await repo.expiredPending(store.db, NOW, 500)).map((v) => v.id), ['ver_later', 'ver_late', 'ver_now']);
+        assert.deepEqual((await repo.expiredPending(store.db, NOW, 1)).map((v) => v.id), ['ver_later']);
+        assert.equal(await repo.closeVerification(store.db, 'ver_later', 'expired', NOW), true);
+        assert.deepEqual((await repo.expiredPending(store.db, NOW, 500)).map((v) => v.id), ['ver_late', 'ver_now']);
+      } finally {
+        await store.close();
+      }
+    });
+
     it('a second pending one is refused; final ones are not; a lapsed one is found only without `now`', async () => {
       const store = await openTestStore(dialect);
       try {

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 
 /**
  * The fraud guard's velocity rule (a service's verifications in the last hour to the number and to
@@ -10,6 +10,15 @@ import type { Kysely } from 'kysely';
  * of its own to write at commit), and every create reads two fewer. The one read by number that
  * remains outside a create, a Twilio check's last verification to the number, scans the number's
  * range (`latestVerification`).
+ *
+ * The expiry sweep's index was (status, expires_at), and a lookup of a number's pending
+ * verification (`status = 'pending'`, the service and the number) could take it instead of the
+ * partial index of migration 032: PostgreSQL did, in plans made for named statements while the
+ * table had no statistics (a new installation, or autovacuum off), and every lookup then read every
+ * pending verification (thousands of index entries each; creates a second cut by three). It is
+ * now partial too, over `expires_at`, and its condition names `expires_at is not null`, which the
+ * sweep's `expires_at <= ?` implies and a lookup by number does not: only the sweep can use it.
+ * A verification leaving `pending` now leaves it, where it moved inside it.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropIndex('verifications_service_recipient').execute();
@@ -20,6 +29,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .on('verifications')
     .columns(['account_id', 'range_prefix', 'created_at', 'status', 'service_id', 'recipient'])
     .execute();
+  await db.schema.dropIndex('verifications_pending_expiry').execute();
+  await db.schema.createIndex('verifications_pending_expiry').on('verifications').column('expires_at').where(sql<boolean>`status = 'pending' and expires_at is not null`).execute();
 }
 
 export async function down(): Promise<void> {
