@@ -357,7 +357,7 @@ async function createOnce(ctx: Context, sender: Sender, serviceId: string, to: s
         storedBody: maskedText(template, service.name, Number(service.code_length)),
         // The guard's counts and the number's pending verification, one range at a time.
         admitLock: `${service.account_id}:${row.range_prefix}`,
-        // With the guard off, the pending verification's id alone.
+        // With the guard off, only whether one is pending to the number.
         admitRead: {
           read: service.fraud_guard === 'off' ? repo.pendingOf : repo.guardFiguresOf,
           question: { serviceId: service.id, accountId: service.account_id, recipient: e164, range: row.range_prefix, velocitySince: now - VELOCITY_WINDOW_MS, conversionSince: now - CONVERSION_WINDOW_MS } satisfies repo.GuardQuestion,

@@ -18,7 +18,7 @@ import { sql, type Kysely } from 'kysely';
  * pending verification (thousands of index entries each; creates a second cut by three). It is
  * now partial too, over `expires_at`, and its condition names `expires_at is not null`, which the
  * sweep's `expires_at <= ?` implies and a lookup by number does not: only the sweep can use it.
- * A verification leaving `pending` now leaves it, where it moved inside it.
+ * A verification that leaves `pending` now leaves this index, where its entry used to move in it.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropIndex('verifications_service_recipient').execute();

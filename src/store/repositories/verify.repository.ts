@@ -401,7 +401,9 @@ const guardFiguresRow = preparedWrite(
   (db: Executor, serviceId: string, accountId: string, recipient: string, range: string, velocitySince: number, conversionSince: number, since: number) => {
     const inRange = sql`v.service_id = ${serviceId} and v.created_at > ${velocitySince}`;
     const toNumber = sql`${inRange} and v.recipient = ${recipient}`;
+    // A range whose block ended starts afresh: only what was sent since counts.
     const inConversion = sql`v.created_at > ${conversionSince} and v.created_at > coalesce(b.blocked_until, 0)`;
+    // The safe list as safeListCovers reads it: an entry is the number or a prefix of it.
     const query = sql`select
         (select count(*) from verify_safe_list where account_id = ${accountId} and substr(${recipient}, 1, length(entry)) = entry) as safe,
         count(case when ${toNumber} then 1 end) as per_number,
