@@ -8,8 +8,9 @@ import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import SqliteDatabase from './sqlite-driver.mjs';
-import { CompiledQuery, Kysely, sql, PostgresDialect, SqliteDialect, SqliteDriver, type Compilable, type DatabaseConnection, type Dialect, type Driver, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, sql, SqliteDialect, SqliteDriver, type Compilable, type DatabaseConnection, type Dialect, type Driver, type Transaction } from 'kysely';
 import { ReadPool } from './read-pool.ts';
+import { PipelinedPostgresDialect } from './pipelined-postgres.ts';
 import { observedDriver, StoreCondition } from './condition.ts';
 import type { Database } from './database.ts';
 import { registerDialect, type DialectName } from './dialect.ts';
@@ -348,7 +349,8 @@ function open(databaseUrl: string, opts: StoreOptions): Store {
   }
   const pg = loadPg();
   const condition = new StoreCondition();
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 10, connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS, keepAlive: true });
+  // Pipeline mode: a connection's queries go out as they are asked for (pipelined-postgres.ts).
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 10, connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS, keepAlive: true, pipeline: true });
   // A server that restarts or fails over ends every connection. An idle client's error reaches the
   // pool, a client in use emits it on itself between queries; with no listener either would end
   // the process. The pool drops such a client (it is no longer queryable) and connects anew on
@@ -357,7 +359,7 @@ function open(databaseUrl: string, opts: StoreOptions): Store {
   pool.on('error', lost);
   pool.on('connect', (client) => client.on('error', lost));
   const names = namedStatements(pool);
-  const db = new Kysely<Database>({ dialect: observed(new PostgresDialect({ pool }), condition, { recoveredBy: 'answer' }) });
+  const db = new Kysely<Database>({ dialect: observed(new PipelinedPostgresDialect({ pool }), condition, { recoveredBy: 'answer' }) });
   // Named as the marked statements are: `preparedRead` makes a fixed set of texts.
   const readRow = async <R>(text: string, parameters: readonly unknown[]): Promise<R | undefined> => {
     try {

@@ -136,9 +136,10 @@ describe('acceptance repository', () => {
       await store.db.transaction().execute((trx) => insertBesideRows(trx, []));
     });
 
-    it(`admission keys are locked until the transaction ends (${dialect === 'postgres' ? 'a second transaction waits' : 'SQLite: nothing to lock'})`, async () => {
+    it(`admission keys are locked until the transaction ends (${dialect === 'postgres' ? 'a second transaction waits, and the reads sent with its lock see what the first committed' : 'SQLite: nothing to lock'})`, async () => {
       const store = await open();
       const key = `acc_${randomBytes(6).toString('hex')}:+447700900`;
+      const written = `ver_${randomBytes(6).toString('hex')}`;
       if (dialect !== 'postgres') {
         await store.db.transaction().execute((trx) => lockAdmissionKeys(trx, [key]));
         return;
@@ -150,14 +151,19 @@ describe('acceptance repository', () => {
       const order: string[] = [];
       const first = store.db.transaction().execute(async (trx) => {
         await lockAdmissionKeys(trx, [key, `${key}1`, key]);
+        await insertBesideRows(trx, [{ table: 'verifications', row: verification(written, '+447700900009') }]);
         locked();
         await held;
       });
       await firstLocked;
-      // The admitting transaction's first statement (the lock and the access revision) takes the same lock.
+      // The admitting transaction's first statement (the lock and the access revision) takes the same
+      // lock; the read sent with it in the same round trip runs once the lock is held, so it sees
+      // what the first transaction committed (a read in the lock's own statement would not).
       let revision: number | undefined;
+      let read: unknown[][] = [];
       const second = store.db.transaction().execute(async (trx) => {
-        revision = await lockAdmissionKeysReadingRevision(trx, [`${key}2`, key]);
+        const seen = trx.selectFrom('verifications').select('id').where('id', '=', written).compile();
+        ({ revision, rows: read } = await lockAdmissionKeysReadingRevision(trx, [`${key}2`, key], [seen, seen]));
         order.push('second locked');
       });
       try {
@@ -177,6 +183,7 @@ describe('acceptance repository', () => {
       }
       assert.deepEqual(order, ['first ends', 'second locked']);
       assert.equal(revision, await readAccessRevision(store));
+      assert.deepEqual(read, [[{ id: written }], [{ id: written }]]);
     });
 
     if (dialect !== 'postgres') return;

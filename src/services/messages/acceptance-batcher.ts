@@ -14,7 +14,7 @@
  * If the transaction fails for any other reason, each acceptance is retried alone, so one bad
  * request can never fail its neighbours.
  */
-import type { Transaction } from 'kysely';
+import type { CompiledQuery, Transaction } from 'kysely';
 import { AppError } from '../../errors/catalogue.ts';
 import { creditsDebited, messageTransitions } from '../../metrics.ts';
 import type { BatchesTable, CreditLedgerTable, Database, LinksTable, MessagesTable } from '../../store/database.ts';
@@ -100,13 +100,25 @@ export interface Acceptance<R> {
    * each admission's own read was a round trip. What an earlier admission of the group writes is
    * not in the answers: `admit` counts it in the group's tally.
    */
-  admitRead?: { read: (trx: Executor, questions: readonly never[]) => Promise<readonly unknown[]>; question: unknown };
+  admitRead?: AdmissionRead;
   /**
    * What `admit` decides on, locked (on PostgreSQL) before the group's admissions until its
    * transaction ends: two transactions admitting for one key run one after the other, so the
    * second counts what the first wrote (Verify's account and number range).
    */
   admitLock?: string;
+}
+
+/** A read admissions share (`Acceptance.admitRead`). */
+export interface AdmissionRead {
+  read: (trx: Executor, questions: readonly never[]) => Promise<readonly unknown[]>;
+  /**
+   * The same read as one statement whose rows are the answers, in the order of the questions
+   * (PostgreSQL): sent in one round trip with the group's locks, where `read` would take one more.
+   * Groups by `read`, as `read` does.
+   */
+  statement?: (trx: Executor, questions: readonly never[]) => CompiledQuery;
+  question: unknown;
 }
 
 /** What an acceptance's `admit` is given. */
@@ -302,7 +314,7 @@ export class AcceptanceBatcher {
       const admission: Admission = { revision, tally: new Map() };
       const admitted = acceptances.filter((a, i) => a.admit && !refusals[i]);
       await lockAdmissionKeys(trx, admitted.flatMap((a) => (a.admitLock === undefined ? [] : [a.admitLock])));
-      const answers = await this.#readForAdmissions(trx, admitted);
+      const answers = await this.#readForAdmissions(trx, readsOf(admitted));
       for (const [i, a] of acceptances.entries()) {
         if (a.admit && !refusals[i]) refusals[i] = await a.admit(trx, admission, answers.get(a));
       }
@@ -392,21 +404,25 @@ export class AcceptanceBatcher {
 
   /**
    * A PostgreSQL group with admissions, rows beside its messages or writes of its own (verifications,
-   * verify.ts), in five round trips where the general path takes one per statement (some twelve):
-   * BEGIN, the admissions' locks with the access revision, their shared read, the group's statement with the
-   * rows beside it (`pigeon_accept`, whose debits come last, so the account's row is locked only
-   * until the commit that follows), then COMMIT; `write` and idempotency records, when there are
-   * any, after it. Null, everything rolled back, when the general path must decide: a grant older
+   * verify.ts), in three round trips where the general path takes one per statement (some twelve):
+   * BEGIN, the admissions' locks with the access revision and their shared reads, sent together
+   * (pipelined-postgres.ts); the group's statement with the rows beside it (`pigeon_accept`, whose
+   * debits come last, so the account's row is locked only until the commit that follows); COMMIT.
+   * `write` and idempotency records, when there are any, go before the COMMIT. Null, everything rolled back, when the general path must decide: a grant older
    * than the revision (access is checked again there) or a debit refused.
    */
   async #commitAdmitted(acceptances: Acceptance<unknown>[], now: number): Promise<Outcome[] | null> {
     try {
       return await this.ctx.store.db.transaction().execute(async (trx) => {
-        const revision = await lockAdmissionKeysReadingRevision(trx, acceptances.flatMap((a) => (a.admitLock === undefined ? [] : [a.admitLock])));
+        const reads = readsOf(acceptances.filter((a) => a.admit));
+        // Each read's statement goes with the locks, in one round trip; without one, it follows them.
+        const statements = [...reads].every(([, r]) => r.statement) ? [...reads].map(([, r]) => r.statement!(trx, r.questions)) : [];
+        const locked = await lockAdmissionKeysReadingRevision(trx, acceptances.flatMap((a) => (a.admitLock === undefined ? [] : [a.admitLock])), statements);
+        const revision = locked.revision;
         observeAccessRevision(this.ctx.store, revision);
         if (acceptances.some((a) => a.access && a.access.revision < revision)) throw new TakeGeneralPath();
         const admission: Admission = { revision, tally: new Map() };
-        const answers = await this.#readForAdmissions(trx, acceptances.filter((a) => a.admit));
+        const answers = statements.length > 0 ? answersOf(reads, locked.rows) : await this.#readForAdmissions(trx, reads);
         const refusals: (Error | null)[] = [];
         for (const a of acceptances) refusals.push(a.admit ? await a.admit(trx, admission, answers.get(a)) : null);
         const going = acceptances.filter((_, i) => !refusals[i]);
@@ -468,20 +484,10 @@ export class AcceptanceBatcher {
   }
 
   /** The answers of the admissions' shared reads (`admitRead`), one call per read. */
-  async #readForAdmissions(trx: Executor, admitted: readonly Acceptance<unknown>[]): Promise<Map<Acceptance<unknown>, unknown>> {
-    const answers = new Map<Acceptance<unknown>, unknown>();
-    const byRead = new Map<NonNullable<Acceptance<unknown>['admitRead']>['read'], Acceptance<unknown>[]>();
-    for (const a of admitted) {
-      if (!a.admitRead) continue;
-      const list = byRead.get(a.admitRead.read) ?? [];
-      list.push(a);
-      byRead.set(a.admitRead.read, list);
-    }
-    for (const [read, list] of byRead) {
-      const got = await read(trx, list.map((a) => a.admitRead!.question) as never[]);
-      list.forEach((a, i) => answers.set(a, got[i]));
-    }
-    return answers;
+  async #readForAdmissions(trx: Executor, reads: Reads): Promise<Map<Acceptance<unknown>, unknown>> {
+    const results: (readonly unknown[])[] = [];
+    for (const [read, { questions }] of reads) results.push(await read(trx, questions));
+    return answersOf(reads, results);
   }
 
   /**
@@ -557,6 +563,28 @@ export class AcceptanceBatcher {
     if (!state || state.credits < a.credits || state.dailyLimit === null) return insufficient(a.credits, state?.credits ?? 0, a.accountId);
     return dailyLimitReached(state.dailyLimit, state.countedToday, a.rows.length, now);
   }
+}
+
+/** A group's admissions by the read they share, with that read's questions in their order. */
+type Reads = Map<AdmissionRead['read'], { statement: AdmissionRead['statement']; acceptances: Acceptance<unknown>[]; questions: never[] }>;
+
+function readsOf(admitted: readonly Acceptance<unknown>[]): Reads {
+  const reads: Reads = new Map();
+  for (const a of admitted) {
+    if (!a.admitRead) continue;
+    let r = reads.get(a.admitRead.read);
+    if (!r) reads.set(a.admitRead.read, (r = { statement: a.admitRead.statement, acceptances: [], questions: [] }));
+    r.acceptances.push(a);
+    r.questions.push(a.admitRead.question as never);
+  }
+  return reads;
+}
+
+/** Each admission's answer, from its read's results (one list per read, in the order of `reads`). */
+function answersOf(reads: Reads, results: readonly (readonly unknown[])[]): Map<Acceptance<unknown>, unknown> {
+  const answers = new Map<Acceptance<unknown>, unknown>();
+  [...reads.values()].forEach(({ acceptances }, i) => acceptances.forEach((a, j) => answers.set(a, results[i]![j])));
+  return answers;
 }
 
 const batchers = new WeakMap<Store, AcceptanceBatcher>();

@@ -359,7 +359,7 @@ async function createOnce(ctx: Context, sender: Sender, serviceId: string, to: s
         admitLock: `${service.account_id}:${row.range_prefix}`,
         // With the guard off, only whether one is pending to the number.
         admitRead: {
-          read: service.fraud_guard === 'off' ? repo.pendingOf : repo.guardFiguresOf,
+          ...(service.fraud_guard === 'off' ? { read: repo.pendingOf, statement: repo.pendingStatement } : { read: repo.guardFiguresOf, statement: repo.guardFiguresStatement }),
           question: { serviceId: service.id, accountId: service.account_id, recipient: e164, range: row.range_prefix, velocitySince: now - VELOCITY_WINDOW_MS, conversionSince: now - CONVERSION_WINDOW_MS } satisfies repo.GuardQuestion,
         },
         admit: async (trx, { revision, tally }, answer) => {

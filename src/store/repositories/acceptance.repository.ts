@@ -10,6 +10,7 @@ import { named, type Db, type Executor } from '../connect.ts';
 import type { BatchesTable, Database, MessagesTable } from '../database.ts';
 import { insertRows, insertStatementOf } from '../insert-rows.ts';
 import { dialectOf } from '../dialect.ts';
+import { inOneTrip } from '../pipelined-postgres.ts';
 
 export interface AcceptanceGroup {
   /** The oldest access revision an acceptance of the group was granted under, or null if none was. */
@@ -113,12 +114,15 @@ function besideInserts(db: Executor, rows: readonly BesideRow[], first: number):
 /**
  * Locks the keys of a group's admissions as `lockAdmissionKeys` does and reads the access revision,
  * in one statement (PostgreSQL): the first of a transaction that admits (acceptance-batcher.ts).
+ * The statements `then` (the admissions' reads) go in the same round trip behind it, and each runs
+ * once the locks are held: their rows come back in order.
  */
-export async function lockAdmissionKeysReadingRevision(trx: Executor, keys: readonly string[]): Promise<number> {
+export async function lockAdmissionKeysReadingRevision(trx: Executor, keys: readonly string[], then: readonly CompiledQuery[] = []): Promise<{ revision: number; rows: unknown[][] }> {
   const sorted = [...new Set(keys)].sort();
-  const { rows } = await sql<{ revision: string | number }>`${named}select (select value from access_revision where id = 1) as revision,
-    (select count(pg_advisory_xact_lock(${ADMISSION_LOCK_SPACE}, hashtext(k))) from (select k from unnest(${sorted}::text[]) as k order by k) as keys) as locked`.execute(trx);
-  return Number(rows[0]!.revision);
+  const lock = sql<{ revision: string | number }>`${named}select (select value from access_revision where id = 1) as revision,
+    (select count(pg_advisory_xact_lock(${ADMISSION_LOCK_SPACE}, hashtext(k))) from (select k from unnest(${sorted}::text[]) as k order by k) as keys) as locked`.compile(trx);
+  const [locked, ...read] = await inOneTrip(trx, [lock, ...then]);
+  return { revision: Number((locked!.rows[0] as { revision: string | number }).revision), rows: read.map((r) => r.rows as unknown[]) };
 }
 
 /** A row of another table written with an acceptance (`Acceptance.beside`). */

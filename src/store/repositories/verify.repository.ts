@@ -2,7 +2,7 @@
  * Verify's tables (migration 028): services, verifications, the carrier texts, the fraud guard's
  * blocks and safe list, and the installation's secrets.
  */
-import { sql } from 'kysely';
+import { sql, type CompiledQuery } from 'kysely';
 import { named, type Executor, type Store } from '../connect.ts';
 import type { VerificationStatus, VerificationsTable, VerifyBlocksTable, VerifyServicesTable } from '../database.ts';
 import { preparedRead, preparedWrite } from '../prepared-statements.ts';
@@ -341,9 +341,16 @@ export async function guardFiguresOf(db: Executor, questions: readonly GuardQues
     }
     return out;
   }
+  return (await db.executeQuery(guardFiguresStatement(db, questions))).rows;
+}
+
+/**
+ * `guardFiguresOf` on PostgreSQL: one statement for a group's questions, as guardFiguresRow, one row
+ * per question (in order) through LATERAL joins. Sent with the group's locks (acceptance-batcher.ts).
+ */
+export function guardFiguresStatement(db: Executor, questions: readonly GuardQuestion[]): CompiledQuery<GuardFigures> {
   const column = <K extends keyof GuardQuestion>(k: K) => questions.map((q) => q[k]);
-  // As guardFiguresRow, one row per question (in order) through LATERAL joins.
-  const { rows } = await sql<GuardFigures>`${named}
+  return sql<GuardFigures>`${named}
     select
       (select count(*) from verify_safe_list s where s.account_id = w.account_id and substr(w.recipient, 1, length(s.entry)) = s.entry) as safe,
       c.per_number, c.per_number_oldest, c.per_range, c.per_range_oldest,
@@ -362,8 +369,7 @@ export async function guardFiguresOf(db: Executor, questions: readonly GuardQues
         count(*) filter (where v.status = 'approved' and v.created_at > w.conversion_since and v.created_at > coalesce(b.blocked_until, 0)) as approved
       from verifications v
       where v.account_id = w.account_id and v.range_prefix = w.range and v.created_at > least(w.velocity_since, w.conversion_since) and v.status <> 'blocked') c
-    order by w.ord`.execute(db);
-  return rows;
+    order by w.ord`.compile(db);
 }
 
 /**
@@ -379,11 +385,15 @@ export async function pendingOf(db: Executor, questions: readonly GuardQuestion[
     for (const q of questions) out.push({ pending: (await pendingRow(db, q.serviceId, q.recipient)).rows.length > 0 ? 1 : null });
     return out;
   }
-  const { rows } = await sql<{ pending: number | null }>`${named}
+  return (await db.executeQuery(pendingStatement(db, questions))).rows;
+}
+
+/** `pendingOf` on PostgreSQL: one statement for a group's questions, sent with its locks (acceptance-batcher.ts). */
+export function pendingStatement(db: Executor, questions: readonly GuardQuestion[]): CompiledQuery<{ pending: number | null }> {
+  return sql<{ pending: number | null }>`${named}
     select (select ${ONE} from verifications p where p.service_id = w.service_id and p.recipient = w.recipient and p.status = ${PENDING} limit ${ONE}) as pending
     from unnest(${questions.map((q) => q.serviceId)}::text[], ${questions.map((q) => q.recipient)}::text[]) with ordinality as w(service_id, recipient, ord)
-    order by w.ord`.execute(db);
-  return rows;
+    order by w.ord`.compile(db);
 }
 
 /** Whether one is pending to the number, from the partial index alone (no row read: `select 1`). */
