@@ -8,9 +8,9 @@ import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import SqliteDatabase from './sqlite-driver.mjs';
-import { CompiledQuery, Kysely, sql, SqliteDialect, SqliteDriver, type Compilable, type DatabaseConnection, type Dialect, type Driver, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, sql, PostgresDialect, SqliteDialect, SqliteDriver, type Compilable, type DatabaseConnection, type Dialect, type Driver, type Transaction } from 'kysely';
 import { ReadPool } from './read-pool.ts';
-import { PipelinedPostgresDialect } from './pipelined-postgres.ts';
+import { pipelined } from './pipelined-postgres.ts';
 import { observedDriver, StoreCondition } from './condition.ts';
 import type { Database } from './database.ts';
 import { registerDialect, type DialectName } from './dialect.ts';
@@ -359,7 +359,7 @@ function open(databaseUrl: string, opts: StoreOptions): Store {
   pool.on('error', lost);
   pool.on('connect', (client) => client.on('error', lost));
   const names = namedStatements(pool);
-  const db = new Kysely<Database>({ dialect: observed(new PipelinedPostgresDialect({ pool }), condition, { recoveredBy: 'answer' }) });
+  const db = new Kysely<Database>({ dialect: pipelined(observed(new PostgresDialect({ pool }), condition, { recoveredBy: 'answer' })) });
   // Named as the marked statements are: `preparedRead` makes a fixed set of texts.
   const readRow = async <R>(text: string, parameters: readonly unknown[]): Promise<R | undefined> => {
     try {

@@ -193,7 +193,7 @@ describe('acceptance repository', () => {
       await accounts(store, { credits: 5, daily_message_limit: 10, daily_count: 7, daily_day: DAY - 1 });
       const revision = await readAccessRevision(store);
       const result = await acceptGroupInOneStatement(store.db, group(revision));
-      assert.deepEqual(result, { written: true, revision, balances: [2, 8] });
+      assert.deepEqual(result, { written: true, revision, balances: [2, 8], ended: false });
       const after = await snapshot(store);
       // Yesterday's count does not count today: today's starts at this group's messages.
       assert.deepEqual(after.accounts, [
@@ -223,7 +223,7 @@ describe('acceptance repository', () => {
       const revision = await readAccessRevision(store);
       const counts = async () => [Number((await store.db.selectFrom('verifications').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n), Number((await store.db.selectFrom('verify_texts').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)];
       // Outside a transaction: the one statement writes all or nothing on its own.
-      assert.deepEqual(await acceptGroupInOneStatement(store.db, group(revision), besideRows(2)), { written: true, revision, balances: [2, 8] });
+      assert.deepEqual(await acceptGroupInOneStatement(store.db, group(revision), besideRows(2)), { written: true, revision, balances: [2, 8], ended: false });
       assert.deepEqual(await counts(), [2, 2]);
       assert.deepEqual((await store.db.selectFrom('verify_texts').select(['message_id', 'body']).orderBy('message_id').execute()).map((r) => [r.message_id, r.body]), [['msg_ver_00000', 'code 0'], ['msg_ver_00001', 'code 1']]);
       // The same again finds 2 credits on acc_a where it needs 3: nothing of it, beside rows included.
@@ -233,7 +233,7 @@ describe('acceptance repository', () => {
       again.messages = again.messages.map((m) => ({ ...m, id: `${m.id}_2`, batch_id: m.batch_id && 'bat_2' }));
       again.jobIds = again.jobIds.map((j) => `${j}_2`);
       const more = besideRows(4).slice(4);
-      assert.deepEqual(await acceptGroupInOneStatement(store.db, again, more), { written: false, revision: null, reason: 'refused' });
+      assert.deepEqual(await acceptGroupInOneStatement(store.db, again, more), { written: false, revision: null, reason: 'refused', ended: false });
       assert.deepEqual(await counts(), [2, 2]);
     });
 
@@ -248,11 +248,53 @@ describe('acceptance repository', () => {
       assert.equal(Number((await store.db.selectFrom('verify_texts').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n), 2_000);
     });
 
+    it('with `commit`, the statement ends its transaction: committed when written, rolled back when a debit is refused', async () => {
+      const store = await open();
+      await accounts(store, { credits: 5 });
+      const counts = async () => Number((await store.db.selectFrom('verifications').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+      let after: unknown;
+      const result = await store.db.transaction().execute(async (trx) => {
+        const r = await acceptGroupInOneStatement(trx, group(null), besideRows(2), { commit: true });
+        // The transaction is over: a statement after it would run outside it, so it is refused.
+        after = await sql`select 1`.execute(trx).catch((e: Error) => e.message);
+        return r;
+      });
+      assert.deepEqual(result, { written: true, revision: await readAccessRevision(store), balances: [2, 8], ended: true });
+      assert.match(String(after), /committed with its last statement/);
+      assert.equal(await counts(), 2);
+      // acc_a has 2 credits where the group needs 3: the COMMIT sent behind it rolls everything back,
+      // the verification written earlier in the same transaction included.
+      const again = group(null);
+      again.ledger = again.ledger.map((l) => ({ ...l, id: `${l.id}_2` }));
+      again.batches = again.batches.map((b) => ({ ...b, id: 'bat_2' }));
+      again.messages = again.messages.map((m) => ({ ...m, id: `${m.id}_2`, batch_id: m.batch_id && 'bat_2' }));
+      again.jobIds = again.jobIds.map((j) => `${j}_2`);
+      const before = await snapshot(store);
+      const refused = await store.db.transaction().execute(async (trx) => {
+        await insertBesideRows(trx, besideRows(3).slice(4));
+        return acceptGroupInOneStatement(trx, again, besideRows(4).slice(6), { commit: true });
+      });
+      assert.deepEqual(refused, { written: false, revision: null, reason: 'refused', ended: true });
+      assert.deepEqual(await snapshot(store), before);
+      assert.equal(await counts(), 2);
+      // Under a grant (a group that may write nothing and succeed) the caller's transaction goes on.
+      await store.db.transaction().execute(async (trx) => {
+        const granted = group(await readAccessRevision(store));
+        granted.messages = [];
+        granted.jobIds = [];
+        granted.batches = [];
+        granted.ledger = [];
+        granted.debits = [];
+        assert.equal((await acceptGroupInOneStatement(trx, granted, [], { commit: true })).ended, false);
+        await sql`select 1`.execute(trx);
+      });
+    });
+
     it('writes a group granted under no revision, and counts on from the same day', async () => {
       const store = await open();
       await accounts(store, { credits: 3, daily_message_limit: 5, daily_count: 2, daily_day: DAY });
       const result = await acceptGroupInOneStatement(store.db, group(null));
-      assert.deepEqual(result, { written: true, revision: await readAccessRevision(store), balances: [0, 8] });
+      assert.deepEqual(result, { written: true, revision: await readAccessRevision(store), balances: [0, 8], ended: false });
       assert.deepEqual((await snapshot(store)).accounts[0], { id: 'acc_a', credits: 0, daily_count: 5, daily_day: DAY });
     });
 
@@ -262,7 +304,7 @@ describe('acceptance repository', () => {
       const granted = await readAccessRevision(store);
       await store.db.updateTable('access_revision').set({ value: granted + 1 }).where('id', '=', 1).execute();
       const before = await snapshot(store);
-      assert.deepEqual(await acceptGroupInOneStatement(store.db, group(granted)), { written: false, revision: granted + 1, reason: 'stale' });
+      assert.deepEqual(await acceptGroupInOneStatement(store.db, group(granted)), { written: false, revision: granted + 1, reason: 'stale', ended: false });
       assert.deepEqual(await snapshot(store), before);
       // Granted under the current revision, the same group is written.
       assert.equal((await acceptGroupInOneStatement(store.db, group(granted + 1))).written, true);
@@ -274,7 +316,7 @@ describe('acceptance repository', () => {
       await addAccount(store, 'acc_a', { credits: 5 });
       await addAccount(store, 'acc_b', { credits: 1 });
       const before = await snapshot(store);
-      assert.deepEqual(await acceptGroupInOneStatement(store.db, group(await readAccessRevision(store))), { written: false, revision: null, reason: 'refused' });
+      assert.deepEqual(await acceptGroupInOneStatement(store.db, group(await readAccessRevision(store))), { written: false, revision: null, reason: 'refused', ended: false });
       assert.deepEqual(await snapshot(store), before);
     });
 
@@ -282,7 +324,7 @@ describe('acceptance repository', () => {
       const store = await open();
       await accounts(store, { credits: 100, daily_message_limit: 5, daily_count: 3, daily_day: DAY });
       const before = await snapshot(store);
-      assert.deepEqual(await acceptGroupInOneStatement(store.db, group(await readAccessRevision(store))), { written: false, revision: null, reason: 'refused' });
+      assert.deepEqual(await acceptGroupInOneStatement(store.db, group(await readAccessRevision(store))), { written: false, revision: null, reason: 'refused', ended: false });
       assert.deepEqual(await snapshot(store), before);
     });
 

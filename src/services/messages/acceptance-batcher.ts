@@ -54,6 +54,13 @@ export interface Acceptance<R> {
    */
   write?: (trx: Executor) => Promise<void>;
   /**
+   * Whether `write` has anything to write, asked once the group's admissions have run (a
+   * verification's: only a block to announce or a response to keep). A PostgreSQL group whose
+   * acceptances have nothing to write after its statement sends that statement with its COMMIT.
+   * Without it, a `write` is taken to write.
+   */
+  writes?: () => boolean;
+  /**
    * Rows of other tables written with this acceptance (a verification and its code's text), the
    * group's as one insert per table, before `write`. A group with any takes the general path.
    */
@@ -404,11 +411,12 @@ export class AcceptanceBatcher {
 
   /**
    * A PostgreSQL group with admissions, rows beside its messages or writes of its own (verifications,
-   * verify.ts), in three round trips where the general path takes one per statement (some twelve):
+   * verify.ts), in two round trips where the general path takes one per statement (some twelve):
    * BEGIN, the admissions' locks with the access revision and their shared reads, sent together
-   * (pipelined-postgres.ts); the group's statement with the rows beside it (`pigeon_accept`, whose
-   * debits come last, so the account's row is locked only until the commit that follows); COMMIT.
-   * `write` and idempotency records, when there are any, go before the COMMIT. Null, everything rolled back, when the general path must decide: a grant older
+   * (pipelined-postgres.ts); then the group's statement with the rows beside it (`pigeon_accept`,
+   * whose debits come last, so the account's row is locked only until the commit) and COMMIT. When
+   * an acceptance has more to write (`write`, an idempotency record), those statements follow the
+   * group's, and COMMIT takes a round trip of its own. Null, everything rolled back, when the general path must decide: a grant older
    * than the revision (access is checked again there) or a debit refused.
    */
   async #commitAdmitted(acceptances: Acceptance<unknown>[], now: number): Promise<Outcome[] | null> {
@@ -426,9 +434,12 @@ export class AcceptanceBatcher {
         const refusals: (Error | null)[] = [];
         for (const a of acceptances) refusals.push(a.admit ? await a.admit(trx, admission, answers.get(a)) : null);
         const going = acceptances.filter((_, i) => !refusals[i]);
+        // With nothing to write after it, the group's statement goes with the COMMIT.
+        const last = !going.some((a) => a.finish || a.smppMessage || (a.write && (a.writes?.() ?? true)));
         // The revision is read in this transaction, as the general path reads it: no grant is older.
-        const written = going.length === 0 ? [] : await this.#commitInOneStatement(trx, going, now, { beside: going.flatMap((a) => a.beside ?? []), accessChecked: true });
+        const written = going.length === 0 ? [] : await this.#commitInOneStatement(trx, going, now, { beside: going.flatMap((a) => a.beside ?? []), accessChecked: true, commit: last });
         if (!written) throw new TakeGeneralPath();
+        if (written.ended) return outcomesOf(refusals, written);
         for (const a of going) if (a.write) await a.write(trx);
         await insertSmppMessages(trx, going.flatMap((a) => (a.smppMessage ? [a.smppMessage] : [])));
         const records: { finish: Finish; response: StoredResponse }[] = [];
@@ -437,8 +448,7 @@ export class AcceptanceBatcher {
           if (a.finish && outcome.ok) records.push({ finish: a.finish, response: { status: 200, body: outcome.value } });
         });
         await finishAll(trx, records);
-        let next = 0;
-        return refusals.map((refusal): Outcome => (refusal ? { ok: false, error: refusal } : written[next++]!));
+        return outcomesOf(refusals, written);
       });
     } catch (error) {
       if (error instanceof TakeGeneralPath) return null;
@@ -451,7 +461,7 @@ export class AcceptanceBatcher {
    * an acceptance needs what only the general path does: an access re-check (a grant older than
    * the database's revision) or a refusal (a debit the balance or the daily cap does not cover).
    */
-  async #commitInOneStatement(db: Executor, acceptances: Acceptance<unknown>[], now: number, opts: { beside?: BesideRow[]; accessChecked?: boolean } = {}): Promise<Outcome[] | null> {
+  async #commitInOneStatement(db: Executor, acceptances: Acceptance<unknown>[], now: number, opts: { beside?: BesideRow[]; accessChecked?: boolean; commit?: boolean } = {}): Promise<(Outcome[] & { ended?: boolean }) | null> {
     const debits = new Map<string, { accountId: string; credits: number; messages: number }>();
     const group: AcceptanceGroup = { grantedRevision: null, day: utcDay(now), now, debits: [], ledger: [], batches: [], messages: [], jobIds: [] };
     for (const a of acceptances) {
@@ -470,17 +480,19 @@ export class AcceptanceBatcher {
       }
     }
     group.debits = [...debits.values()].sort((x, y) => (x.accountId < y.accountId ? -1 : x.accountId > y.accountId ? 1 : 0));
-    const result = await acceptGroupInOneStatement(db, group, opts.beside);
+    const result = await acceptGroupInOneStatement(db, group, opts.beside, { commit: opts.commit });
     if (result.revision !== null) observeAccessRevision(this.ctx.store, result.revision);
     if (!result.written) return null;
     // As if debited one after the other: each acceptance sees the balance after its own debit.
     const balances = new Map<string, number>();
     group.debits.forEach((d, i) => balances.set(d.accountId, result.balances[i]! + d.credits));
-    return acceptances.map((a) => {
+    const outcomes: Outcome[] & { ended?: boolean } = acceptances.map((a) => {
       const balance = balances.get(a.accountId)! - a.credits;
       balances.set(a.accountId, balance);
       return { ok: true, value: a.respond(balance) };
     });
+    outcomes.ended = result.ended;
+    return outcomes;
   }
 
   /** The answers of the admissions' shared reads (`admitRead`), one call per read. */
@@ -563,6 +575,12 @@ export class AcceptanceBatcher {
     if (!state || state.credits < a.credits || state.dailyLimit === null) return insufficient(a.credits, state?.credits ?? 0, a.accountId);
     return dailyLimitReached(state.dailyLimit, state.countedToday, a.rows.length, now);
   }
+}
+
+/** Each acceptance's outcome: its refusal, or the next of those written (in order). */
+function outcomesOf(refusals: readonly (Error | null)[], written: readonly Outcome[]): Outcome[] {
+  let next = 0;
+  return refusals.map((refusal): Outcome => (refusal ? { ok: false, error: refusal } : written[next++]!));
 }
 
 /** A group's admissions by the read they share, with that read's questions in their order. */

@@ -276,6 +276,8 @@ function heldUntilOf(row: MessagesTable): { held_until?: string | null } {
 export interface SendOptions {
   messageId?: string;
   write?: (trx: Executor, message: MessagesTable) => Promise<void>;
+  /** With `write`: whether it has anything to write, once admitted (acceptance-batcher.ts). */
+  writes?: () => boolean;
   /** Rows of other tables written with the message, the group's as one insert per table (acceptance-batcher.ts). */
   beside?: (message: MessagesTable) => Acceptance<unknown>['beside'];
   /** Whether the message goes in, decided in its acceptance's transaction before the debit (acceptance-batcher.ts). */
@@ -352,7 +354,7 @@ export async function sendMessage(ctx: Context, sender: Sender, input: SendInput
     rows: [row],
     ...(releaseAt ? { releaseAt } : {}),
     ...(links.length > 0 ? { links } : {}),
-    ...(options.write ? { write: (trx: Executor) => options.write!(trx, row) } : {}),
+    ...(options.write ? { write: (trx: Executor) => options.write!(trx, row), ...(options.writes ? { writes: options.writes } : {}) } : {}),
     ...(options.beside ? { beside: options.beside(row) } : {}),
     ...(options.admit ? { admit: options.admit, ...(options.admitLock !== undefined ? { admitLock: options.admitLock } : {}), ...(options.admitRead ? { admitRead: options.admitRead } : {}) } : {}),
     ...(options.smppMessage ? { smppMessage: options.smppMessage } : {}),

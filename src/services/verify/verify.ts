@@ -401,6 +401,7 @@ async function createOnce(ctx: Context, sender: Sender, serviceId: string, to: s
           if (newBlock) await announce(trx as Transaction<Database>, service.account_id, 'verification.blocked', sent!, now);
           if (finish) await finish(trx, { status: 201, body: { status: 'success', data: verificationView(sent!) } });
         },
+        writes: () => newBlock || finish !== undefined,
       },
     );
   } catch (error) {

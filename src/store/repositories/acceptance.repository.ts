@@ -10,7 +10,7 @@ import { named, type Db, type Executor } from '../connect.ts';
 import type { BatchesTable, Database, MessagesTable } from '../database.ts';
 import { insertRows, insertStatementOf } from '../insert-rows.ts';
 import { dialectOf } from '../dialect.ts';
-import { inOneTrip } from '../pipelined-postgres.ts';
+import { commitWith, inOneTrip } from '../pipelined-postgres.ts';
 
 export interface AcceptanceGroup {
   /** The oldest access revision an acceptance of the group was granted under, or null if none was. */
@@ -55,8 +55,13 @@ const CALL = `select * from pigeon_accept(${TYPES.map((t, i) => `$${i + 1}::${t}
  * Writes the group. Rows of other tables (`beside`, Acceptance.beside) go in the same statement, as
  * inserts of a WITH before the call, or after it in as many statements as they need parameters:
  * `db` is then a transaction, which rolls them back if the call writes nothing.
+ *
+ * With `commit`, `db` is a transaction that the statement ends (`commitWith`, in the same round
+ * trip): only where its success alone decides the commit, so with no grant to compare (a group
+ * under a grant may write nothing and succeed) and with the rows beside it in the statement itself.
+ * `ended` says whether it did; the transaction is then over whatever the outcome.
  */
-export async function acceptGroupInOneStatement(db: Executor, g: AcceptanceGroup, beside: readonly BesideRow[] = []): Promise<GroupResult> {
+export async function acceptGroupInOneStatement(db: Executor, g: AcceptanceGroup, beside: readonly BesideRow[] = [], opts: { commit?: boolean } = {}): Promise<GroupResult & { ended: boolean }> {
   const m = g.messages;
   const col = <K extends keyof MessagesTable>(k: K) => m.map((r) => r[k]);
   const parameters = [
@@ -69,16 +74,18 @@ export async function acceptGroupInOneStatement(db: Executor, g: AcceptanceGroup
     g.jobIds,
   ];
   const inserts = besideInserts(db, beside, parameters.length + 1);
+  const ends = opts.commit === true && g.grantedRevision === null && (inserts !== null || beside.length === 0);
   try {
     const text = inserts ? `with ${inserts.sql.map((s, i) => `beside_${i} as (${s})`).join(', ')} ${CALL}` : CALL;
-    const { rows } = await db.executeQuery<{ revision: number; balances: (string | number)[] | null }>(CompiledQuery.raw(text, inserts ? [...parameters, ...inserts.parameters] : parameters));
+    const query = CompiledQuery.raw(text, inserts ? [...parameters, ...inserts.parameters] : parameters) as CompiledQuery<{ revision: number; balances: (string | number)[] | null }>;
+    const { rows } = ends ? await commitWith(db, query) : await db.executeQuery(query);
     if (!inserts && beside.length > 0 && rows[0]!.balances !== null) await insertBesideRows(db, beside);
     const row = rows[0]!;
     const revision = Number(row.revision);
-    if (row.balances === null) return { written: false, revision, reason: 'stale' };
-    return { written: true, revision, balances: row.balances.map(Number) };
+    if (row.balances === null) return { written: false, revision, reason: 'stale', ended: ends };
+    return { written: true, revision, balances: row.balances.map(Number), ended: ends };
   } catch (error) {
-    if ((error as { code?: string }).code === 'PGN01') return { written: false, revision: null, reason: 'refused' };
+    if ((error as { code?: string }).code === 'PGN01') return { written: false, revision: null, reason: 'refused', ended: ends };
     throw error;
   }
 }
