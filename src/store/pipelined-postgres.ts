@@ -49,6 +49,7 @@ function pipelinedDriver(inner: Driver): Driver {
         };
         connections.set(connection, (piped = p));
       }
+      piped.ended = false;
       return piped;
     },
     async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings) {
@@ -111,7 +112,13 @@ type Executes = { getExecutor(): QueryExecutor };
 export async function inOneTrip(db: Executes, queries: readonly CompiledQuery[]): Promise<QueryResult<unknown>[]> {
   // Kysely sends a transaction's statements one at a time: asked for here in one go, on its
   // connection, they go out in the order asked.
-  return db.getExecutor().provideConnection((connection) => Promise.all(queries.map((q) => connection.executeQuery(q))));
+  return db.getExecutor().provideConnection(async (connection) => {
+    // Every answer read before the connection is free for another statement (or the pool).
+    const settled = await Promise.allSettled(queries.map((q) => connection.executeQuery(q)));
+    const failed = settled.find((s) => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    return settled.map((s) => (s as PromiseFulfilledResult<QueryResult<unknown>>).value);
+  });
 }
 
 /**
@@ -119,12 +126,13 @@ export async function inOneTrip(db: Executes, queries: readonly CompiledQuery[])
  * on PostgreSQL. If `last` fails, PostgreSQL answers the COMMIT behind it by rolling back; either
  * way the transaction has ended, and any further statement of its callback is refused. Only for a
  * statement whose success is all that decides the commit. Elsewhere (SQLite) it runs `last`, and the
- * transaction commits as usual when its callback returns.
+ * transaction commits as usual when its callback returns; outside a transaction, it runs `last`.
  */
 export async function commitWith<R>(trx: Executes, last: CompiledQuery<R>): Promise<QueryResult<R>> {
   return trx.getExecutor().provideConnection(async (connection) => {
-    if (!('ended' in connection)) return connection.executeQuery<R>(last);
     const piped = connection as Piped;
+    // Outside a transaction the statement commits on its own.
+    if (!('ended' in connection) || piped.begun === null) return connection.executeQuery<R>(last);
     const sent = Promise.allSettled([piped.inner.executeQuery<R>(last), piped.inner.executeQuery(CompiledQuery.raw('commit'))]);
     piped.ended = true;
     // Both answered before the connection can go back to the pool.

@@ -10,7 +10,7 @@ import { after, test } from 'node:test';
 import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
 import { sql } from 'kysely';
 import { named, openStore } from '../../src/store/connect.ts';
-import { inOneTrip } from '../../src/store/pipelined-postgres.ts';
+import { commitWith, inOneTrip } from '../../src/store/pipelined-postgres.ts';
 import { TEST_DATABASE_URL } from '../helpers/test-store.ts';
 
 const postgres = TEST_DATABASE_URL.startsWith('postgres');
@@ -89,4 +89,18 @@ test('BEGIN goes out with the first statement, and statements asked for together
   // COMMIT waited for the last answer: it is the last message sent.
   assert.equal(wire.filter((m) => m.startsWith('>')).at(-1), '>Q');
   assert.equal(wire.filter((m) => m === '<Z').length, 5, 'BEGIN, three statements and COMMIT each answered');
+
+  // The last statement with its COMMIT: one trip, and the connection serves the next transaction.
+  wire.length = 0;
+  const last = await store.db.transaction().execute(async (trx) => {
+    await sql`select ${1}::int as first`.execute(trx);
+    return commitWith(trx, sql<{ last: number }>`select ${2}::int as last`.compile(trx));
+  });
+  assert.deepEqual(last.rows, [{ last: 2 }]);
+  const lastSent = wire.lastIndexOf('>E');
+  assert.deepEqual(wire.slice(lastSent + 1).filter((m) => m.startsWith('>')), ['>S', '>Q'], `COMMIT went with the last statement: ${wire.join(' ')}`);
+  assert.ok(wire.indexOf('>Q', lastSent) < wire.indexOf('<Z', lastSent), `COMMIT was sent before the last statement's answer: ${wire.join(' ')}`);
+  // Outside a transaction it is the statement alone, and every connection of the pool goes on.
+  assert.deepEqual((await commitWith(store.db, sql<{ alone: number }>`select ${3}::int as alone`.compile(store.db))).rows, [{ alone: 3 }]);
+  await Promise.all(Array.from({ length: 12 }, () => store.db.transaction().execute((trx) => sql`select 1`.execute(trx))));
 });
