@@ -11,6 +11,7 @@ import { closeSync, fsyncSync, openSync, rmSync, statfsSync, writeSync } from 'n
 import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CompiledQuery, DatabaseConnection, Driver, QueryResult, TransactionSettings } from 'kysely';
+import { savepointsOf } from './wrapped-driver.ts';
 
 /**
  * What stops the store: the server unreachable, a PostgreSQL standby that refuses writes (the
@@ -254,8 +255,5 @@ export function observedDriver(
     releaseConnection: (connection: DatabaseConnection) => inner.releaseConnection(innerOf(connection)),
     destroy: () => inner.destroy(),
   };
-  if (inner.savepoint) driver.savepoint = (c, name, compile) => inner.savepoint!(innerOf(c), name, compile);
-  if (inner.rollbackToSavepoint) driver.rollbackToSavepoint = (c, name, compile) => inner.rollbackToSavepoint!(innerOf(c), name, compile);
-  if (inner.releaseSavepoint) driver.releaseSavepoint = (c, name, compile) => inner.releaseSavepoint!(innerOf(c), name, compile);
-  return driver;
+  return Object.assign(driver, savepointsOf(inner, innerOf));
 }

@@ -17,6 +17,7 @@
  * sent behind it fails too; none can run outside the transaction.
  */
 import { CompiledQuery, type DatabaseConnection, type Dialect, type Driver, type QueryExecutor, type QueryResult, type TransactionSettings } from 'kysely';
+import { savepointsOf } from './wrapped-driver.ts';
 
 /** A connection of the pipelined driver. */
 interface Piped extends DatabaseConnection {
@@ -85,10 +86,7 @@ function pipelinedDriver(inner: Driver): Driver {
     releaseConnection: (connection: DatabaseConnection) => inner.releaseConnection(innerOf(connection)),
     destroy: () => inner.destroy(),
   };
-  if (inner.savepoint) driver.savepoint = (c, name, compile) => inner.savepoint!(innerOf(c), name, compile);
-  if (inner.rollbackToSavepoint) driver.rollbackToSavepoint = (c, name, compile) => inner.rollbackToSavepoint!(innerOf(c), name, compile);
-  if (inner.releaseSavepoint) driver.releaseSavepoint = (c, name, compile) => inner.releaseSavepoint!(innerOf(c), name, compile);
-  return driver;
+  return Object.assign(driver, savepointsOf(inner, innerOf));
 }
 
 /** `dialect` with the driver above; its pool must be made with `pipeline: true`. */
