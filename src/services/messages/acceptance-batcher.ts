@@ -313,7 +313,7 @@ export class AcceptanceBatcher {
         ? await this.#commitAdmitted(acceptances, now)
         : acceptances.some((a) => a.finish || a.smppMessage)
           ? await this.#commitInOneStatementWithRecords(acceptances, now)
-          : await this.#commitInOneStatement(this.ctx.store.db, acceptances, now);
+          : ((await this.#commitInOneStatement(this.ctx.store.db, acceptances, now))?.outcomes ?? null);
       if (outcomes) return outcomes;
     }
     return this.ctx.store.db.transaction().execute(async (trx) => {
@@ -390,7 +390,7 @@ export class AcceptanceBatcher {
   async #commitInOneStatementWithRecords(acceptances: Acceptance<unknown>[], now: number): Promise<Outcome[] | null> {
     try {
       return await this.ctx.store.db.transaction().execute(async (trx) => {
-        const outcomes = await this.#commitInOneStatement(trx, acceptances, now);
+        const outcomes = (await this.#commitInOneStatement(trx, acceptances, now))?.outcomes;
         // Nothing written (or a refused debit aborted the transaction): roll back, general path.
         if (!outcomes) throw new TakeGeneralPath();
         const records: { finish: Finish; response: StoredResponse }[] = [];
@@ -416,8 +416,9 @@ export class AcceptanceBatcher {
    * (pipelined-postgres.ts); then the group's statement with the rows beside it (`pigeon_accept`,
    * whose debits come last, so the account's row is locked only until the commit) and COMMIT. When
    * an acceptance has more to write (`write`, an idempotency record), those statements follow the
-   * group's, and COMMIT takes a round trip of its own. Null, everything rolled back, when the general path must decide: a grant older
-   * than the revision (access is checked again there) or a debit refused.
+   * group's, and COMMIT takes a round trip of its own. Null, everything rolled back, when the
+   * general path must decide: a grant older than the revision (access is checked again there) or a
+   * debit refused.
    */
   async #commitAdmitted(acceptances: Acceptance<unknown>[], now: number): Promise<Outcome[] | null> {
     try {
@@ -437,9 +438,10 @@ export class AcceptanceBatcher {
         // With nothing to write after it, the group's statement goes with the COMMIT.
         const last = !going.some((a) => a.finish || a.smppMessage || (a.write && (a.writes?.() ?? true)));
         // The revision is read in this transaction, as the general path reads it: no grant is older.
-        const written = going.length === 0 ? [] : await this.#commitInOneStatement(trx, going, now, { beside: going.flatMap((a) => a.beside ?? []), accessChecked: true, commit: last });
-        if (!written) throw new TakeGeneralPath();
-        if (written.ended) return outcomesOf(refusals, written);
+        const group = going.length === 0 ? { outcomes: [], ended: false } : await this.#commitInOneStatement(trx, going, now, { beside: going.flatMap((a) => a.beside ?? []), accessChecked: true, commit: last });
+        if (!group) throw new TakeGeneralPath();
+        const written = group.outcomes;
+        if (group.ended) return outcomesOf(refusals, written);
         for (const a of going) if (a.write) await a.write(trx);
         await insertSmppMessages(trx, going.flatMap((a) => (a.smppMessage ? [a.smppMessage] : [])));
         const records: { finish: Finish; response: StoredResponse }[] = [];
@@ -460,8 +462,9 @@ export class AcceptanceBatcher {
    * The group in one statement (acceptance.repository.ts), or null when it wrote nothing because
    * an acceptance needs what only the general path does: an access re-check (a grant older than
    * the database's revision) or a refusal (a debit the balance or the daily cap does not cover).
+   * With `commit` the statement may end `db`'s transaction (`ended`: acceptGroupInOneStatement).
    */
-  async #commitInOneStatement(db: Executor, acceptances: Acceptance<unknown>[], now: number, opts: { beside?: BesideRow[]; accessChecked?: boolean; commit?: boolean } = {}): Promise<(Outcome[] & { ended?: boolean }) | null> {
+  async #commitInOneStatement(db: Executor, acceptances: Acceptance<unknown>[], now: number, opts: { beside?: BesideRow[]; accessChecked?: boolean; commit?: boolean } = {}): Promise<{ outcomes: Outcome[]; ended: boolean } | null> {
     const debits = new Map<string, { accountId: string; credits: number; messages: number }>();
     const group: AcceptanceGroup = { grantedRevision: null, day: utcDay(now), now, debits: [], ledger: [], batches: [], messages: [], jobIds: [] };
     for (const a of acceptances) {
@@ -486,13 +489,12 @@ export class AcceptanceBatcher {
     // As if debited one after the other: each acceptance sees the balance after its own debit.
     const balances = new Map<string, number>();
     group.debits.forEach((d, i) => balances.set(d.accountId, result.balances[i]! + d.credits));
-    const outcomes: Outcome[] & { ended?: boolean } = acceptances.map((a) => {
+    const outcomes = acceptances.map((a): Outcome => {
       const balance = balances.get(a.accountId)! - a.credits;
       balances.set(a.accountId, balance);
       return { ok: true, value: a.respond(balance) };
     });
-    outcomes.ended = result.ended;
-    return outcomes;
+    return { outcomes, ended: result.ended };
   }
 
   /** The answers of the admissions' shared reads (`admitRead`), one call per read. */
