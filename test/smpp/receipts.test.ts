@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { Socket } from 'node:net';
 import { recordDeliveryReport } from '../../src/services/messages/record-delivery-reports.ts';
 import { TestSmsc, type IdSpelling } from './smsc.ts';
 import { smppPigeon, type SmppPigeon } from './pigeon-smpp.ts';
@@ -122,6 +123,30 @@ describe('SMPP: submit and receipts', () => {
       assert.deepEqual(await receiptJobs(), ['7FFFFFF2'], 'a receipt that cannot be applied yet is stored before it is answered');
     }
     await p.settle(async () => (await p.message(id)).status === 'delivered', 'delivered');
+  });
+
+  test('receipts that arrive together are answered together, in one write to the SMSC', async () => {
+    const messages = [];
+    for (let i = 0; i < 5; i++) messages.push(await sent(`+44791112347${i}`));
+    // Every write Pigeon's sockets make to this SMSC from here on, counted where the stream hands
+    // them to the system: a corked socket hands all it buffered over in one call.
+    const proto = Socket.prototype as unknown as Record<'_write' | '_writev', (this: Socket, ...args: unknown[]) => unknown>;
+    const original = { _write: proto._write, _writev: proto._writev };
+    let writes = 0;
+    for (const name of ['_write', '_writev'] as const) {
+      proto[name] = function (this: Socket, ...args: unknown[]) {
+        if (this.remotePort === smsc.port) writes++;
+        return original[name].apply(this, args);
+      };
+    }
+    try {
+      const answers = await Promise.all(messages.map((m) => smsc.sendReceipt(m.smscId, { stat: 'DELIVRD' })));
+      assert.deepEqual(answers, [0, 0, 0, 0, 0]);
+    } finally {
+      Object.assign(proto, original);
+    }
+    assert.equal(writes, 1, 'the five deliver_sm_resp left in one write');
+    for (const m of messages) await p.settle(async () => (await p.message(m.id)).status === 'delivered', 'delivered');
   });
 
   test('a receipt for an unknown id is answered and the connector carries on', async () => {

@@ -8,6 +8,7 @@
  * is handed back, and nothing is written once the SMSC has ended its side: a part it answered must
  * not be submitted again.
  */
+import type { Socket } from 'node:net';
 import * as smpp from 'smpp';
 import type { Logger } from 'pino';
 import type { SmppRouteConfig } from '../../config/smpp-config.ts';
@@ -64,6 +65,8 @@ export class SmppLink {
   /** Why the link is not bound, for the log and /ready. */
   lastError: string | null = null;
   #session: smpp.Session | null = null;
+  /** Sockets whose answers to deliver_sm wait for the end of this turn to leave together. */
+  readonly #answersCorked = new WeakSet<Socket>();
   #queue: Pending[] = [];
   #outstanding = new Map<number, Outstanding>();
   #bucket: TokenBucket | null;
@@ -408,12 +411,30 @@ export class SmppLink {
   #deliver(session: smpp.Session, pdu: smpp.PDU): void {
     this.#lastHeard = Date.now();
     this.onDeliverSm(pdu).then(
-      () => session.send(pdu.response()),
+      () => this.#answer(session, pdu.response()),
       (err: unknown) => {
         // Not stored: ask the SMSC to send it again rather than lose it.
         this.log.error({ err, route: this.route.name }, 'smpp deliver_sm could not be stored; answered with a temporary error');
-        session.send(pdu.response({ command_status: ESME_RX_T_APPN }));
+        this.#answer(session, pdu.response({ command_status: ESME_RX_T_APPN }));
       },
     );
+  }
+
+  /**
+   * Receipts that arrive together are recorded in one transaction, and their answers are all
+   * ready in the same turn: they leave in one write, as submits do (#pumpNow), where a write per
+   * answer was a syscall per receipt, about a tenth of the delivery process's time under a flood.
+   */
+  #answer(session: smpp.Session, response: smpp.PDU): void {
+    const socket = session.socket;
+    if (!this.#answersCorked.has(socket)) {
+      this.#answersCorked.add(socket);
+      socket.cork();
+      process.nextTick(() => {
+        this.#answersCorked.delete(socket);
+        socket.uncork();
+      });
+    }
+    session.send(response);
   }
 }
