@@ -38,6 +38,7 @@ const NODE_VERSION_ROOTS = [
   'src/store',
   'src/services',
   'src/util/slots.test.ts',
+  'src/util/cork.test.ts',
   'src/http/request-logger.test.ts',
   'src/webhooks/address-guard.test.ts',
   'src/workers/worker-loop.test.ts',

@@ -7,6 +7,7 @@
  * a second, so no connection outlives its peer's silence.
  */
 import type { Socket } from 'node:net';
+import { corkForTurn } from '../util/cork.ts';
 import { newId } from '../util/ids.ts';
 import type { SmppUser } from '../services/smpp-access/smpp-users.ts';
 import type { BindRecord } from '../services/smpp-access/smpp-binds.ts';
@@ -69,7 +70,6 @@ export class Session {
   submitsWritten = 0;
   readonly #framer = new PduFramer();
   #seq = 0;
-  #corked = false;
   #bindTimer: NodeJS.Timeout | null = null;
   #enquireTimer: NodeJS.Timeout | null = null;
   #lastHeard: number;
@@ -135,14 +135,7 @@ export class Session {
     // deliveries go out in windows: corked until the current run of callbacks ends, they leave
     // in one write instead of one system call per PDU. (So a bind_resp and the first deliveries
     // may come in one read: a client listens for deliver_sm before it binds.)
-    if (!this.#corked) {
-      this.#corked = true;
-      this.socket.cork();
-      process.nextTick(() => {
-        this.#corked = false;
-        this.socket.uncork();
-      });
-    }
+    corkForTurn(this.socket);
     this.socket.write(buffer);
   }
 

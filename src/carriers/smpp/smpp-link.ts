@@ -8,13 +8,13 @@
  * is handed back, and nothing is written once the SMSC has ended its side: a part it answered must
  * not be submitted again.
  */
-import type { Socket } from 'node:net';
 import * as smpp from 'smpp';
 import type { Logger } from 'pino';
 import type { SmppRouteConfig } from '../../config/smpp-config.ts';
 import { isTransientStatus } from './smpp-status.ts';
 import type { SubmitFields } from './submit-parts.ts';
 import { TokenBucket } from './token-bucket.ts';
+import { corkForTurn } from '../../util/cork.ts';
 
 export type PartResult =
   /** The SMSC took the part and gave it this id. */
@@ -65,8 +65,6 @@ export class SmppLink {
   /** Why the link is not bound, for the log and /ready. */
   lastError: string | null = null;
   #session: smpp.Session | null = null;
-  /** Sockets whose answers to deliver_sm wait for the end of this turn to leave together. */
-  readonly #answersCorked = new WeakSet<Socket>();
   #queue: Pending[] = [];
   #outstanding = new Map<number, Outstanding>();
   #bucket: TokenBucket | null;
@@ -347,12 +345,8 @@ export class SmppLink {
       return;
     }
     // One write for everything this pass sends, instead of a syscall per PDU.
-    session.socket.cork();
-    try {
-      this.#fill(session, now);
-    } finally {
-      process.nextTick(() => session.socket.uncork());
-    }
+    corkForTurn(session.socket);
+    this.#fill(session, now);
   }
 
   #fill(session: smpp.Session, now: number): void {
@@ -426,15 +420,7 @@ export class SmppLink {
    * answer was a syscall per receipt, about a tenth of the delivery process's time under a flood.
    */
   #answer(session: smpp.Session, response: smpp.PDU): void {
-    const socket = session.socket;
-    if (!this.#answersCorked.has(socket)) {
-      this.#answersCorked.add(socket);
-      socket.cork();
-      process.nextTick(() => {
-        this.#answersCorked.delete(socket);
-        socket.uncork();
-      });
-    }
+    corkForTurn(session.socket);
     session.send(response);
   }
 }
