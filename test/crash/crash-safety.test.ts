@@ -26,10 +26,7 @@ const CREDITS = 1_000_000;
 const LOOPS = 4;
 const BULK_SIZE = 10;
 const KILLS = 3;
-/**
- * Requests the server answers between two kills: the stream is then in full flow, with requests
- * mid-flight at each kill, however fast the machine.
- */
+/** Requests the server answers between two kills: the stream is then in full flow. */
 const ANSWERED_BETWEEN_KILLS = 200;
 
 interface Sent {
@@ -101,6 +98,7 @@ describe(`SIGKILL during a steady stream of sends (${testDialect})`, () => {
     let running = true;
     // Closed while the server is down, so the loops wait instead of collecting refused connections.
     let up: Promise<void> = Promise.resolve();
+    let inFlight = 0;
     const loop = async () => {
       while (running) {
         await up;
@@ -113,12 +111,15 @@ describe(`SIGKILL during a steady stream of sends (${testDialect})`, () => {
           : { to: recipient(n), from: 'Acme', message: `crash ${n}` };
         const record: Sent = { n, bulk, idempotencyKey, body, status: null, messageIds: [] };
         sent.push(record);
+        inFlight++;
         try {
           const res = await post(bulk ? '/sms/bulk' : '/sms/send', body, idempotencyKey);
           record.status = res.status;
           if (res.status === 200) record.messageIds = bulk ? res.json.messages.map((m: { message_id: string }) => m.message_id) : [res.json.message_id];
         } catch {
           await sleep(30); // down: do not spin while it restarts
+        } finally {
+          inFlight--;
         }
       }
     };
@@ -131,6 +132,11 @@ describe(`SIGKILL during a steady stream of sends (${testDialect})`, () => {
 
     for (let k = 0; k < KILLS; k++) {
       await flowing();
+      // Frozen first, wherever it is in its work, and killed while every loop waits for an answer:
+      // a fast server answers a request before the client gets round to the kill, so a kill alone
+      // can land between requests. SIGKILL ends a stopped process where it stopped.
+      server.signalAll('SIGSTOP');
+      await waitFor(() => inFlight === LOOPS, { timeout: 10_000, message: () => `every loop waiting for an answer (${inFlight} of ${LOOPS})` });
       let restarted!: () => void;
       up = new Promise((resolve) => (restarted = resolve));
       await server.kill('SIGKILL');
