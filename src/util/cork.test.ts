@@ -39,11 +39,3 @@ test('what is written in one run of callbacks is handed over once, however often
   await nextTurn();
   assert.deepEqual(calls, [['a', 'b', 'c'], ['d', 'e']]);
 });
-
-test('without it, each write is handed over on its own', async () => {
-  const { stream, calls } = recorder();
-  stream.write('a');
-  stream.write('b');
-  await nextTurn();
-  assert.equal(calls.length, 2);
-});
