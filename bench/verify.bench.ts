@@ -39,7 +39,9 @@ const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 /**
  * Numbers never used twice in a service (a second create to a pending number is a resend), 9 to a
- * number range (the number without its last 3 digits), 216,000 in all over three area codes.
+ * number range (the number without its last 3 digits), 72,000 to an area code: 576,000 in all over
+ * eight, enough for the warm-up and five rounds at 9,000 creates a second (with fewer, a fast
+ * machine's later rounds measured resends and refusals instead of creates).
  * Nine, one fewer than the conversion rule's minimum (CONVERSION_MIN_SENT): at ten unconverted
  * codes a range is blocked, and `monitor` records the block and announces it, a write once per
  * range that is the guard's verdict, not its lookups, and no part of a legitimate create.
@@ -78,9 +80,9 @@ try {
   const service = async (guard: 'monitor' | 'off') => (await api('POST', '/v1/verify/services', { name: `Bench ${guard}`, from: 'Bench', fraud_guard: guard })).id;
   const guarded = await service('monitor');
   const unguarded = await service('off');
-  const guardedNumber = numbers(['415', '510', '408']);
-  const unguardedNumber = numbers(['650', '707', '925']);
-  const poolNumber = numbers(['312', '773', '872']);
+  const guardedNumber = numbers(['415', '510', '408', '209', '559', '661', '805', '916']);
+  const unguardedNumber = numbers(['650', '707', '925', '530', '619', '714', '760', '818']);
+  const poolNumber = numbers(['312', '773', '872', '630', '708', '847', '815', '217']);
 
   /** Runs `SECONDS` of one kind of request, each made afresh; the rate of 2xx answers, the server's (and database's) CPU µs per 2xx answer. */
   const run = async (make: () => Request): Promise<{ rate: number; p99: number; cpu: number; database: number }> => {
@@ -105,7 +107,7 @@ try {
   // recipient (retention's erasure by number), and sends all to one number would write that index at
   // one place, where the creates' messages write it at a page each, a cost of the recipients and
   // not of Verify.
-  const sendNumber = numbers(['212', '646', '718']);
+  const sendNumber = numbers(['212', '646', '718', '917', '347', '929', '516', '631']);
   const send = () => run(() => ({ method: 'POST', path: '/v1/sms/send', headers: { ...headers }, body: JSON.stringify({ to: sendNumber(), from: 'Bench', message: 'Your Bench code is 123456' }) }));
   const create = (serviceId: string, number: () => string) => run(() => ({ method: 'POST', path: `/v1/verify/services/${serviceId}/verifications`, headers: { ...headers }, body: JSON.stringify({ to: number() }) }));
 
