@@ -123,11 +123,24 @@ function besideInserts(db: Executor, rows: readonly BesideRow[], first: number):
  * in one statement (PostgreSQL): the first of a transaction that admits (acceptance-batcher.ts).
  * The statements `then` (the admissions' reads) go in the same round trip behind it, and each runs
  * once the locks are held: their rows come back in order.
+ *
+ * It also sets, for the rest of the transaction, PostgreSQL's plans of named statements to their
+ * generic ones. Left to itself, PostgreSQL compares a named statement's generic plan with the
+ * custom plans of its first five runs, and an array parameter's length counts: the generic plan
+ * guesses ten elements, so on a connection whose first groups were smaller it planned every run
+ * again (the fraud guard's read, with its joins and subqueries: 0.1-0.6 ms a group), for the same
+ * plan. A lone verification's guard read took 240-260 µs that way, seen from the client, and 100 µs
+ * with its generic plan; in groups of 8, 38 and 26 µs a verification (docs/performance.md). Only
+ * the statements of this transaction are concerned: the named ones have fixed texts with arrays
+ * for the rows, the others are lookups by key and inserts (`admit`, `write`, the group's
+ * records); none has a plan that depends on its values. Every other transaction keeps
+ * PostgreSQL's choice.
  */
 export async function lockAdmissionKeysReadingRevision(trx: Executor, keys: readonly string[], then: readonly CompiledQuery[] = []): Promise<{ revision: number; rows: unknown[][] }> {
   const sorted = [...new Set(keys)].sort();
   const lock = sql<{ revision: string | number }>`${named}select (select value from access_revision where id = 1) as revision,
-    (select count(pg_advisory_xact_lock(${ADMISSION_LOCK_SPACE}, hashtext(k))) from (select k from unnest(${sorted}::text[]) as k order by k) as keys) as locked`.compile(trx);
+    (select count(pg_advisory_xact_lock(${ADMISSION_LOCK_SPACE}, hashtext(k))) from (select k from unnest(${sorted}::text[]) as k order by k) as keys) as locked,
+    set_config('plan_cache_mode', 'force_generic_plan', true) as plans`.compile(trx);
   const [locked, ...read] = await inOneTrip(trx, [lock, ...then]);
   return { revision: Number((locked!.rows[0] as { revision: string | number }).revision), rows: read.map((r) => r.rows as unknown[]) };
 }
