@@ -129,12 +129,12 @@ function besideInserts(db: Executor, rows: readonly BesideRow[], first: number):
  * custom plans of its first five runs, and an array parameter's length counts: the generic plan
  * guesses ten elements, so on a connection whose first groups were smaller it planned every run
  * again (the fraud guard's read, with its joins and subqueries: 0.1-0.6 ms a group), for the same
- * plan. A lone verification's guard read took 240-260 µs that way, seen from the client, and 100 µs
- * with its generic plan; in groups of 8, 38 and 26 µs a verification (docs/performance.md). Only
- * the statements of this transaction are concerned: the named ones have fixed texts with arrays
- * for the rows, the others are lookups by key and inserts (`admit`, `write`, the group's
- * records); none has a plan that depends on its values. Every other transaction keeps
- * PostgreSQL's choice.
+ * plan. A lone verification's guard read took 240-320 µs that way, seen from the client, and about
+ * 100 µs with its generic plan; in groups of 8, 37-58 against 25-40 µs a verification
+ * (docs/performance.md). Only the statements of this transaction are concerned: the named ones
+ * have fixed texts with arrays for the rows, the others are lookups by key and inserts (`admit`,
+ * `write`, the group's records); none has a plan that depends on its values. Every other
+ * transaction keeps PostgreSQL's choice.
  */
 export async function lockAdmissionKeysReadingRevision(trx: Executor, keys: readonly string[], then: readonly CompiledQuery[] = []): Promise<{ revision: number; rows: unknown[][] }> {
   const sorted = [...new Set(keys)].sort();
