@@ -75,3 +75,26 @@ export function preparedWrite<A extends readonly (string | number | null)[]>(
     return db.executeQuery(CompiledQuery.raw(template.sql, bind(template, args)));
   };
 }
+
+/**
+ * A read run inside a transaction of `store.db` once per item of a group (a verification's fraud
+ * guard in the acceptance's transaction): compiled once per dialect, as `preparedWrite`; on SQLite
+ * run on the writer's connection directly (`Store.writerRows`), synchronously, elsewhere through
+ * `db`. `db` must be a transaction of `store.db`.
+ */
+export function preparedTransactionRead<A extends readonly (string | number | null)[], R>(
+  build: (db: Executor, ...args: A) => Compilable<R>,
+): (store: Store, db: Executor, ...args: A) => R[] | Promise<R[]> {
+  const templates = new Map<string, Template>();
+  return (store, db, ...args) => {
+    const dialect = dialectOf(db);
+    let template = templates.get(dialect);
+    if (!template) {
+      template = compileTemplate(args, (markers) => build(db, ...markers).compile());
+      templates.set(dialect, template);
+    }
+    const parameters = bind(template, args);
+    if (store.writerRows && dialect === 'sqlite') return store.writerRows<R>(template.sql, parameters);
+    return db.executeQuery<R>(CompiledQuery.raw(template.sql, parameters)).then((r) => r.rows);
+  };
+}

@@ -89,12 +89,12 @@ for (const dialect of availableDialects) {
         assert.equal(await repo.closeVerification(store.db, 'ver_1', 'expired', NOW + 600_000), true);
         await repo.insertVerification(store.db, verification('ver_5'));
         assert.equal((await repo.pendingVerification(store.db, 'vsv_1', '+447700900123', NOW))?.id, 'ver_5');
-        // A group's lookups with the guard off: whether each number has a pending one, in order, not for a final one or none at all.
+        // A group's lookups with the guard off, in its transaction: whether each number has a pending one, in order, not for a final one or none at all.
         const question = (serviceId: string, recipient: string) => ({ serviceId, accountId: 'acc_1', recipient, range: recipient.slice(0, -3), velocitySince: 0, conversionSince: 0 });
-        assert.deepEqual(await repo.pendingOf(store.db, [question('vsv_2', '+447700900123'), question('vsv_1', '+447700900999'), question('vsv_1', '+447700900123')]), [{ pending: 1 }, { pending: null }, { pending: 1 }]);
+        assert.deepEqual(await store.db.transaction().execute((trx) => repo.pendingOf(trx, [question('vsv_2', '+447700900123'), question('vsv_1', '+447700900999'), question('vsv_1', '+447700900123')], store)), [{ pending: 1 }, { pending: null }, { pending: 1 }]);
         await repo.closeVerification(store.db, 'ver_4', 'canceled', NOW);
-        assert.deepEqual(await repo.pendingOf(store.db, [question('vsv_2', '+447700900123')]), [{ pending: null }]);
-        assert.deepEqual(await repo.pendingOf(store.db, []), []);
+        assert.deepEqual(await store.db.transaction().execute((trx) => repo.pendingOf(trx, [question('vsv_2', '+447700900123')], store)), [{ pending: null }]);
+        assert.deepEqual(await repo.pendingOf(store.db, [], store), []);
       } finally {
         await store.close();
       }
@@ -167,7 +167,7 @@ for (const dialect of availableDialects) {
         await repo.insertVerification(store.db, verification('ver_7', { recipient: '+447700902002', range_prefix: '+447700902', status: 'approved', created_at: NOW - 30_000 }));
         await repo.insertVerification(store.db, verification('ver_8', { recipient: '+447700902003', range_prefix: '+447700902', service_id: 'vsv_2', created_at: NOW - 35_000 }));
         const ask = (recipient: string, serviceId = 'vsv_1'): repo.GuardQuestion => ({ serviceId, accountId: 'acc_1', recipient, range: recipient.slice(0, -3), velocitySince: hour, conversionSince: day });
-        const figures = await repo.guardFiguresOf(store.db, [ask('+447700900123'), ask('+447700901555'), ask('+447700900999', 'vsv_2'), ask('+447700902009')]);
+        const figures = await store.db.transaction().execute((trx) => repo.guardFiguresOf(trx, [ask('+447700900123'), ask('+447700901555'), ask('+447700900999', 'vsv_2'), ask('+447700902009')], store));
         const plain = figures.map((f) => Object.fromEntries(Object.entries(f).map(([k, v]) => [k, v === null || typeof v === 'string' && !/^\d+$/.test(v) ? v : Number(v)])));
         assert.deepEqual(plain, [
           // Two of the hour to the number and its range in the service (the blocked one never counts); the account's range over the day: four, one approved.
@@ -176,7 +176,7 @@ for (const dialect of availableDialects) {
           { safe: 1, per_number: 0, per_number_oldest: null, per_range: 1, per_range_oldest: NOW - 20_000, block_level: null, blocked_until: null, sent: 4, approved: 1, pending: null },
           { safe: 0, per_number: 0, per_number_oldest: null, per_range: 2, per_range_oldest: NOW - 50_000, block_level: 0, blocked_until: NOW - 40_000, sent: 2, approved: 1, pending: null },
         ]);
-        assert.deepEqual(await repo.guardFiguresOf(store.db, []), []);
+        assert.deepEqual(await repo.guardFiguresOf(store.db, [], store), []);
       } finally {
         await store.close();
       }

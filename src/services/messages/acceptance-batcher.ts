@@ -118,7 +118,8 @@ export interface Acceptance<R> {
 
 /** A read admissions share (`Acceptance.admitRead`). */
 export interface AdmissionRead {
-  read: (trx: Executor, questions: readonly never[]) => Promise<readonly unknown[]>;
+  /** `trx` is a transaction of `store.db`. */
+  read: (trx: Executor, questions: readonly never[], store: Store) => Promise<readonly unknown[]>;
   /**
    * The same read as one statement whose rows are the answers, in the order of the questions
    * (PostgreSQL): sent in one round trip with the group's locks, where `read` would take one more.
@@ -500,7 +501,7 @@ export class AcceptanceBatcher {
   /** The answers of the admissions' shared reads (`admitRead`), one call per read. */
   async #readForAdmissions(trx: Executor, reads: Reads): Promise<Map<Acceptance<unknown>, unknown>> {
     const results: (readonly unknown[])[] = [];
-    for (const [read, { questions }] of reads) results.push(await read(trx, questions));
+    for (const [read, { questions }] of reads) results.push(await read(trx, questions, this.ctx.store));
     return answersOf(reads, results);
   }
 

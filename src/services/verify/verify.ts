@@ -223,6 +223,29 @@ class Admitted extends Error {
 }
 
 /**
+ * The keys of a new verification in its group's tally (`guard`, `countAdmitted`), made once per
+ * create: its number and range in the service (velocity), its range in the account (conversion,
+ * and a block recorded earlier in the group), and whether one is pending to its number.
+ */
+interface TallyKeys {
+  number: string;
+  range: string;
+  sent: string;
+  blocked: string;
+  pending: string;
+}
+
+function tallyKeys(service: VerifyServicesTable, e164: string, range: string): TallyKeys {
+  return {
+    number: `number\u0000${service.id}\u0000${e164}`,
+    range: `range\u0000${service.id}\u0000${range}`,
+    sent: `sent\u0000${service.account_id}\u0000${range}`,
+    blocked: `blocked\u0000${service.account_id}\u0000${range}`,
+    pending: `pending\u0000${service.id}\u0000${e164}`,
+  };
+}
+
+/**
  * The fraud guard's rules 2 and 3 for a new verification (rule 1, the country, comes first in
  * `createOnce`), judged on figures read in the transaction that accepts its message, before any of
  * its group's admissions: they count every verification committed before it, and `tally` adds
@@ -231,34 +254,38 @@ class Admitted extends Error {
  * velocity, else whether the range is blocked, after recording a new block when the conversion
  * rule calls for one.
  */
-async function guard(trx: Executor, service: VerifyServicesTable, e164: string, now: number, f: repo.GuardFigures, tally: Map<string, number>): Promise<AppError | { blocked: boolean; newBlock: boolean }> {
-  const range = rangeOf(e164);
+async function guard(trx: Executor, service: VerifyServicesTable, range: string, now: number, f: repo.GuardFigures, tally: Map<string, number>, keys: TallyKeys): Promise<AppError | { blocked: boolean; newBlock: boolean }> {
   const counted = (key: string) => tally.get(key) ?? 0;
   if (Number(f.safe) > 0) return { blocked: false, newBlock: false };
-  if (Number(f.per_number) + counted(`number\u0000${service.id}\u0000${e164}`) >= MAX_PER_NUMBER_PER_HOUR) {
+  if (Number(f.per_number) + counted(keys.number) >= MAX_PER_NUMBER_PER_HOUR) {
     return rateLimited(`At most ${MAX_PER_NUMBER_PER_HOUR} verifications an hour to one number.`, retryAfterSeconds(f.per_number_oldest === null ? now : Number(f.per_number_oldest), VELOCITY_WINDOW_MS, now));
   }
-  if (Number(f.per_range) + counted(`range\u0000${service.id}\u0000${range}`) >= MAX_PER_RANGE_PER_HOUR) {
+  if (Number(f.per_range) + counted(keys.range) >= MAX_PER_RANGE_PER_HOUR) {
     return rateLimited(`At most ${MAX_PER_RANGE_PER_HOUR} verifications an hour to one number range.`, retryAfterSeconds(f.per_range_oldest === null ? now : Number(f.per_range_oldest), VELOCITY_WINDOW_MS, now));
   }
-  const blockKey = `blocked\u0000${service.account_id}\u0000${range}`;
   // Blocked before, or by an admission earlier in this group (its block is not in `f`).
-  if ((f.blocked_until !== null && Number(f.blocked_until) > now) || tally.has(blockKey)) return { blocked: true, newBlock: false };
-  const sent = Number(f.sent) + counted(`sent\u0000${service.account_id}\u0000${range}`);
+  if ((f.blocked_until !== null && Number(f.blocked_until) > now) || tally.has(keys.blocked)) return { blocked: true, newBlock: false };
+  const sent = Number(f.sent) + counted(keys.sent);
   const approved = Number(f.approved ?? 0);
   if (!conversionBlocks(sent, approved)) return { blocked: false, newBlock: false };
   const level = f.block_level === null ? 0 : Number(f.block_level) + 1;
   await repo.upsertBlock(trx, { account_id: service.account_id, range_prefix: range, level, blocked_at: now, blocked_until: now + blockDurationMs(level), sent, approved });
-  tally.set(blockKey, 1);
+  tally.set(keys.blocked, 1);
   return { blocked: true, newBlock: true };
 }
 
 /** Counts a verification admitted in a group, for the admissions after it (`guard`, `admit`). */
-function countAdmitted(tally: Map<string, number>, service: VerifyServicesTable, e164: string): void {
-  const range = rangeOf(e164);
-  for (const key of [`number\u0000${service.id}\u0000${e164}`, `range\u0000${service.id}\u0000${range}`, `sent\u0000${service.account_id}\u0000${range}`, `pending\u0000${service.id}\u0000${e164}`]) {
-    tally.set(key, (tally.get(key) ?? 0) + 1);
-  }
+function countAdmitted(tally: Map<string, number>, keys: TallyKeys): void {
+  for (const key of [keys.number, keys.range, keys.sent, keys.pending]) tally.set(key, (tally.get(key) ?? 0) + 1);
+}
+
+const maskedTexts = new WeakMap<VerifyServicesTable, string>();
+
+/** The text a service's messages are stored with, its code masked: once per reading of the service (the access cache keeps one). */
+function maskedTextOf(service: VerifyServicesTable): string {
+  let text = maskedTexts.get(service);
+  if (text === undefined) maskedTexts.set(service, (text = maskedText(service.template ?? DEFAULT_TEMPLATE, service.name, Number(service.code_length))));
+  return text;
 }
 
 /** Whether two readings of a service agree in every column. */
@@ -340,8 +367,8 @@ async function createOnce(ctx: Context, sender: Sender, serviceId: string, to: s
   const code = generateCode(Number(service.code_length));
   row.code_hash = codeHash(await codeKey(ctx), id, code);
   const messageId = newId('msg', now);
-  const template = service.template ?? DEFAULT_TEMPLATE;
-  const text = renderTemplate(template, service.name, code);
+  const text = renderTemplate(service.template ?? DEFAULT_TEMPLATE, service.name, code);
+  const keys = tallyKeys(service, e164, row.range_prefix);
   let sent: VerificationsTable | undefined;
   let newBlock = false;
   let expired = false;
@@ -354,7 +381,7 @@ async function createOnce(ctx: Context, sender: Sender, serviceId: string, to: s
       undefined,
       {
         messageId,
-        storedBody: maskedText(template, service.name, Number(service.code_length)),
+        storedBody: maskedTextOf(service),
         // The guard's counts and the number's pending verification, one range at a time.
         admitLock: `${service.account_id}:${row.range_prefix}`,
         // With the guard off, only whether one is pending to the number.
@@ -370,7 +397,7 @@ async function createOnce(ctx: Context, sender: Sender, serviceId: string, to: s
             if (!current) return new AppError('not_found', 'No verify service with that id.');
             if (!sameService(current, service)) return new Admitted({ kind: 'stale_service' });
           }
-          if (tally.has(`pending\u0000${service.id}\u0000${e164}`)) return new Admitted({ kind: 'pending_in_group' });
+          if (tally.has(keys.pending)) return new Admitted({ kind: 'pending_in_group' });
           const read = answer as { pending: number | null };
           const figures = service.fraud_guard === 'off' ? null : (answer as repo.GuardFigures);
           const pending = read.pending !== null ? await repo.pendingTo(trx, service.id, e164) : undefined;
@@ -381,12 +408,12 @@ async function createOnce(ctx: Context, sender: Sender, serviceId: string, to: s
             expired = true;
           }
           if (figures !== null) {
-            const verdict = await guard(trx, service, e164, now, figures, tally);
+            const verdict = await guard(trx, service, row.range_prefix, now, figures, tally, keys);
             if (verdict instanceof AppError) return verdict;
             newBlock = verdict.newBlock;
             if (verdict.blocked && service.fraud_guard === 'block') return new Admitted({ kind: 'blocked', newBlock });
           }
-          countAdmitted(tally, service, e164);
+          countAdmitted(tally, keys);
           return null;
         },
         beside: (message) => {
@@ -451,7 +478,7 @@ async function resend(ctx: Context, sender: Sender, service: VerifyServicesTable
       undefined,
       {
         messageId,
-        storedBody: maskedText(service.template ?? DEFAULT_TEMPLATE, service.name, Number(service.code_length)),
+        storedBody: maskedTextOf(service),
         write: async (trx, message) => {
           const credits = Number(message.credits ?? 0);
           await repo.recordResentMessage(trx, v.id, messageId, credits);

@@ -5,7 +5,7 @@
 import { sql, type CompiledQuery } from 'kysely';
 import { named, type Executor, type Store } from '../connect.ts';
 import type { VerificationStatus, VerificationsTable, VerifyBlocksTable, VerifyServicesTable } from '../database.ts';
-import { preparedRead, preparedWrite } from '../prepared-statements.ts';
+import { preparedRead, preparedTransactionRead, preparedWrite } from '../prepared-statements.ts';
 import { dialectOf } from '../dialect.ts';
 
 /**
@@ -329,15 +329,17 @@ export interface GuardQuestion {
  * pending verifications alone.
  *
  * On SQLite one prepared statement per verification (in process, no round trips); on PostgreSQL
- * one statement for the whole group, where each would be a round trip.
+ * one statement for the whole group, where each would be a round trip. `db` is a transaction of
+ * `store.db` (preparedTransactionRead).
  */
-export async function guardFiguresOf(db: Executor, questions: readonly GuardQuestion[]): Promise<GuardFigures[]> {
+export async function guardFiguresOf(db: Executor, questions: readonly GuardQuestion[], store: Store): Promise<GuardFigures[]> {
   if (questions.length === 0) return [];
   if (dialectOf(db) !== 'postgres') {
     const out: GuardFigures[] = [];
     for (const q of questions) {
       const since = Math.min(q.velocitySince, q.conversionSince);
-      out.push((await guardFiguresRow(db, q.serviceId, q.accountId, q.recipient, q.range, q.velocitySince, q.conversionSince, since)).rows[0] as GuardFigures);
+      const rows = guardFiguresRow(store, db, q.serviceId, q.accountId, q.recipient, q.range, q.velocitySince, q.conversionSince, since);
+      out.push((Array.isArray(rows) ? rows : await rows)[0]!);
     }
     return out;
   }
@@ -376,13 +378,16 @@ export function guardFiguresStatement(db: Executor, questions: readonly GuardQue
  * Whether a verification to each question's number is pending (1) or not (null): a group's
  * lookups with the fraud guard off (`guardFiguresOf` gives it with the guard's figures). On
  * PostgreSQL one statement for the group; on SQLite the prepared lookup of each, which the
- * partial index of pending verifications answers alone.
+ * partial index of pending verifications answers alone. `db` is a transaction of `store.db`.
  */
-export async function pendingOf(db: Executor, questions: readonly GuardQuestion[]): Promise<{ pending: number | null }[]> {
+export async function pendingOf(db: Executor, questions: readonly GuardQuestion[], store: Store): Promise<{ pending: number | null }[]> {
   if (questions.length === 0) return [];
   if (dialectOf(db) !== 'postgres') {
     const out: { pending: number | null }[] = [];
-    for (const q of questions) out.push({ pending: (await pendingRow(db, q.serviceId, q.recipient)).rows.length > 0 ? 1 : null });
+    for (const q of questions) {
+      const rows = pendingRow(store, db, q.serviceId, q.recipient);
+      out.push({ pending: (Array.isArray(rows) ? rows : await rows).length > 0 ? 1 : null });
+    }
     return out;
   }
   return (await db.executeQuery(pendingStatement(db, questions))).rows;
@@ -397,7 +402,7 @@ export function pendingStatement(db: Executor, questions: readonly GuardQuestion
 }
 
 /** Whether one is pending to the number, from the partial index alone (no row read: `select 1`). */
-const pendingRow = preparedWrite((db, serviceId: string, recipient: string) =>
+const pendingRow = preparedTransactionRead((db: Executor, serviceId: string, recipient: string) =>
   db.selectFrom('verifications').select(sql.lit(1).as('pending')).where('service_id', '=', serviceId).where('recipient', '=', recipient).where('status', '=', PENDING).limit(ONE),
 );
 
@@ -407,7 +412,7 @@ const pendingRow = preparedWrite((db, serviceId: string, recipient: string) =>
  * Joined to a constant row, so that with no block and no verification it still gives the one row
  * that the aggregates count as none.
  */
-const guardFiguresRow = preparedWrite(
+const guardFiguresRow = preparedTransactionRead(
   (db: Executor, serviceId: string, accountId: string, recipient: string, range: string, velocitySince: number, conversionSince: number, since: number) => {
     const inRange = sql`v.service_id = ${serviceId} and v.created_at > ${velocitySince}`;
     const toNumber = sql`${inRange} and v.recipient = ${recipient}`;
@@ -427,7 +432,7 @@ const guardFiguresRow = preparedWrite(
       from (select 1) as one
       left join verify_blocks b on b.account_id = ${accountId} and b.range_prefix = ${range}
       left join verifications v on v.account_id = ${accountId} and v.range_prefix = ${range} and v.created_at > ${since} and v.status != 'blocked'`;
-    return { compile: () => query.compile(db) };
+    return { compile: () => query.compile(db) as CompiledQuery<GuardFigures> };
   },
 );
 
