@@ -3,15 +3,16 @@ import assert from 'node:assert/strict';
 import { createHmac, createSecretKey } from 'node:crypto';
 import { blockDurationMs, codeHash, codeMatches, conversionBlocks, generateCode, maskedText, rangeOf, retryAfterSeconds, safeListCovers } from './verify.ts';
 
-test('codes: the asked number of digits, digits spread over 0-9', () => {
-  const counts = new Array(10).fill(0);
-  for (let i = 0; i < 2000; i++) {
+test('codes: the asked number of digits, digits spread over 0-9 in every place, leading zeros kept', () => {
+  const counts = Array.from({ length: 6 }, () => new Array(10).fill(0));
+  for (let i = 0; i < 4000; i++) {
     const code = generateCode(6);
     assert.match(code, /^\d{6}$/);
-    for (const d of code) counts[Number(d)]++;
+    [...code].forEach((d, place) => counts[place]![Number(d)]++);
   }
-  for (const c of counts) assert.ok(c > 900 && c < 1500, `digit frequency ${c} of 12000`);
-  assert.match(generateCode(10), /^\d{10}$/);
+  // 400 expected for each digit in each place; 280-520 is over 6 standard deviations either way.
+  for (const place of counts) for (const c of place) assert.ok(c > 280 && c < 520, `digit frequency ${c} of 4000 in one place`);
+  for (const length of [4, 10]) assert.match(generateCode(length), new RegExp(`^\\d{${length}}$`));
 });
 
 test('the stored form is HMAC-SHA256 (RFC 4231 case 2) of id and code; comparison checks it', () => {

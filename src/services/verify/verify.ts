@@ -34,8 +34,8 @@ import {
   retryAfterSeconds,
   VELOCITY_WINDOW_MS,
 } from '../../domain/verify.ts';
-import type { Executor, Store } from '../../store/connect.ts';
-import type { Database, VerificationStatus, VerificationsTable, VerifyServicesTable } from '../../store/database.ts';
+import type { Store } from '../../store/connect.ts';
+import type { Database, VerificationStatus, VerificationsTable, VerifyBlocksTable, VerifyServicesTable } from '../../store/database.ts';
 import { findAccount } from '../../store/repositories/accounts.repository.ts';
 import * as repo from '../../store/repositories/verify.repository.ts';
 import { iso, newId } from '../../util/ids.ts';
@@ -251,12 +251,12 @@ function tallyKeys(service: VerifyServicesTable, e164: string, range: string): T
  * its group's admissions: they count every verification committed before it, and `tally` adds
  * those admitted (and ranges blocked) before it in the same group, so parallel creates cannot all
  * pass a limit that one of them reaches. Returns the 429 for
- * velocity, else whether the range is blocked, after recording a new block when the conversion
- * rule calls for one.
+ * velocity, else whether the range is blocked, with the block to record when the conversion rule
+ * calls for a new one (counted in the tally already).
  */
-async function guard(trx: Executor, service: VerifyServicesTable, range: string, now: number, f: repo.GuardFigures, tally: Map<string, number>, keys: TallyKeys): Promise<AppError | { blocked: boolean; newBlock: boolean }> {
+function guard(service: VerifyServicesTable, range: string, now: number, f: repo.GuardFigures, tally: Map<string, number>, keys: TallyKeys): AppError | { blocked: boolean; newBlock: VerifyBlocksTable | null } {
   const counted = (key: string) => tally.get(key) ?? 0;
-  if (Number(f.safe) > 0) return { blocked: false, newBlock: false };
+  if (Number(f.safe) > 0) return { blocked: false, newBlock: null };
   if (Number(f.per_number) + counted(keys.number) >= MAX_PER_NUMBER_PER_HOUR) {
     return rateLimited(`At most ${MAX_PER_NUMBER_PER_HOUR} verifications an hour to one number.`, retryAfterSeconds(f.per_number_oldest === null ? now : Number(f.per_number_oldest), VELOCITY_WINDOW_MS, now));
   }
@@ -264,14 +264,13 @@ async function guard(trx: Executor, service: VerifyServicesTable, range: string,
     return rateLimited(`At most ${MAX_PER_RANGE_PER_HOUR} verifications an hour to one number range.`, retryAfterSeconds(f.per_range_oldest === null ? now : Number(f.per_range_oldest), VELOCITY_WINDOW_MS, now));
   }
   // Blocked before, or by an admission earlier in this group (its block is not in `f`).
-  if ((f.blocked_until !== null && Number(f.blocked_until) > now) || tally.has(keys.blocked)) return { blocked: true, newBlock: false };
+  if ((f.blocked_until !== null && Number(f.blocked_until) > now) || tally.has(keys.blocked)) return { blocked: true, newBlock: null };
   const sent = Number(f.sent) + counted(keys.sent);
   const approved = Number(f.approved ?? 0);
-  if (!conversionBlocks(sent, approved)) return { blocked: false, newBlock: false };
+  if (!conversionBlocks(sent, approved)) return { blocked: false, newBlock: null };
   const level = f.block_level === null ? 0 : Number(f.block_level) + 1;
-  await repo.upsertBlock(trx, { account_id: service.account_id, range_prefix: range, level, blocked_at: now, blocked_until: now + blockDurationMs(level), sent, approved });
   tally.set(keys.blocked, 1);
-  return { blocked: true, newBlock: true };
+  return { blocked: true, newBlock: { account_id: service.account_id, range_prefix: range, level, blocked_at: now, blocked_until: now + blockDurationMs(level), sent, approved } };
 }
 
 /** Counts a verification admitted in a group, for the admissions after it (`guard`, `admit`). */
@@ -408,9 +407,10 @@ async function createOnce(ctx: Context, sender: Sender, serviceId: string, to: s
             expired = true;
           }
           if (figures !== null) {
-            const verdict = await guard(trx, service, row.range_prefix, now, figures, tally, keys);
+            const verdict = guard(service, row.range_prefix, now, figures, tally, keys);
             if (verdict instanceof AppError) return verdict;
-            newBlock = verdict.newBlock;
+            if (verdict.newBlock) await repo.upsertBlock(trx, verdict.newBlock);
+            newBlock = verdict.newBlock !== null;
             if (verdict.blocked && service.fraud_guard === 'block') return new Admitted({ kind: 'blocked', newBlock });
           }
           countAdmitted(tally, keys);
