@@ -298,9 +298,15 @@ function sameService(a: VerifyServicesTable, b: VerifyServicesTable): boolean {
  * reads the service again when the revision moved since (`admit`). A service not found is never
  * cached, so a new one is seen at once.
  */
-async function serviceToSend(ctx: Context, sender: Sender, id: string, cached: boolean): Promise<VerifyServicesTable> {
+function serviceToSend(ctx: Context, sender: Sender, id: string, cached: boolean): VerifyServicesTable | Promise<VerifyServicesTable> {
+  const key = `${sender.accountId}\u0000${id}`;
+  const hit = cached ? sender.access?.peek<VerifyServicesTable>('verify-service', key) : undefined;
+  return hit ?? loadServiceToSend(ctx, sender, id, cached, key);
+}
+
+async function loadServiceToSend(ctx: Context, sender: Sender, id: string, cached: boolean, key: string): Promise<VerifyServicesTable> {
   const load = async () => (await repo.liveService(ctx.store, sender.accountId, id)) ?? undefined;
-  const row = cached && sender.access ? await sender.access.get('verify-service', `${sender.accountId}\u0000${id}`, load) : await load();
+  const row = cached && sender.access ? await sender.access.get('verify-service', key, load) : await load();
   if (!row) throw new AppError('not_found', 'No verify service with that id.');
   return row;
 }
@@ -335,7 +341,8 @@ export async function createVerification(ctx: Context, sender: Sender, serviceId
 }
 
 async function createOnce(ctx: Context, sender: Sender, serviceId: string, to: string, cached: boolean, finish?: Finish, confirmAccess?: () => Promise<void>): Promise<CreateResult> {
-  const service = await serviceToSend(ctx, sender, serviceId, cached);
+  const found = serviceToSend(ctx, sender, serviceId, cached);
+  const service = found instanceof Promise ? await found : found;
   const recipient = parseRecipient(to);
   if (!recipient.ok) throw new AppError('invalid_recipient', `\`to\` is not a valid E.164 number: ${recipient.reason}`);
   const e164 = recipient.e164;
