@@ -30,6 +30,17 @@ describe('message category', () => {
     assert.equal(promo.json().credits_remaining, 8, 'charged as any other send');
   });
 
+  test('sends accepted together keep each its own category, whichever comes first', async () => {
+    const { key } = await h.customer({ credits: 20 });
+    const send = (n: number, category?: string) => h.request('POST', '/v1/sms/send', { key, body: { to: `+44791112345${n}`, from: 'Acme', message: `m${n}`, ...(category ? { category } : {}) } });
+    // Sent in one turn, they share one transaction (acceptance-batcher.ts), the plain ones first.
+    const answers = await Promise.all([send(1), send(2), send(3, 'marketing'), send(4, 'marketing')]);
+    for (const [i, a] of answers.entries()) {
+      assert.equal(a.statusCode, 200);
+      assert.equal((await report(key, `message_id=${a.json().message_id}`))[0].category, i < 2 ? 'transactional' : 'marketing');
+    }
+  });
+
   test('a bulk carries its category to every message of the batch', async () => {
     const { key } = await h.customer({ credits: 10 });
     const res = await h.request('POST', '/v1/sms/bulk', {

@@ -180,8 +180,11 @@ export function messageRow(accountId: string, batchId: string | null, sender: st
     send_at: timing.sendAt,
     validity_period: timing.validityPeriod,
     expires_at: timing.expiresAt,
-    // Every row carries the column, so rows of several acceptances insert together.
+    // Every row carries these columns, whatever the send asked for: the rows of a group's
+    // acceptances go in one insert, whose columns are its first row's (insert-rows.ts).
     callback_format: null,
+    category: null,
+    held_until: null,
     credits: entry.credits,
   };
 }
