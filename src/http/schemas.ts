@@ -47,12 +47,20 @@ export function fieldErrors(codes: Record<string, { code: ErrorCode; field: stri
   };
 }
 
+/** `callback_events` fails as a whole, whichever of its entries is wrong. */
+const CALLBACK_EVENTS_RULE = { code: 'invalid_request', field: 'callback_events', limit: 0, anyRule: 'must list 1 to 3 of sms.sent, sms.delivered, sms.failed, each once' } as const;
+
 /** The over-long fields of a send or a bulk, and the codes they answer with. */
 export const SendFieldErrors = fieldErrors({
   'body:to': { code: 'invalid_recipient', field: 'to', limit: LIMITS.to },
   'body:from': { code: 'invalid_sender_id', field: 'from', limit: LIMITS.from },
   'body:message': { code: 'invalid_message', field: 'message', limit: LIMITS.message },
   'body:callback_url': { code: 'invalid_callback_url', field: 'callback_url', limit: LIMITS.callbackUrl },
+  // An entry's failure is named by its place in the list (at most three).
+  'body:callback_events': CALLBACK_EVENTS_RULE,
+  'body:callback_events/0': CALLBACK_EVENTS_RULE,
+  'body:callback_events/1': CALLBACK_EVENTS_RULE,
+  'body:callback_events/2': CALLBACK_EVENTS_RULE,
   'headers:idempotency-key': { code: 'invalid_request', field: 'Idempotency-Key', limit: LIMITS.idempotencyKey, message: 'must be 1 to 255 characters' },
   'body:send_at': { code: 'invalid_send_at', field: 'send_at', limit: LIMITS.sendAt, anyRule: 'must be an RFC 3339 date-time with an offset, at most 35 days ahead' },
   'body:validity_period': { code: 'invalid_validity_period', field: 'validity_period', limit: 0, anyRule: 'must be a whole number of seconds from 60 to 259,200' },
@@ -124,6 +132,18 @@ export const MessageStatus = Type.Union([
   Type.Literal('canceled'),
 ]);
 
+/** Pigeon's own: the delivery events a send's `callback_url` gets (submit-messages.ts, checkCallbackEvents). */
+const CallbackEvents = Type.Optional(
+  Type.Array(Type.Union([Type.Literal('sms.sent'), Type.Literal('sms.delivered'), Type.Literal('sms.failed')]), {
+    minItems: 1,
+    maxItems: 3,
+    uniqueItems: true,
+    description:
+      'The delivery events `callback_url` gets: any of `sms.sent`, `sms.delivered`, `sms.failed` (every one when absent). `["sms.delivered","sms.failed"]` asks for the final outcome alone, one event a message. Needs `callback_url`.',
+    examples: [['sms.delivered', 'sms.failed']],
+  }),
+);
+
 export const SendBody = Type.Object({
   to: Type.String({ maxLength: LIMITS.to, description: 'Recipient, E.164 (visual separators allowed); at most 32 characters.', examples: ['+14155552671'] }),
   from: Type.String({ maxLength: LIMITS.from, description: 'An approved Sender ID of the account; at most 16 characters.', examples: ['Acme'] }),
@@ -131,6 +151,7 @@ export const SendBody = Type.Object({
   callback_url: Type.Optional(
     Type.String({ maxLength: LIMITS.callbackUrl, description: 'HTTPS URL that receives the delivery webhook events of this message; at most 2,048 characters.' }),
   ),
+  callback_events: CallbackEvents,
   track_links: TrackLinks,
   ...SchedulingFields,
 });
@@ -203,6 +224,7 @@ export const BulkBody = Type.Object({
   callback_url: Type.Optional(
     Type.String({ maxLength: LIMITS.callbackUrl, description: 'HTTPS URL that receives the events of every message of the batch; at most 2,048 characters.' }),
   ),
+  callback_events: CallbackEvents,
   track_links: TrackLinks,
   ...SchedulingFields,
 });

@@ -188,6 +188,8 @@ export interface MessagesTable {
   charged?: number;
   /** `twilio`: the callback URL gets Twilio's form-encoded status callbacks (migration 024). */
   callback_format?: 'twilio' | null;
+  /** The events `callback_url` gets, comma-separated (`callback_events`); null for every one. */
+  callback_events?: string | null;
   /** The SMPP route that took the message (migration 023); null until one does, and on the simulator. */
   route?: string | null;
   /** What the carrier charges the operator for it: segments × the route's cost_per_segment then. */

@@ -39,6 +39,7 @@ import * as m034 from './migrations/034-tracked-links.ts';
 import * as m035 from './migrations/035-verify-guard-indexes.ts';
 import * as m036 from './migrations/036-verify-services-access.ts';
 import * as m037 from './migrations/037-verify-guard-one-scan.ts';
+import * as m038 from './migrations/038-callback-events.ts';
 
 const migrations: Record<string, Migration> = {
   '001-initial': m001,
@@ -75,6 +76,7 @@ const migrations: Record<string, Migration> = {
   '035-verify-guard-indexes': m035,
   '036-verify-services-access': m036,
   '037-verify-guard-one-scan': m037,
+  '038-callback-events': m038,
 };
 
 class InCodeMigrationProvider implements MigrationProvider {

@@ -207,6 +207,61 @@ describe('webhook delivery to a real HTTPS receiver', () => {
     assert.equal(bodies[1].status, 'failed');
   });
 
+  test('callback_events: a send gets the events it named and no others; a bulk, each of its messages', async () => {
+    const { key } = await h.customer();
+    const outcome = path('ok');
+    const failures = path('ok');
+    const send = (to: string, p: string, events: string[]) =>
+      h.request('POST', '/v1/sms/send', { key, body: { to, from: 'Acme', message: 'hi', callback_url: receiver.url(p), callback_events: events } });
+    // The outcome alone (Kannel's dlr-mask 3): delivered, failed; a message that stays `sent` gets nothing.
+    const delivered = (await send('+447911123456', outcome, ['sms.failed', 'sms.delivered'])).json().message_id;
+    await send('+447911120000', outcome, ['sms.delivered', 'sms.failed']);
+    const unanswered = (await send('+447911121111', outcome, ['sms.delivered', 'sms.failed'])).json().message_id;
+    await send('+447911123457', failures, ['sms.failed']);
+    await send('+447911120000', failures, ['sms.failed']);
+    const bulk = path('ok');
+    await h.request('POST', '/v1/sms/bulk', {
+      key,
+      body: { from: 'Acme', callback_url: receiver.url(bulk), callback_events: ['sms.sent'], messages: [{ to: '+447911123456', message: 'a' }, { to: '+447911120000', message: 'b' }] },
+    });
+    await workers.drain();
+    h.clock.advance(10_000);
+    await workers.drain();
+    const got = (p: string) => hits(receiver, p).map((g) => JSON.parse(g.body).event).sort();
+    assert.deepEqual(got(outcome), ['sms.delivered', 'sms.failed']);
+    assert.deepEqual(got(failures), ['sms.failed']);
+    assert.deepEqual(got(bulk), ['sms.sent', 'sms.sent']);
+    // Not made at all: nothing stored for the events left out.
+    assert.deepEqual((await events(delivered)).map((e) => e.event), ['sms.delivered']);
+    assert.deepEqual(await events(unanswered), []);
+    // All three named is the default: every event.
+    const all = path('ok');
+    await send('+447911123456', all, ['sms.sent', 'sms.delivered', 'sms.failed']);
+    await workers.drain();
+    assert.deepEqual(got(all), ['sms.delivered', 'sms.sent']);
+  });
+
+  test('callback_events that name nothing, something else, or no callback_url are refused, nothing debited', async () => {
+    const { key } = await h.customer({ credits: 5 });
+    const cases: Record<string, unknown>[] = [
+      { callback_url: receiver.url(path('ok')), callback_events: [] },
+      { callback_url: receiver.url(path('ok')), callback_events: ['sms.received'] },
+      { callback_events: ['sms.delivered'] },
+    ];
+    for (const extra of cases) {
+      for (const [route, body] of [
+        ['/v1/sms/send', { to: '+447911123456', from: 'Acme', message: 'hi', ...extra }],
+        ['/v1/sms/bulk', { from: 'Acme', messages: [{ to: '+447911123456', message: 'hi' }], ...extra }],
+      ] as const) {
+        const res = await h.request('POST', route, { key, body });
+        assert.equal(res.statusCode, 400, `${route} ${JSON.stringify(extra)}: ${res.body}`);
+        assert.equal(res.json().code, 'invalid_request');
+        assert.equal(res.json().details[0].field, 'callback_events');
+      }
+    }
+    assert.equal((await h.request('GET', '/v1/account', { key })).json().data.credits_remaining, 5);
+  });
+
   test('after a secret rotation both secrets sign, and each verifies', async () => {
     const { key, accountId } = await h.customer();
     const old = (await getAccount(h.ctx, accountId)).webhook_secret;

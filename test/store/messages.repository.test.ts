@@ -72,8 +72,8 @@ forEachDialect((dialect, open) => {
       // `charged` (migration 013) defaults to 1: only opt-out confirmations are free. `credits`
       // (migration 022) is null on a row written without it, as on messages accepted before it;
       // no route has taken them yet (migration 023); no category was given (migration 031); none
-      // is held by quiet hours (migration 033).
-      rows.map((r) => ({ ...r, charged: 1, credits: null, route: null, route_cost: null, routes_tried: null, category: null, held_until: null })),
+      // is held by quiet hours (migration 033); none named its callback's events (migration 038).
+      rows.map((r) => ({ ...r, charged: 1, credits: null, route: null, route_cost: null, routes_tried: null, category: null, held_until: null, callback_events: null })),
     );
   });
 

@@ -11,6 +11,9 @@ export type SenderIdStatus = 'pending' | 'approved' | 'rejected';
 /** `marketing` messages are held outside the account's quiet hours in the recipient's time zone. */
 export type Category = 'transactional' | 'marketing';
 
+/** A delivery event a send's `callback_url` can be limited to. */
+export type CallbackEvent = 'sms.sent' | 'sms.delivered' | 'sms.failed';
+
 export interface SendRequest {
   /** E.164 recipient, e.g. `+14155552671` (spaces, `-`, `.`, `(`, `)` tolerated). */
   to: string;
@@ -20,6 +23,8 @@ export interface SendRequest {
   message: string;
   /** HTTPS URL that receives this message's webhook events. */
   callback_url?: string;
+  /** The events `callback_url` gets (every one when absent): `['sms.delivered', 'sms.failed']` for the outcome alone. */
+  callback_events?: CallbackEvent[];
   /** RFC 3339 with an offset, up to 35 days ahead: debited now, sent then. */
   send_at?: string;
   /** Seconds (60 to 259,200) to dispatch and deliver within, else `failed` with `expired`. */
@@ -52,6 +57,8 @@ export interface BulkRequest {
   from: string;
   messages: { to: string; message: string }[];
   callback_url?: string;
+  /** The events `callback_url` gets for each message (every one when absent). */
+  callback_events?: CallbackEvent[];
   /** For every message of the batch. */
   send_at?: string;
   /** For every message of the batch. */

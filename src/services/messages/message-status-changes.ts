@@ -1,6 +1,7 @@
 /**
  * Moves messages forward through their states and records what follows from each move in the
- * same transaction: the webhook event in the outbox (when the message has a `callback_url`) and,
+ * same transaction: the webhook event in the outbox (when the message has a `callback_url`, and
+ * the send asked for that event) and,
  * for a message the carrier refused before it was ever `sent`, the refund.
  */
 import type { Transaction } from 'kysely';
@@ -74,6 +75,8 @@ async function afterChange(trx: Transaction<Database>, previous: MessagesTable, 
   }
   if (!next.callback_url) return null;
   const twilio = next.callback_format === 'twilio';
+  // A send that named its events (`callback_events`) gets those alone.
+  if (!twilio && next.callback_events != null && !next.callback_events.split(',').includes(eventForStatus(next.status) ?? '')) return null;
   const payload = twilio ? statusCallbackParams(next, now) : webhookPayload(next, now);
   if (!payload) return null;
   const eventId = newId('evt', now);

@@ -115,6 +115,24 @@ function checkCallbackUrl(url: string | undefined): string | null {
   return url;
 }
 
+/** The delivery events a `callback_url` may be limited to, in the order they are stored. */
+export const CALLBACK_EVENTS = ['sms.sent', 'sms.delivered', 'sms.failed'] as const;
+
+/**
+ * `callback_events` as a message stores it: null when none is named or all three are (every event,
+ * the spec's default), else the names chosen, comma-separated in the order of CALLBACK_EVENTS.
+ * Refused with `invalid_request` without a `callback_url`, empty, or naming anything else.
+ */
+export function checkCallbackEvents(events: readonly string[] | undefined, callbackUrl: string | null): string | null {
+  if (events === undefined) return null;
+  const invalid = (message: string) => new AppError('invalid_request', `\`callback_events\` ${message}.`, { details: [{ field: 'callback_events', code: 'invalid_request', message }] });
+  if (callbackUrl === null) throw invalid('needs a `callback_url`');
+  if (events.length === 0) throw invalid('must name at least one event');
+  if (events.some((e) => !(CALLBACK_EVENTS as readonly string[]).includes(e))) throw invalid(`may name only ${CALLBACK_EVENTS.join(', ')}`);
+  const chosen = CALLBACK_EVENTS.filter((e) => events.includes(e));
+  return chosen.length === CALLBACK_EVENTS.length ? null : chosen.join(',');
+}
+
 /** When and for how long a send's messages go out (DECISIONS.md §8). */
 export interface Timing {
   /** `scheduled` until `sendAt`, or `pending` (dispatch at once). */
@@ -183,6 +201,7 @@ export function messageRow(accountId: string, batchId: string | null, sender: st
     // Every row carries these columns, whatever the send asked for: the rows of a group's
     // acceptances go in one insert, whose columns are its first row's (insert-rows.ts).
     callback_format: null,
+    callback_events: null,
     category: null,
     held_until: null,
     credits: entry.credits,
@@ -241,6 +260,8 @@ export interface SendInput {
   from: string;
   message: string;
   callback_url?: string;
+  /** The delivery events `callback_url` gets (CALLBACK_EVENTS); every one when absent. */
+  callback_events?: string[];
   send_at?: string;
   validity_period?: number;
   /** `twilio`: the callback URL gets Twilio's form-encoded status callbacks (DECISIONS.md §12). */
@@ -313,9 +334,10 @@ async function checkSend(ctx: Context, sender: Sender, input: SendInput) {
     throw new AppError('recipient_opted_out', `${check.entry.e164} opted out of messages from this account (they replied STOP, or were added to its opt-out list).`);
   }
   const callbackUrl = checkCallbackUrl(input.callback_url);
+  const callbackEvents = checkCallbackEvents(input.callback_events, callbackUrl);
   const now = ctx.clock();
   const timing = timingOf(input, now);
-  return { from, check, callbackUrl, now, timing };
+  return { from, check, callbackUrl, callbackEvents, now, timing };
 }
 
 export interface QuoteResult {
@@ -344,8 +366,9 @@ export async function quoteMessage(ctx: Context, sender: Sender, input: SendInpu
 
 export async function sendMessage(ctx: Context, sender: Sender, input: SendInput, finish?: Finish, options: SendOptions = {}): Promise<SendResult> {
   const { accountId } = sender;
-  const { from, check, callbackUrl, now, timing } = await checkSend(ctx, sender, input);
+  const { from, check, callbackUrl, callbackEvents, now, timing } = await checkSend(ctx, sender, input);
   const row = messageRow(accountId, null, from, check.entry, callbackUrl, timing, now);
+  row.callback_events = callbackEvents;
   if (options.messageId !== undefined) row.id = options.messageId;
   if (options.storedBody !== undefined) row.body = options.storedBody;
   if (input.callback_format !== undefined && callbackUrl !== null) row.callback_format = input.callback_format;
@@ -361,7 +384,7 @@ export async function sendMessage(ctx: Context, sender: Sender, input: SendInput
     ...(options.beside ? { beside: options.beside(row) } : {}),
     ...(options.admit ? { admit: options.admit, ...(options.admitLock !== undefined ? { admitLock: options.admitLock } : {}), ...(options.admitRead ? { admitRead: options.admitRead } : {}) } : {}),
     ...(options.smppMessage ? { smppMessage: options.smppMessage } : {}),
-    ...(row.callback_format || row.category ? { wholeRows: true } : {}),
+    ...(row.callback_format || row.callback_events || row.category ? { wholeRows: true } : {}),
     reference: row.id,
     credits: check.entry.credits,
     batch: null,
@@ -385,6 +408,8 @@ export interface BulkInput {
   from: string;
   messages: { to: string; message: string }[];
   callback_url?: string;
+  /** The delivery events `callback_url` gets for each message (CALLBACK_EVENTS); every one when absent. */
+  callback_events?: string[];
   send_at?: string;
   validity_period?: number;
   category?: 'transactional' | 'marketing';
@@ -419,6 +444,7 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
   const from = await approvedSenderName(ctx, accountId, input.from, sender.access);
   const prices = await priceRule(ctx, accountId);
   const callbackUrl = checkCallbackUrl(input.callback_url);
+  const callbackEvents = checkCallbackEvents(input.callback_events, callbackUrl);
   const now = ctx.clock();
   const timing = timingOf(input, now);
   const batchId = newId('bat', now);
@@ -451,6 +477,7 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
       return;
     }
     const row = messageRow(accountId, batchId, from, check.entry, callbackUrl, timing, now);
+    row.callback_events = callbackEvents;
     if (input.category === 'marketing') row.category = 'marketing';
     if (t?.ok) links.push(...linkRows(row, t.rewritten.links, now));
     rows.push(row);
@@ -480,8 +507,8 @@ export async function sendBulk(ctx: Context, sender: Sender, input: BulkInput, f
       ...(links.length > 0 ? { links } : {}),
       respond,
       ...(releaseAt ? { releaseAt } : {}),
-      // Only the general path writes the category column; transactional bulks keep the fast one.
-      ...(input.category === 'marketing' ? { wholeRows: true } : {}),
+      // Only the general path writes the category and callback_events columns; other bulks keep the fast one.
+      ...(input.category === 'marketing' || callbackEvents !== null ? { wholeRows: true } : {}),
       ...withGrant(sender, input.from, finish),
     });
   }
