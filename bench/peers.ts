@@ -155,6 +155,11 @@ max-messages = 1
       if (Date.now() > deadline) throw new Error('Kannel did not bind to the SMSC');
       await sleep(300);
     }
+    // The SMSC can be bound before smsbox listens: a run that started then was all refusals.
+    while (!(await fetch(`http://127.0.0.1:${sendPort}/`).then(() => true, () => false))) {
+      if (Date.now() > deadline) throw new Error('Kannel smsbox did not start');
+      await sleep(100);
+    }
   } catch (error) {
     await stop();
     throw error;
