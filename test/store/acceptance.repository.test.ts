@@ -227,7 +227,7 @@ describe('acceptance repository', () => {
       assert.deepEqual(after.batches, [{ id: 'bat_1', account_id: 'acc_a', total: 2, queued: 2, credits_used: 2, created_at: NOW, campaign_id: null }]);
       // Every column as given, the scheduled message with its send_at, validity and expiry.
       // `credits` (migration 022) is written as given, null where the row has none; no route has taken them (023).
-      assert.deepEqual(after.messages, group(revision).messages.map((m) => ({ ...m, charged: 1, credits: m.credits ?? null, callback_format: m.callback_format ?? null, route: null, route_cost: null, routes_tried: null, category: m.category ?? null, held_until: m.held_until ?? null })));
+      assert.deepEqual(after.messages, group(revision).messages.map((m) => ({ ...m, charged: 1, credits: m.credits ?? null, callback_format: m.callback_format ?? null, callback_events: m.callback_events ?? null, route: null, route_cost: null, routes_tried: null, category: m.category ?? null, held_until: m.held_until ?? null })));
       // The scheduled message (msg_a3) has no job; the others are due now, named by their account.
       assert.deepEqual(after.jobs, [
         { id: 'job_1', queue: 'dispatch', account_id: 'acc_a', ref: 'msg_a1', payload: null, run_at: NOW, attempts: 0, created_at: NOW },
