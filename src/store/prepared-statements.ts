@@ -66,14 +66,19 @@ export function preparedWrite<A extends readonly (string | number | null)[]>(
 ): (db: Executor, ...args: A) => Promise<QueryResult<unknown>> {
   const templates = new Map<string, Template>();
   return (db, ...args) => {
-    const dialect = dialectOf(db);
-    let template = templates.get(dialect);
-    if (!template) {
-      template = compileTemplate(args, (markers) => build(db, ...markers).compile());
-      templates.set(dialect, template);
-    }
+    const template = templateFor(templates, dialectOf(db), db, args, build);
     return db.executeQuery(CompiledQuery.raw(template.sql, bind(template, args)));
   };
+}
+
+/** The template of `build` for a dialect, compiled at its first use there. */
+function templateFor<A extends readonly unknown[]>(templates: Map<string, Template>, dialect: string, db: Executor, args: A, build: (db: Executor, ...args: A) => Compilable<unknown>): Template {
+  let template = templates.get(dialect);
+  if (!template) {
+    template = compileTemplate(args, (markers) => build(db, ...markers).compile());
+    templates.set(dialect, template);
+  }
+  return template;
 }
 
 /**
@@ -88,11 +93,7 @@ export function preparedTransactionRead<A extends readonly (string | number | nu
   const templates = new Map<string, Template>();
   return (store, db, ...args) => {
     const dialect = dialectOf(db);
-    let template = templates.get(dialect);
-    if (!template) {
-      template = compileTemplate(args, (markers) => build(db, ...markers).compile());
-      templates.set(dialect, template);
-    }
+    const template = templateFor(templates, dialect, db, args, build);
     const parameters = bind(template, args);
     if (store.writerRows && dialect === 'sqlite') return store.writerRows<R>(template.sql, parameters);
     return db.executeQuery<R>(CompiledQuery.raw(template.sql, parameters)).then((r) => r.rows);

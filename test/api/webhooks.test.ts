@@ -241,11 +241,12 @@ describe('webhook delivery to a real HTTPS receiver', () => {
     assert.deepEqual(got(all), ['sms.delivered', 'sms.sent']);
   });
 
-  test('callback_events that name nothing, something else, or no callback_url are refused, nothing debited', async () => {
+  test('callback_events that name nothing, something else, one twice, or no callback_url are refused, nothing debited', async () => {
     const { key } = await h.customer({ credits: 5 });
     const cases: Record<string, unknown>[] = [
       { callback_url: receiver.url(path('ok')), callback_events: [] },
       { callback_url: receiver.url(path('ok')), callback_events: ['sms.received'] },
+      { callback_url: receiver.url(path('ok')), callback_events: ['sms.failed', 'sms.failed'] },
       { callback_events: ['sms.delivered'] },
     ];
     for (const extra of cases) {
